@@ -1,0 +1,3 @@
+"""compat: check an LLM post-training environment against a curated compatibility matrix."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from compat.cli import main
+
+main()

@@ -1,0 +1,3 @@
+"""Imports every command module so that each registers itself on the app."""
+
+from compat.cli import doctor  # noqa: F401

@@ -1,0 +1,36 @@
+"""Errors meant for users. Anything else that escapes is a bug and keeps its traceback."""
+
+from __future__ import annotations
+
+
+class CompatError(Exception):
+    """Root of every error that the CLI reports as one line and exit code 2."""
+
+
+class UsageError(CompatError):
+    """The command line or an input file asks for something that cannot be done."""
+
+
+class FactsError(CompatError):
+    """A saved facts file cannot be read."""
+
+
+class MatrixError(CompatError):
+    """Curated data is invalid; the message names the file and the key path."""
+
+    def __init__(self, file: str, key: str, message: str) -> None:
+        self.file = file
+        self.key = key
+        super().__init__(f"{file}: {key}: {message}" if key else f"{file}: {message}")
+
+
+class PackageIndexError(CompatError):
+    """The package index could not be read (network, HTTP status, malformed page)."""
+
+
+class ResolutionError(CompatError):
+    """No pinned set satisfies the targets; `causes` are lines a person can act on."""
+
+    def __init__(self, causes: tuple[str, ...]) -> None:
+        self.causes = causes
+        super().__init__("no compatible set: " + "; ".join(causes))

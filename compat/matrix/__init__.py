@@ -1,0 +1,85 @@
+"""The curated matrix: typed, validated, loaded from matrix/ plus any overlays.
+
+`load_matrix()` reads the shipped directory (inside the wheel as compat/_matrix, or matrix/
+at the top of a source checkout) and then each overlay directory (`--matrix DIR`,
+`COMPAT_MATRIX`), so a company can add its own GPUs, signatures and stacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.errors import MatrixError
+from compat.matrix._toml import Table, read_toml
+from compat.matrix.cuda import CudaTable, load_cuda
+from compat.matrix.gpus import GpuTable, load_gpus
+from compat.matrix.releases import ReleaseIndex
+from compat.matrix.signatures import Signature, load_signatures
+from compat.matrix.torch import TorchTable, load_torch
+
+__all__ = ["Matrix", "load_matrix", "shipped_matrix_dir", "Signature"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Matrix:
+    cuda: CudaTable
+    """CUDA toolkit ↔ NVIDIA driver."""
+    torch: TorchTable
+    """torch releases: CUDA variants, default variant, Pythons, compiled architectures."""
+    gpus: GpuTable
+    """GPU models: compute capability, memory, interconnect."""
+    releases: ReleaseIndex
+    """Every release of the tracked packages with its declared requirements (loaded lazily)."""
+    signatures: tuple[Signature, ...]
+    """The known-failure catalog."""
+    roots: tuple[Path, ...]
+    """The directories this matrix was read from, shipped one first."""
+
+    def signature(self, sid: str) -> Signature | None:
+        return next((s for s in self.signatures if s.id == sid), None)
+
+
+def shipped_matrix_dir() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    installed = here / "_matrix"
+    if installed.is_dir():
+        return installed
+    return here.parent / "matrix"  # a source checkout or an editable install
+
+
+def _label(root: Path, path: Path, shipped: bool) -> str:
+    rel = path.relative_to(root).as_posix()
+    return f"matrix/{rel}" if shipped else str(path)
+
+
+def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None) -> Matrix:
+    """Load and validate the shipped matrix and the overlays; raises MatrixError."""
+    base = base or shipped_matrix_dir()
+    roots = (base, *overlays)
+    for root in roots:
+        if not root.is_dir():
+            raise MatrixError(str(root), "", "not a directory")
+    per_file: dict[str, list[Table]] = {"cuda.toml": [], "torch.toml": [], "gpus.toml": []}
+    signature_files: list[tuple[Table, str]] = []
+    for i, root in enumerate(roots):
+        for name, tables in per_file.items():
+            path = root / name
+            if path.is_file():
+                tables.append(read_toml(path, label=_label(root, path, i == 0)))
+        sig_dir = root / "signatures"
+        if sig_dir.is_dir():
+            for path in sorted(sig_dir.glob("*.toml")):
+                signature_files.append((read_toml(path, label=_label(root, path, i == 0)), path.stem))
+    for name, tables in per_file.items():
+        if not tables:
+            raise MatrixError(f"matrix/{name}", "", "missing from the shipped matrix")
+    return Matrix(
+        cuda=load_cuda(per_file["cuda.toml"]),
+        torch=load_torch(per_file["torch.toml"]),
+        gpus=load_gpus(per_file["gpus.toml"]),
+        releases=ReleaseIndex(tuple(root / "releases" for root in roots)),
+        signatures=load_signatures(signature_files),
+        roots=roots,
+    )

@@ -1,0 +1,157 @@
+"""Reading curated TOML into typed values, with errors that name the file and the key.
+
+Every loader in compat/matrix goes through `Table`, so an error in any curated file reads
+like `matrix/signatures/vllm.toml: signature[3].when.gpu_count: "two" is not a specifier`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from compat.errors import MatrixError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+_MISSING: Any = object()
+
+
+def read_toml(path: Path, *, label: str | None = None) -> Table:
+    """Parse a TOML file; a syntax error or unreadable file becomes a MatrixError."""
+    name = label or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise MatrixError(name, "", f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MatrixError(name, "", f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise MatrixError(name, "", f"invalid TOML: {exc}") from exc
+    return Table(data, file=name, path="")
+
+
+class Table:
+    """A TOML table that remembers where it came from."""
+
+    def __init__(self, data: dict[str, Any], *, file: str, path: str) -> None:
+        self.data = data
+        self.file = file
+        self.path = path
+
+    def key(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def fail(self, key: str, message: str) -> NoReturn:
+        raise MatrixError(self.file, self.key(key) if key else self.path, message)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def only(self, *allowed: str) -> None:
+        """Reject keys this schema does not know (typos must not be silently ignored)."""
+        for key in self.data:
+            if key not in allowed:
+                self.fail(key, f"unknown key (expected one of: {', '.join(allowed)})")
+
+    def _get(self, key: str, kind: type | tuple[type, ...], what: str, default: Any) -> Any:
+        if key not in self.data:
+            if default is _MISSING:
+                self.fail(key, "missing")
+            return default
+        value = self.data[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self.fail(key, f"expected {what}, got {type(value).__name__}")
+        return value
+
+    def str(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, str, "a string", default)
+        if isinstance(value, str) and not value.strip():
+            self.fail(key, "must not be empty")
+        return value
+
+    def int(self, key: str, default: Any = _MISSING) -> Any:
+        return self._get(key, int, "an integer", default)
+
+    def bool(self, key: str, default: Any = _MISSING) -> Any:
+        return self._get(key, bool, "true or false", default)
+
+    def strs(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, list, "a list of strings", default)
+        if value is default:
+            return default
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                self.fail(f"{key}[{i}]", f"expected a string, got {type(item).__name__}")
+        return tuple(value)
+
+    def table(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, dict, "a table", default)
+        if value is default:
+            return default
+        return Table(value, file=self.file, path=self.key(key))
+
+    def tables(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, list, "an array of tables", default)
+        if value is default:
+            return default
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                self.fail(f"{key}[{i}]", "expected a table")
+            out.append(Table(item, file=self.file, path=f"{self.key(key)}[{i}]"))
+        return tuple(out)
+
+    def version(self, key: str, default: Any = _MISSING) -> Any:
+        text = self.str(key, default)
+        if text is default:
+            return default
+        try:
+            return Version(text)
+        except InvalidVersion:
+            self.fail(key, f"{text!r} is not a version")
+
+    def specifier(self, key: str, default: Any = _MISSING) -> Any:
+        text = self.str(key, default) if not (key in self.data and self.data[key] == "") else ""
+        if text is default:
+            return default
+        return parse_specifier(text, lambda msg: self.fail(key, msg))
+
+    def marker(self, key: str, default: Any = _MISSING) -> Any:
+        text = self.str(key, default)
+        if text is default:
+            return default
+        try:
+            return Marker(text)
+        except InvalidMarker as exc:
+            self.fail(key, f"{text!r} is not a PEP 508 marker: {exc}")
+
+    def requirements(self, key: str, default: Any = _MISSING) -> Any:
+        texts = self.strs(key, default)
+        if texts is default:
+            return default
+        out = []
+        for i, text in enumerate(texts):
+            try:
+                out.append(Requirement(text))
+            except InvalidRequirement as exc:
+                self.fail(f"{key}[{i}]", f"{text!r} is not a PEP 508 requirement: {exc}")
+        return tuple(out)
+
+
+def parse_specifier(text: str, fail: Any) -> SpecifierSet:
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        fail(f"{text!r} is not a PEP 440 specifier (e.g. '>=2.5,<2.7')")
+        raise AssertionError("unreachable")  # fail() raises
