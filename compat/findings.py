@@ -54,5 +54,5 @@ class Finding:
 def sort_findings(findings: list[Finding] | tuple[Finding, ...]) -> tuple[Finding, ...]:
     """Found before cannot-check, worst first, then by id: a stable order for every renderer."""
     return tuple(
-        sorted(findings, key=lambda f: (f.status is not Status.FOUND, -f.severity.rank, f.id))
+        sorted(findings, key=lambda f: (f.status is not Status.FOUND, -f.severity.rank, f.id, f.title))
     )

@@ -1,3 +1,4 @@
 """Imports every command module so that each registers itself on the app."""
 
 from compat.cli import doctor  # noqa: F401
+from compat.cli import matrix  # noqa: F401

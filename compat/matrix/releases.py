@@ -1,34 +1,232 @@
-"""Every release of the tracked packages (matrix/releases/<package>.toml, generated). STUB."""
+"""Every release of the tracked packages (matrix/releases/<package>.toml, generated).
+
+The files are written by `compat matrix refresh` (compat/refresh.py) from each release's own core
+metadata, so `compat lock` and `compat doctor` know offline what a release really requires. The
+format (one file per package, releases oldest first):
+
+    package = "vllm"
+    source = "..."
+
+    [[release]]
+    version = "0.7.2"
+    uploaded = "2025-02-06"
+    requires_python = ">=3.9"
+    requires = ["torch==2.5.1", "transformers>=4.48.2", ...]   # tracked packages only
+    extras = ["audio", "video"]
+
+and, for a release whose requirements could not be read (no wheel, so no served metadata):
+
+    requires_unknown = "sdist-only"
+
+Overlays (`--matrix DIR`) extend a shipped package with new versions or add new packages; a version
+defined twice is an error that names both files.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+from compat.errors import MatrixError
+from compat.matrix._toml import Table, read_toml
+from compat.unknown import Unknown
+
+TRACKED: tuple[str, ...] = (
+    "accelerate",
+    "bitsandbytes",
+    "datasets",
+    "deepspeed",
+    "flash-attn",
+    "flashinfer-python",
+    "liger-kernel",
+    "peft",
+    "torch",
+    "torchaudio",
+    "torchvision",
+    "transformers",
+    "triton",
+    "trl",
+    "vllm",
+    "xformers",
+)
+"""Canonical names of the packages whose releases the matrix records (and whose requirements it keeps)."""
+
+SOURCE = "release metadata: the package index's simple API (files, upload times, yanks) and each release's wheel core metadata"
+
+_RELEASE_KEYS = ("version", "uploaded", "yanked", "yanked_reason", "requires_python", "requires", "requires_unknown", "extras")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Release:
     version: Version
-    uploaded: str
-    """Date of the earliest file of the release (YYYY-MM-DD)."""
+    """The release's version (never a pre-release)."""
+    uploaded: str | Unknown
+    """Date of the earliest file of the release (YYYY-MM-DD); Unknown when the index did not say."""
     yanked: bool
+    """Every file of the release is yanked (PEP 592): pip only installs it when pinned exactly."""
     yanked_reason: str | None
+    """The reason the index gives; None when not yanked or no reason given."""
     requires_python: SpecifierSet | None
-    requires: tuple[Requirement, ...] | None
-    """Requires-Dist on tracked packages, markers and extras kept; None when unknown (sdist only)."""
+    """Requires-Python; None when the release declares none (any Python)."""
+    requires: tuple[Requirement, ...] | Unknown
+    """Requires-Dist on tracked packages, markers and extras kept; Unknown when not readable (sdist only)."""
     extras: tuple[str, ...]
+    """Provides-Extra, sorted."""
+
+    def requires_of(self, name: str) -> tuple[Requirement, ...]:
+        """The requirements on one package (every marker and extra), empty when unknown or none."""
+        if isinstance(self.requires, Unknown):
+            return ()
+        wanted = canonicalize_name(name)
+        return tuple(r for r in self.requires if canonicalize_name(r.name) == wanted)
 
 
 @dataclass(frozen=True, kw_only=True)
 class PackageReleases:
     package: str
+    """Canonical project name."""
     releases: tuple[Release, ...]
     """Oldest first."""
+    files: tuple[str, ...] = ()
+    """The files (shipped first) the releases were read from."""
+
+    def find(self, version: str | Version) -> Release | None:
+        """The release with this version ("2.5.1+cu124" finds 2.5.1), None if not recorded."""
+        try:
+            wanted = Version(str(version))
+        except ValueError:
+            return None
+        wanted = Version(wanted.public)
+        return next((r for r in self.releases if r.version == wanted), None)
+
+    def latest(self, *, yanked: bool = False) -> Release | None:
+        pool = [r for r in self.releases if yanked or not r.yanked]
+        return pool[-1] if pool else None
+
+
+def parse_release(t: Table) -> Release:
+    t.only(*_RELEASE_KEYS)
+    version = t.version("version")
+    if version.is_prerelease:
+        t.fail("version", f"{version} is a pre-release (the matrix records final releases only)")
+    requires: tuple[Requirement, ...] | Unknown
+    if "requires_unknown" in t:
+        if "requires" in t:
+            t.fail("requires_unknown", "give requires or requires_unknown, not both")
+        requires = Unknown(reason=t.str("requires_unknown"))
+    else:
+        requires = _requirements(t, "requires")
+    uploaded_text = t.str("uploaded", None)
+    if uploaded_text is not None and not _is_date(uploaded_text):
+        t.fail("uploaded", f"{uploaded_text!r} is not a date (YYYY-MM-DD)")
+    yanked = t.bool("yanked", False)
+    reason = t.str("yanked_reason", None)
+    if reason is not None and not yanked:
+        t.fail("yanked_reason", "given for a release that is not yanked")
+    return Release(
+        version=version,
+        uploaded=uploaded_text if uploaded_text is not None else Unknown(reason="the index gave no upload time"),
+        yanked=yanked,
+        yanked_reason=reason,
+        requires_python=_specifier(t, "requires_python"),
+        requires=requires,
+        extras=tuple(sorted(t.strs("extras", ()))),
+    )
+
+
+_PARSED: dict[str, Requirement] = {}
+_PARSED_LOCK = threading.Lock()
+
+
+def _requirements(t: Table, key: str) -> tuple[Requirement, ...]:
+    """Parsed requirements; the same line recurs across hundreds of releases, so each text is parsed once.
+
+    Shared Requirement objects are never mutated (the model is frozen), which makes the sharing safe.
+    """
+    texts = t.strs(key)
+    out = []
+    for i, text in enumerate(texts):
+        req = _PARSED.get(text)
+        if req is None:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement as exc:
+                t.fail(f"{key}[{i}]", f"{text!r} is not a PEP 508 requirement: {exc}")
+            with _PARSED_LOCK:
+                _PARSED[text] = req
+        out.append(req)
+    return tuple(out)
+
+
+_SPECS: dict[str, SpecifierSet] = {}
+
+
+def _specifier(t: Table, key: str) -> SpecifierSet | None:
+    text = t.str(key, None)
+    if text is None:
+        return None
+    spec = _SPECS.get(text)
+    if spec is None:
+        spec = _SPECS[text] = t.specifier(key)
+    return spec
+
+
+def _is_date(text: str) -> bool:
+    parts = text.split("-")
+    return len(parts) == 3 and [len(p) for p in parts] == [4, 2, 2] and all(p.isdigit() for p in parts)
+
+
+def parse_releases_file(t: Table, *, expected: str | None = None) -> PackageReleases:
+    """One releases file; `expected` is the package its file name promises."""
+    t.only("package", "source", "release")
+    package = t.str("package")
+    if canonicalize_name(package) != package:
+        t.fail("package", f"{package!r} is not a canonical name (use {canonicalize_name(package)!r})")
+    if expected is not None and package != expected:
+        t.fail("package", f"{package!r} does not match the file name ({expected}.toml)")
+    t.str("source")
+    releases = []
+    seen: dict[Version, int] = {}
+    for i, rt in enumerate(t.tables("release", ())):
+        release = parse_release(rt)
+        if release.version in seen:
+            rt.fail("version", f"{release.version} is already release[{seen[release.version]}]")
+        seen[release.version] = i
+        releases.append(release)
+    return PackageReleases(
+        package=package,
+        releases=tuple(sorted(releases, key=lambda r: r.version)),
+        files=(t.file,),
+    )
+
+
+def merge_releases(parts: Sequence[PackageReleases]) -> PackageReleases:
+    """Overlay files extend a package; a version in two files is an error naming both."""
+    first = parts[0]
+    owner: dict[Version, str] = {}
+    merged: list[Release] = []
+    for part in parts:
+        for release in part.releases:
+            if release.version in owner:
+                raise MatrixError(
+                    part.files[0],
+                    f"release {release.version}",
+                    f"already defined in {owner[release.version]} (an overlay may add versions, not redefine them)",
+                )
+            owner[release.version] = part.files[0]
+            merged.append(release)
+    return PackageReleases(
+        package=first.package,
+        releases=tuple(sorted(merged, key=lambda r: r.version)),
+        files=tuple(f for p in parts for f in p.files),
+    )
 
 
 class ReleaseIndex:
@@ -36,9 +234,124 @@ class ReleaseIndex:
 
     def __init__(self, dirs: Sequence[Path]) -> None:
         self.dirs = tuple(dirs)
+        self._cache: dict[str, PackageReleases | None] = {}
+        self._lock = threading.Lock()
+
+    def _label(self, i: int, path: Path) -> str:
+        # The first directory is the shipped one: name it the way a person finds it in the repository.
+        return f"matrix/releases/{path.name}" if i == 0 else str(path)
 
     def packages(self) -> tuple[str, ...]:
-        raise NotImplementedError
+        """Every package with a releases file in any directory, sorted."""
+        names: set[str] = set()
+        for d in self.dirs:
+            if d.is_dir():
+                names.update(p.stem for p in d.glob("*.toml"))
+        return tuple(sorted(names))
 
     def get(self, package: str) -> PackageReleases | None:
-        raise NotImplementedError
+        """The releases of a package, None when no directory has a file for it; raises MatrixError."""
+        name = canonicalize_name(package)
+        with self._lock:
+            if name not in self._cache:
+                self._cache[name] = self._load(name)
+            return self._cache[name]
+
+    def all(self) -> tuple[PackageReleases, ...]:
+        """Every package, loaded (validation and benchmarks use this; the checks use get)."""
+        return tuple(p for p in (self.get(n) for n in self.packages()) if p is not None)
+
+    def _load(self, name: str) -> PackageReleases | None:
+        parts = []
+        for i, d in enumerate(self.dirs):
+            path = d / f"{name}.toml"
+            if path.is_file():
+                parts.append(parse_releases_file(read_toml(path, label=self._label(i, path)), expected=name))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else merge_releases(parts)
+
+
+# --- writing (compat matrix refresh) -------------------------------------------------------------
+# tomllib only reads; the generated files use a tiny subset of TOML (strings, booleans, string
+# arrays, one array of tables), written here in one fixed layout so a diff shows what changed upstream.
+
+
+def toml_string(text: str) -> str:
+    """A TOML string: a literal one ('...') when it can be, so markers stay readable, else a basic one."""
+    if "'" not in text and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        return f"'{text}'"
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _array(items: Iterable[str], indent: str = "") -> str:
+    items = list(items)
+    if not items:
+        return "[]"
+    one_line = "[" + ", ".join(toml_string(i) for i in items) + "]"
+    if len(one_line) <= 80:
+        return one_line
+    return "[\n" + "".join(f"{indent}  {toml_string(i)},\n" for i in items) + f"{indent}]"
+
+
+def release_requires_text(release: Release) -> list[str] | None:
+    if isinstance(release.requires, Unknown):
+        return None
+    return sorted({str(r) for r in release.requires}, key=lambda s: (canonicalize_name(Requirement(s).name), s))
+
+
+def emit_releases(package: PackageReleases, *, header: str = "") -> str:
+    """The TOML text of a releases file (deterministic: same releases, same bytes)."""
+    lines = []
+    if header:
+        lines += [f"# {line}".rstrip() for line in header.splitlines()]
+    lines += [f"package = {toml_string(package.package)}", f"source = {toml_string(SOURCE)}"]
+    for r in sorted(package.releases, key=lambda r: r.version):
+        lines += ["", "[[release]]", f"version = {toml_string(str(r.version))}"]
+        if not isinstance(r.uploaded, Unknown):
+            lines.append(f"uploaded = {toml_string(r.uploaded)}")
+        if r.yanked:
+            lines.append("yanked = true")
+            if r.yanked_reason:
+                lines.append(f"yanked_reason = {toml_string(r.yanked_reason)}")
+        if r.requires_python is not None:
+            lines.append(f"requires_python = {toml_string(str(r.requires_python))}")
+        reqs = release_requires_text(r)
+        if reqs is None:
+            assert isinstance(r.requires, Unknown)
+            lines.append(f"requires_unknown = {toml_string(r.requires.reason)}")
+        else:
+            lines.append(f"requires = {_array(reqs)}")
+        if r.extras:
+            lines.append(f"extras = {_array(r.extras)}")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "TRACKED",
+    "Release",
+    "PackageReleases",
+    "ReleaseIndex",
+    "parse_releases_file",
+    "merge_releases",
+    "emit_releases",
+    "toml_string",
+]

@@ -1,13 +1,26 @@
-"""torch releases: CUDA variants and compiled architectures (matrix/torch.toml). STUB."""
+"""torch releases: CUDA variants and compiled architectures (matrix/torch.toml).
+
+The binary-compatibility rule lives here: cubins built for sm_XY run on GPUs of the same major
+with minor >= Y (sm_86 kernels run on an 8.9 L4), and PTX of the highest architecture is
+JIT-compiled by the driver for any newer GPU. Anything else has "no kernel image".
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 
+from compat.errors import MatrixError
 from compat.matrix._toml import Table
+from compat.matrix.cuda import cuda_key, row_location
+
+_VARIANT = re.compile(r"^(cpu|cu\d{2,}|rocm\d+(\.\d+)*|xpu)$")
+_CC = re.compile(r"^(\d+)\.(\d+)$")
+_SM = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -15,12 +28,20 @@ class TorchRelease:
     version: str
     """Release version without local tag ("2.5.1")."""
     python: SpecifierSet
-    """CPython versions with wheels ("">=3.9,<3.14")."""
+    """CPython versions with wheels (">=3.9,<3.14")."""
     default_variant: str
     """What the public index installs on Linux x86_64 ("cu124")."""
     variants: tuple[str, ...]
     """Variants on the PyTorch wheel index ("cu118", "cu121", "cu124", "cpu")."""
+    cxx11_abi: bool
+    """torch._C._GLIBCXX_USE_CXX11_ABI of the default build (compiled extensions must match)."""
     source: str
+    """Where these facts were read (RELEASE.md, wheel metadata, upstream issues)."""
+
+    @property
+    def default_cuda(self) -> str | None:
+        """CUDA major.minor of the default build ("12.4"); None for a CPU default."""
+        return variant_cuda(self.default_variant)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,29 +49,211 @@ class ArchList:
     torch: SpecifierSet
     """torch versions this row covers."""
     variant: str
+    """The wheel index variant ("cu128")."""
     archs: tuple[str, ...]
-    """Compute capabilities with cubins ("7.5", "8.0", ...)."""
+    """Compute capabilities with cubins ("7.5", "8.0", ...), lowest first."""
     ptx: bool
     """The highest arch also ships PTX, so newer GPUs can JIT it."""
     source: str
+    """Where the list was read (build script, RELEASE.md, get_arch_list() output in an issue)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class TorchTable:
     releases: tuple[TorchRelease, ...]
+    """Oldest first."""
     arch_lists: tuple[ArchList, ...]
+    index_url_template: str = "https://download.pytorch.org/whl/{variant}"
+    """PyTorch's own wheel index; {variant} is replaced by "cu124", "cpu", ..."""
 
     def release(self, version: str) -> TorchRelease | None:
-        """The release of a version ("2.5.1+cu124" → 2.5.1), None if not curated."""
-        raise NotImplementedError
+        """The release of a version ("2.5.1+cu124" → 2.5.1), None if not curated or not a version."""
+        public = _public(version)
+        if public is None:
+            return None
+        return next((r for r in self.releases if Version(r.version) == public), None)
 
     def archs(self, version: str, variant: str) -> ArchList | None:
-        raise NotImplementedError
+        """The compiled architectures of one official Linux x86_64 build; None if not curated."""
+        public = _public(version)
+        if public is None:
+            return None
+        for row in self.arch_lists:
+            if row.variant == variant and row.torch.contains(public, prereleases=True):
+                return row
+        return None
 
     def runs_on(self, version: str, variant: str, cc: str) -> bool | None:
         """Whether that build has kernels for compute capability `cc`; None if not curated."""
-        raise NotImplementedError
+        rel = self.release(version)
+        if rel is None or variant not in rel.variants:
+            return None
+        if variant_cuda(variant) is None:
+            return False  # a CPU (or non-CUDA) build has no CUDA kernels at all
+        row = self.archs(version, variant)
+        if row is None:
+            return None
+        cubins = [_cc(a) for a in row.archs]
+        ptx = [max(cubins)] if row.ptx and cubins else []
+        return _covers(cubins, ptx, _cc(cc))
+
+    def index_url(self, variant: str) -> str:
+        """The PyTorch wheel index of a variant ("cu124" → .../whl/cu124)."""
+        return self.index_url_template.format(variant=variant)
+
+
+def variant_cuda(variant: str) -> str | None:
+    """"cu124" → "12.4", "cu130" → "13.0", "cu92" → "9.2"; None for cpu, rocm, xpu."""
+    m = re.match(r"^cu(\d+)(\d)$", variant.strip())
+    if not m:
+        return None
+    return f"{int(m.group(1))}.{m.group(2)}"
+
+
+def cuda_variant(cuda: str) -> str:
+    """"12.4" (or "12.4.1") → "cu124"; ValueError when `cuda` is not a CUDA version."""
+    major, minor = cuda_key(cuda)
+    return f"cu{major}{minor}"
+
+
+def arch_list_runs_on(arch_list: Iterable[str], cc: str) -> bool:
+    """Whether a probed torch.cuda.get_arch_list() ("sm_90", "compute_90") has kernels for `cc`."""
+    cubins: list[tuple[int, int]] = []
+    exact: list[tuple[int, int]] = []
+    ptx: list[tuple[int, int]] = []
+    for entry in arch_list:
+        m = _SM.match(entry.strip())
+        if not m:
+            continue
+        digits = m.group(2)
+        arch = (int(digits[:-1]), int(digits[-1]))
+        if m.group(1) == "compute":
+            ptx.append(arch)
+        elif m.group(3) == "a":
+            exact.append(arch)  # arch-specific (sm_90a) cubins run on that exact GPU only
+        else:
+            cubins.append(arch)
+    want = _cc(cc)
+    return want in exact or _covers(cubins, ptx, want)
+
+
+def _covers(cubins: Sequence[tuple[int, int]], ptx: Sequence[tuple[int, int]], cc: tuple[int, int]) -> bool:
+    if any(major == cc[0] and minor <= cc[1] for major, minor in cubins):
+        return True
+    return any(arch <= cc for arch in ptx)
+
+
+def _cc(text: str) -> tuple[int, int]:
+    m = _CC.match(text.strip())
+    if not m:
+        raise ValueError(f"{text!r} is not a compute capability (e.g. 8.9)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _public(version: str) -> Version | None:
+    try:
+        return Version(Version(version).public)
+    except InvalidVersion:
+        return None
+
+
+def _variants(t: Table) -> tuple[str, ...]:
+    variants = t.strs("variants")
+    if not variants:
+        t.fail("variants", "must list at least one variant")
+    for i, v in enumerate(variants):
+        if not _VARIANT.match(v):
+            t.fail(f"variants[{i}]", f"{v!r} is not a wheel index variant (cpu, cu124, rocm6.2, xpu)")
+    if len(set(variants)) != len(variants):
+        t.fail("variants", "lists a variant twice")
+    return variants
+
+
+def _parse_release(t: Table) -> TorchRelease:
+    t.only("version", "python", "default", "variants", "cxx11_abi", "source")
+    version = t.version("version")
+    if version.local is not None:
+        t.fail("version", f"'{version}' must not carry a local tag (+cu124): variants say that")
+    variants = _variants(t)
+    default = t.str("default")
+    if default not in variants:
+        t.fail("default", f"{default!r} is not one of its variants ({', '.join(variants)})")
+    return TorchRelease(
+        version=str(version),
+        python=t.specifier("python"),
+        default_variant=default,
+        variants=variants,
+        cxx11_abi=t.bool("cxx11_abi"),
+        source=t.str("source"),
+    )
+
+
+def _parse_arch_list(t: Table) -> ArchList:
+    t.only("torch", "variant", "archs", "ptx", "source")
+    variant = t.str("variant")
+    if variant_cuda(variant) is None:
+        t.fail("variant", f"{variant!r} is not a CUDA variant (cu118, cu124, ...)")
+    archs = t.strs("archs")
+    if not archs:
+        t.fail("archs", "must list at least one compute capability")
+    for i, arch in enumerate(archs):
+        if not _CC.match(arch):
+            t.fail(f"archs[{i}]", f"{arch!r} is not a compute capability (e.g. '8.6')")
+    return ArchList(
+        torch=t.specifier("torch"),
+        variant=variant,
+        archs=tuple(sorted(set(archs), key=_cc)),
+        ptx=t.bool("ptx"),
+        source=t.str("source"),
+    )
 
 
 def load_torch(tables: Sequence[Table]) -> TorchTable:
-    raise NotImplementedError
+    """Releases, arch lists and the wheel index from the shipped file and overlays.
+
+    A release or an [index] defined twice is an error, and so is a CUDA variant of a curated
+    release that no arch_list row (or more than one) covers.
+    """
+    releases: dict[Version, tuple[TorchRelease, Table]] = {}
+    rows: list[tuple[ArchList, Table]] = []
+    index: tuple[str, Table] | None = None
+    for table in tables:
+        table.only("release", "arch_list", "index")
+        for rt in table.tables("release", ()):
+            rel = _parse_release(rt)
+            key = Version(rel.version)
+            if key in releases:
+                rt.fail("version", f"torch {rel.version} is also defined at {row_location(releases[key][1])}")
+            releases[key] = (rel, rt)
+        for at in table.tables("arch_list", ()):
+            rows.append((_parse_arch_list(at), at))
+        if "index" in table:
+            it = table.table("index")
+            it.only("url", "source")
+            url = it.str("url")
+            if "{variant}" not in url:
+                it.fail("url", "must contain {variant}")
+            it.str("source")
+            if index is not None:
+                it.fail("", f"also defined at {row_location(index[1])}")
+            index = (url, it)
+    if index is None:
+        raise MatrixError(tables[0].file if tables else "matrix/torch.toml", "index", "missing (the PyTorch wheel index URL)")
+    for rel, rt in releases.values():
+        version = Version(rel.version)
+        for variant in rel.variants:
+            if variant_cuda(variant) is None:
+                continue
+            covering = [(row, at) for row, at in rows if row.variant == variant and row.torch.contains(version, prereleases=True)]
+            if not covering:
+                rt.fail("variants", f"no [[arch_list]] row covers torch {rel.version} {variant}")
+            if len(covering) > 1:
+                covering[1][1].fail(
+                    "torch", f"torch {rel.version} {variant} is also covered by {row_location(covering[0][1])}"
+                )
+    ordered = sorted(releases.items(), key=lambda item: item[0])
+    return TorchTable(
+        releases=tuple(rel for _, (rel, _) in ordered),
+        arch_lists=tuple(row for row, _ in rows),
+        index_url_template=index[0],
+    )

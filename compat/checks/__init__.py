@@ -1,0 +1,30 @@
+"""Built-in checks: pure functions of Facts × Matrix that yield findings.
+
+Each module holds one family of checks; `ALL` is the order doctor runs them in. A check that
+lacks a fact it needs yields a CANNOT_CHECK finding saying which fact and why, never nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from compat.checks import cuda, gpu_features, launch, requirements, topology
+from compat.facts import Facts
+from compat.findings import Finding
+from compat.matrix import Matrix
+
+Check = Callable[[Facts, Matrix], Iterable[Finding]]
+
+ALL: tuple[Check, ...] = (
+    requirements.check_requirements,
+    cuda.check_torch_import,
+    cuda.check_driver,
+    cuda.check_cpu_build,
+    cuda.check_arch,
+    gpu_features.check_precision,
+    gpu_features.check_flash_attn,
+    launch.check_launcher,
+    topology.check_p2p,
+    topology.check_shm,
+    topology.check_nccl,
+)

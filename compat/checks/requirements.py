@@ -1,0 +1,103 @@
+"""Declared requirements of the installed distributions that are not satisfied (what `pip check` finds).
+
+The matrix adds what installed metadata cannot say: which other releases of the dependent
+package would accept the version that is installed ("keep torch 2.6.0, use vllm 0.8.x").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from compat.checks._util import cannot_check
+from compat.conditions import in_spec
+from compat.facts import Distribution, Facts
+from compat.findings import Finding, Fix, Severity, Status
+from compat.matrix import Matrix
+from compat.unknown import Unknown
+
+ID = "unsatisfied-requirement"
+
+
+def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
+    if isinstance(facts.packages, Unknown):
+        yield cannot_check(ID, Severity.ERROR, "Installed packages satisfy each other's requirements", facts.packages)
+        return
+    env = dict(facts.python.markers)
+    installed = {d.name: d for d in facts.packages}
+    for dist in facts.packages:
+        for text in dist.requires:
+            req = _parse(text)
+            if req is None or (req.marker is not None and not req.marker.evaluate({**env, "extra": ""})):
+                continue
+            dep = installed.get(str(canonicalize_name(req.name)))
+            if dep is not None and (not str(req.specifier) or in_spec(dep.version, req.specifier)):
+                continue
+            yield _finding(dist, req, dep, matrix, env)
+
+
+def _parse(text: str) -> Requirement | None:
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None  # a malformed line in someone's metadata is pip's problem, not a finding
+
+
+def _finding(dist: Distribution, req: Requirement, dep: Distribution | None, matrix: Matrix, env: dict[str, str]) -> Finding:
+    wanted = f"{req.name}{req.specifier}"
+    if dep is None:
+        title = f"{dist.name} {dist.version} requires {wanted}, which is not installed"
+        evidence = (f"{dist.name} {dist.version} declares {wanted}", f"{req.name} is not installed")
+    else:
+        title = f"{dist.name} {dist.version} requires {wanted}, but {dep.name} {dep.version} is installed"
+        evidence = (f"{dist.name} {dist.version} declares {wanted}", f"{dep.name} {dep.version} is installed")
+    advice = f"Install {wanted} (pip install '{wanted}')."
+    if dep is not None:
+        alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env)
+        if alternatives:
+            advice += f" Or keep {dep.name} {dep.version} and install {dist.name} {alternatives}."
+    exact = any(s.operator in ("==", "===") for s in req.specifier)
+    cause = (
+        f"{dist.name} {dist.version} was built against {wanted}; "
+        + ("an exact pin means its compiled parts or APIs only match that release." if exact
+           else "other versions are outside the range it declares and tests.")
+    )
+    return Finding(
+        id=ID,
+        severity=Severity.ERROR,
+        status=Status.FOUND,
+        title=title,
+        cause=cause,
+        fix=Fix(requires=(wanted,), advice=advice),
+        evidence=evidence,
+        refs=(f"pypi:{dist.name}=={dist.version.split('+')[0]}",),
+    )
+
+
+def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str]) -> str:
+    """Releases of `dependent` whose requirement on `dep` accepts `dep_version`, as "a … b" or ""."""
+    try:
+        package = matrix.releases.get(dependent)
+    except NotImplementedError:
+        return ""
+    if package is None:
+        return ""
+    dep_key = canonicalize_name(dep)
+    fits = []
+    for release in package.releases:
+        if release.yanked or release.requires is None:
+            continue
+        if release.requires_python is not None and not in_spec(env.get("python_full_version", "3.11"), release.requires_python):
+            continue
+        reqs = [
+            r for r in release.requires
+            if canonicalize_name(r.name) == dep_key
+            and (r.marker is None or r.marker.evaluate({**env, "extra": ""}))
+        ]
+        if reqs and all(in_spec(dep_version, r.specifier) for r in reqs):
+            fits.append(str(release.version))
+    if not fits:
+        return ""
+    return fits[0] if len(fits) == 1 else f"{fits[0]} … {fits[-1]} ({len(fits)} releases)"

@@ -1,0 +1,253 @@
+"""`compat matrix validate`: load every part of a matrix, then check what no single loader can.
+
+Each part (cuda, torch, gpus, extensions, signatures, every releases file) is loaded on its own so
+one run reports every broken file, not only the first. Then the references between files: every
+package a signature or extension names is tracked, each `fix.requires` can be met by a recorded
+release, every torch.toml version is a recorded torch release, and every curated fact names a
+source. Problems read `file: key: message`, like any MatrixError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from compat.errors import MatrixError
+from compat.matrix._toml import Table, read_toml
+from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
+
+_SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
+_SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml")
+_REQUIRED = ("cuda.toml", "torch.toml", "gpus.toml")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validation:
+    roots: tuple[Path, ...]
+    """The directories checked, base first."""
+    problems: tuple[str, ...]
+    """One line each, `file: key: message`; empty when the matrix is valid."""
+    skipped: tuple[str, ...]
+    """Checks that could not run (a part whose loader does not exist yet), with the reason."""
+    packages: int
+    """Packages with a releases file."""
+    releases: int
+    """Releases recorded across those files."""
+    signatures: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _label(root: Path, path: Path, shipped: bool) -> str:
+    rel = path.relative_to(root).as_posix()
+    return f"matrix/{rel}" if shipped else str(path)
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.skipped: list[str] = []
+
+    def run(self, what: str, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except MatrixError as exc:
+            self.problems.append(str(exc))
+        except NotImplementedError:
+            self.skipped.append(f"{what}: its loader is not implemented yet")
+        return None
+
+    def add(self, file: str, key: str, message: str) -> None:
+        self.problems.append(str(MatrixError(file, key, message)))
+
+
+def validate_matrix(
+    overlays: Sequence[Path] = (),
+    *,
+    base: Path | None = None,
+    complete: bool = True,
+    audit_patterns: bool = True,
+) -> Validation:
+    """Check a matrix (base + overlays); `complete` also demands every tracked package and required file."""
+    from compat.matrix import shipped_matrix_dir
+
+    base = base or shipped_matrix_dir()
+    roots = (base, *overlays)
+    out = _Collector()
+    for root in roots:
+        if not root.is_dir():
+            out.add(str(root), "", "not a directory")
+    roots = tuple(r for r in roots if r.is_dir())
+    shipped = base == shipped_matrix_dir()
+
+    tables: dict[str, list[Table]] = {name: [] for name in _SINGLE_FILES}
+    sig_files: list[tuple[Table, str]] = []
+    for i, root in enumerate(roots):
+        as_shipped = i == 0 and shipped
+        for name in _SINGLE_FILES:
+            path = root / name
+            if path.is_file():
+                table = out.run(name, lambda p=path, s=as_shipped, r=root: read_toml(p, label=_label(r, p, s)))
+                if table is not None:
+                    tables[name].append(table)
+        sig_dir = root / "signatures"
+        for path in sorted(sig_dir.glob("*.toml")) if sig_dir.is_dir() else ():
+            table = out.run("signatures", lambda p=path, s=as_shipped, r=root: read_toml(p, label=_label(r, p, s)))
+            if table is not None:
+                sig_files.append((table, path.stem))
+    if complete:
+        for name in _REQUIRED:
+            if roots and not (roots[0] / name).is_file():
+                out.add(_label(roots[0], roots[0] / name, shipped), "", "missing")
+
+    cuda = torch = gpus = extensions = None
+    if tables["cuda.toml"]:
+        from compat.matrix.cuda import load_cuda
+
+        cuda = out.run("cuda.toml", lambda: load_cuda(tables["cuda.toml"]))
+    if tables["torch.toml"]:
+        from compat.matrix.torch import load_torch
+
+        torch = out.run("torch.toml", lambda: load_torch(tables["torch.toml"]))
+    if tables["gpus.toml"]:
+        from compat.matrix.gpus import load_gpus
+
+        gpus = out.run("gpus.toml", lambda: load_gpus(tables["gpus.toml"]))
+    if tables["extensions.toml"]:
+        try:
+            from compat.matrix.extensions import load_extensions
+        except ImportError:
+            out.skipped.append("extensions.toml: no loader")
+        else:
+            extensions = out.run("extensions.toml", lambda: load_extensions(tables["extensions.toml"]))
+
+    from compat.matrix.signatures import load_signatures
+
+    signatures = out.run("signatures", lambda: load_signatures(sig_files)) or ()
+
+    index = ReleaseIndex(tuple(root / "releases" for root in roots))
+    loaded: dict[str, PackageReleases] = {}
+    for name in index.packages():
+        if canonicalize_name(name) != name:
+            out.add(f"releases/{name}.toml", "", f"file name must be the canonical name ({canonicalize_name(name)}.toml)")
+            continue
+        package = out.run(f"releases/{name}.toml", lambda n=name: index.get(n))
+        if package is not None:
+            loaded[name] = package
+    if complete:
+        for name in TRACKED:
+            if name not in index.packages():
+                out.add(_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
+    known = set(TRACKED) | set(loaded)
+
+    def label(name: str) -> str:
+        return tables[name][0].file if tables[name] else name
+
+    _check_signatures(out, signatures, known, loaded)
+    if torch is not None:
+        _check_torch(out, label("torch.toml"), torch, loaded.get("torch"))
+    if extensions is not None:
+        _check_extensions(out, label("extensions.toml"), extensions, known, loaded)
+    for name, facts in (
+        ("cuda.toml", _sources(cuda, "toolkits", "families")),
+        ("torch.toml", _sources(torch, "releases", "arch_lists")),
+        ("gpus.toml", _sources(gpus, "models")),
+    ):
+        for key, source in facts:
+            if not _SOURCE.search(source or ""):
+                out.add(label(name), key, f"source {source!r} names no issue/PR (owner/repo#N), URL or release metadata")
+    if extensions is not None:
+        for ext in extensions.extensions:
+            for key, source in [(f"extension[{ext.package}].source", ext.source)] + [
+                (f"extension[{ext.package}].release[{i}].source", r.source) for i, r in enumerate(ext.releases)
+            ]:
+                if not _SOURCE.search(source or ""):
+                    out.add(label("extensions.toml"), key, f"source {source!r} names no issue/PR, URL or release metadata")
+
+    if audit_patterns and signatures:
+        from compat.matrix import signatures as sigmod
+
+        check = getattr(sigmod, "check_patterns", None)
+        if check is None:
+            out.skipped.append("signature patterns: no backtracking audit available")
+        else:
+            out.run("signature patterns", lambda: check(signatures))
+
+    return Validation(
+        roots=roots,
+        problems=tuple(out.problems),
+        skipped=tuple(out.skipped),
+        packages=len(loaded),
+        releases=sum(len(p.releases) for p in loaded.values()),
+        signatures=len(signatures),
+    )
+
+
+def _sources(table: Any, *fields: str) -> list[tuple[str, str]]:
+    if table is None:
+        return []
+    out = []
+    for field in fields:
+        for i, item in enumerate(getattr(table, field, ())):
+            out.append((f"{field}[{i}].source", getattr(item, "source", "")))
+    return out
+
+
+def _check_signatures(out: _Collector, signatures: Sequence[Any], known: set[str], loaded: dict[str, PackageReleases]) -> None:
+    for sig in signatures:
+        # A Signature keeps its area (the file's stem), not its path; overlays share the names.
+        where = f"signatures/{sig.area}.toml"
+        names = [(f"signature[{sig.id}].when.packages.{n}", n) for n, _ in sig.when.packages]
+        names += [(f"signature[{sig.id}].when.absent", n) for n in sig.when.absent]
+        for key, name in names:
+            if canonicalize_name(name) not in known:
+                out.add(where, key, f"{name!r} is not a tracked package ({', '.join(sorted(known))})")
+        for i, text in enumerate(sig.fix.requires):
+            key = f"signature[{sig.id}].fix.requires[{i}]"
+            try:
+                req = Requirement(text)
+            except InvalidRequirement as exc:
+                out.add(where, key, f"{text!r} is not a requirement: {exc}")
+                continue
+            name = canonicalize_name(req.name)
+            if name not in known:
+                out.add(where, key, f"{req.name!r} is not a tracked package")
+                continue
+            package = loaded.get(name)
+            if package is not None and req.specifier and not any(
+                req.specifier.contains(r.version, prereleases=True) for r in package.releases
+            ):
+                out.add(where, key, f"no recorded {name} release satisfies {text!r}")
+
+
+def _check_torch(out: _Collector, file: str, torch: Any, releases: PackageReleases | None) -> None:
+    if releases is None:
+        return
+    for i, rel in enumerate(getattr(torch, "releases", ())):
+        if releases.find(rel.version) is None:
+            out.add(file, f"release[{i}].version", f"{rel.version} is not a torch release in releases/torch.toml")
+
+
+def _check_extensions(out: _Collector, file: str, extensions: Any, known: set[str], loaded: dict[str, PackageReleases]) -> None:
+    for ext in extensions.extensions:
+        if ext.package not in known:
+            out.add(file, f"extension[{ext.package}].package", "not a tracked package")
+            continue
+        package = loaded.get(ext.package)
+        if package is None:
+            continue
+        for i, row in enumerate(ext.releases):
+            for version in row.versions:
+                if package.find(version) is None:
+                    out.add(file, f"extension[{ext.package}].release[{i}].versions", f"{version} is not a recorded {ext.package} release")
+
+
+__all__ = ["Validation", "validate_matrix"]

@@ -1,0 +1,111 @@
+"""The only code in compat that touches the host.
+
+`probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
+file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
+a training script. The slow parts run concurrently: the interpreter child, the torch child
+and the hardware probe (NVML in-process, nvidia-smi as fallback) each in its own thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, Script
+from compat.unknown import Unknown
+
+__all__ = ["ProbeRequest", "probe", "probe_launch_and_script", "read_script_or_stub"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRequest:
+    python: Path | None = None
+    """Another interpreter to inspect; None means the one running compat."""
+    requirements: Path | None = None
+    """Read packages from this requirements file instead of the installed ones."""
+    hardware: bool = True
+    """False when the GPUs are declared: NVML and nvidia-smi are not touched at all."""
+    accelerate_config: Path | None = None
+    """accelerate config file; None means the default one under the Hugging Face home."""
+    script: Path | None = None
+    """Training script to read (never run)."""
+    timeout: float = 10.0
+    """Seconds allowed to each external command."""
+
+
+def probe(request: ProbeRequest, matrix) -> Facts:
+    """Facts about this host (or another interpreter on it); never raises on a host quirk.
+
+    Raises UsageError when the request itself cannot be served (an interpreter that does not
+    run, an unpinned requirements file, a named config file that does not exist).
+    """
+    from compat.probe.interpreter import fetch_interpreter
+    from compat.probe.launch import probe_launch
+    from compat.probe.nvidia import probe_hardware
+    from compat.probe.torch import fetch_torch_import, from_metadata, parse_torch
+
+    python = request.python or Path(sys.executable)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
+        torch_run = None if request.requirements else pool.submit(fetch_torch_import, python, timeout=request.timeout)
+        hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
+        launch = probe_launch(request.accelerate_config)
+        script = read_script_or_stub(request.script) if request.script else None
+        py, installed, _broken = interpreter.result()
+        if request.requirements is not None:
+            from compat.probe.requirements import read_requirements
+
+            packages = read_requirements(request.requirements, matrix)
+        else:
+            packages = installed
+        torch_dist = next((d for d in packages if d.name == "torch"), None)
+        if torch_run is None:
+            torch = None if torch_dist is None else from_metadata(
+                torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
+            )
+        else:
+            torch = parse_torch(torch_run.result(), torch_dist, matrix)
+        hw = hardware.result() if hardware is not None else _not_probed()
+    return Facts(
+        schema_version=SCHEMA_VERSION,
+        python=py,
+        packages=packages,
+        torch=torch,
+        hardware=hw,
+        launch=launch,
+        script=script,
+    )
+
+
+def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, script: Path | None) -> Facts:
+    """A saved snapshot with the accelerate config and/or the script read from this host."""
+    from compat.probe.launch import read_accelerate_config
+    import os
+
+    changes = {}
+    if accelerate_config is not None:
+        changes["launch"] = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
+    if script is not None:
+        changes["script"] = read_script_or_stub(script)
+    return dataclasses.replace(facts, **changes) if changes else facts
+
+
+def read_script_or_stub(path: Path) -> Script:
+    """The script facts from compat.probe.script, or a stub saying the reader is missing."""
+    try:
+        from compat.probe.script import read_script
+    except ImportError:
+        return Script(
+            path=str(path), trainers=(), device_maps=(), use_vllm=None, vllm_mode=None,
+            config_access=False, gradient_checkpointing=None, use_cache=None,
+            parse_error="script reader unavailable",
+        )
+    return read_script(path)
+
+
+def _not_probed() -> Hardware:
+    why = Unknown(reason="hardware not probed (declared on the command line)")
+    return Hardware(source=HardwareSource.DECLARED, driver=why, driver_cuda=why, gpus=why, links=why)

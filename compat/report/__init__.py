@@ -1,0 +1,1 @@
+"""Pure renderers: results in, str out."""

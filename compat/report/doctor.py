@@ -1,0 +1,188 @@
+"""Renderers for `compat doctor`: a human report (rich) and JSON. Pure: results in, str out."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from compat import __version__, codec
+from compat.facts import AccelerateConfig, Facts, Interconnect, TorchBuild
+from compat.findings import Finding, Severity, Status
+from compat.unknown import Unknown
+
+SCHEMA_VERSION = 1
+
+_STACK = ("trl", "vllm", "torch", "transformers", "accelerate", "peft", "deepspeed", "flash-attn",
+          "bitsandbytes", "liger-kernel", "datasets")
+_MARK = {Severity.ERROR: ("✗ error", "bold red"), Severity.WARNING: ("! warning", "bold yellow"),
+         Severity.INFO: ("i info", "bold blue")}
+
+
+def render_json(facts: Facts, findings: tuple[Finding, ...]) -> str:
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "compat_version": __version__,
+        "facts": codec.encode(facts),
+        "findings": [codec.encode(f) for f in findings],
+        "summary": summary_counts(findings),
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def summary_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
+    counts = {s.value: 0 for s in Severity}
+    counts["cannot-check"] = 0
+    for f in findings:
+        counts["cannot-check" if f.status is Status.CANNOT_CHECK else f.severity.value] += 1
+    return counts
+
+
+def render_text(facts: Facts, findings: tuple[Finding, ...], *, color: bool = False, width: int = 100) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system="standard" if color else None,
+                      force_terminal=color, highlight=False, emoji=False)
+    console.print(_environment(facts))
+    found = [f for f in findings if f.status is Status.FOUND]
+    undecided = [f for f in findings if f.status is Status.CANNOT_CHECK]
+    for finding in found:
+        console.print()
+        console.print(_finding(finding))
+    if undecided:
+        console.print()
+        console.print(Text(f"Cannot check ({len(undecided)})", style="bold"))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True, style="dim")
+        grid.add_column()
+        for f in undecided:
+            line = Text(f"{f.title} [{f.id}]: ")
+            line.append("; ".join(f.unknown), style="dim")
+            grid.add_row("  ?", line)
+        console.print(grid)
+    console.print()
+    console.print(_summary(findings))
+    # rich pads grid cells to the console width; trailing blanks are noise in logs and diffs.
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+def _known(value: object, fmt=str) -> str:
+    return str(value) if isinstance(value, Unknown) else fmt(value)
+
+
+def _environment(facts: Facts) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    py = facts.python
+    plat = f"{py.markers.get('sys_platform', '?')} {py.markers.get('platform_machine', '?')}"
+    glibc = f" · glibc {py.glibc}" if isinstance(py.glibc, str) else ""
+    grid.add_row("python", f"{py.version} ({py.implementation}) · {plat}{glibc} · {_known(py.executable)}")
+    grid.add_row("torch", _torch_line(facts))
+    hw = facts.hardware
+    declared = lambda name: " (declared)" if name in facts.declared else ""  # noqa: E731
+    if hw.driver is None:
+        grid.add_row("driver", "none (no NVIDIA driver found)")
+    else:
+        cuda = f" · CUDA <= {hw.driver_cuda}" if isinstance(hw.driver_cuda, str) else ""
+        grid.add_row("driver", f"{_known(hw.driver)}{declared('driver')}{cuda}")
+    grid.add_row("GPUs", _gpu_line(facts) + declared("gpus"))
+    launch = facts.launch
+    launcher = _known(launch.launcher) + declared("launcher")
+    cfg = launch.accelerate
+    if isinstance(cfg, AccelerateConfig):
+        launcher += f" · accelerate {cfg.distributed_type or 'NO'}, {cfg.num_processes or '?'} processes, {cfg.mixed_precision or 'no'} precision ({cfg.path})"
+    grid.add_row("launch", launcher)
+    if facts.script is not None:
+        s = facts.script
+        what = s.parse_error or (", ".join(s.trainers) or "no trainer classes")
+        grid.add_row("script", f"{s.path}: {what}")
+    grid.add_row("stack", _stack_line(facts))
+    return grid
+
+
+def _torch_line(facts: Facts) -> str:
+    torch = facts.torch
+    if torch is None:
+        return "not installed"
+    if isinstance(torch, Unknown):
+        return str(torch)
+    assert isinstance(torch, TorchBuild)
+    if torch.cuda is None:
+        detail = "CPU-only build"
+    else:
+        parts = [f"CUDA {_known(torch.cuda)}"]
+        if isinstance(torch.cudnn, str):
+            parts.append(f"cuDNN {torch.cudnn}")
+        if isinstance(torch.nccl, str):
+            parts.append(f"NCCL {torch.nccl}")
+        if isinstance(torch.arch_list, tuple) and torch.arch_list:
+            parts.append(f"archs {' '.join(torch.arch_list)}")
+        detail = ", ".join(parts)
+    note = f" · from {torch.source.value}" if torch.source.value != "import" else ""
+    return f"{torch.version} ({detail}){note}"
+
+
+def _gpu_line(facts: Facts) -> str:
+    gpus = facts.hardware.gpus
+    if isinstance(gpus, Unknown):
+        return str(gpus)
+    if not gpus:
+        return "none"
+    groups: dict[str, int] = {}
+    for g in gpus:
+        cc = g.compute_capability
+        mem = f", {round(g.memory_mib / 1024)} GiB" if isinstance(g.memory_mib, int) else ""
+        label = f"{g.name} (sm_{cc.replace('.', '')}{mem})" if isinstance(cc, str) else g.name
+        groups[label] = groups.get(label, 0) + 1
+    text = ", ".join(f"{n} × {label}" for label, n in groups.items())
+    links = facts.hardware.links
+    if isinstance(links, tuple) and links:
+        kinds = {link.interconnect for link in links}
+        text += " · NVLink" if kinds == {Interconnect.NVLINK} else " · PCIe" if Interconnect.NVLINK not in kinds else " · mixed NVLink/PCIe"
+    return text
+
+
+def _stack_line(facts: Facts) -> str:
+    if isinstance(facts.packages, Unknown):
+        return str(facts.packages)
+    have = {d.name: d.version for d in facts.packages}
+    shown = [f"{name} {have[name]}" for name in _STACK if name in have]
+    return " · ".join(shown) if shown else "none of the tracked packages are installed"
+
+
+def _finding(f: Finding) -> Group:
+    label, style = _MARK[f.severity]
+    head = Text()
+    head.append(label, style=style)
+    head.append("  ")
+    head.append(f.title, style="bold")
+    head.append(f"  [{f.id}]", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column()
+    if f.cause:
+        grid.add_row("    why", f.cause)
+    if f.evidence:
+        grid.add_row("    seen", "; ".join(f.evidence))
+    fix = " ".join(part for part in (" ".join(f.fix.requires) and f"requires {', '.join(f.fix.requires)}.", f.fix.advice) if part)
+    if fix:
+        grid.add_row(Text("    fix", style="green"), fix)
+    if f.refs:
+        grid.add_row("    refs", ", ".join(f.refs))
+    return Group(head, grid)
+
+
+def _summary(findings: tuple[Finding, ...]) -> Text:
+    c = summary_counts(findings)
+    text = Text()
+    if not any(c[s.value] for s in Severity):
+        text.append("No problems found.", style="bold green")
+    else:
+        plural = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"  # noqa: E731
+        text.append(f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}, {c['info']} info", style="bold")
+    if c["cannot-check"]:
+        text.append(f"; {c['cannot-check']} check(s) could not run (see above).")
+    return text

@@ -1,0 +1,86 @@
+"""`compat doctor` end to end: fake environments, declared hardware, exit codes."""
+
+from __future__ import annotations
+
+from tests.doctor.conftest import ids
+
+
+def _finding(report, fid):
+    return next(f for f in report["findings"] if f["id"] == fid and f["status"] == "found")
+
+
+def test_old_driver_under_cuda_12_torch_is_an_error_naming_the_driver(env, doctor):
+    python = env(torch="2.5.1+cu124")
+    code, report = doctor("--python", python, "--gpus", "2xA100", "--driver", "470.82.01")
+    assert code == 1
+    f = _finding(report, "torch-cuda-newer-than-driver")
+    assert f["severity"] == "error"
+    assert "470.82.01" in f["title"]
+    assert "Upgrade the driver" in f["fix"]["advice"]
+    assert any("supports CUDA <= 11.4" in e for e in f["evidence"])
+    assert report["facts"]["declared"] == ["driver", "gpus"]
+
+
+def test_a_current_driver_clears_it(env, doctor):
+    python = env(torch="2.5.1+cu124")
+    _, report = doctor("--python", python, "--gpus", "2xA100", "--driver", "550.54.15")
+    assert "torch-cuda-newer-than-driver" not in ids(report)
+    assert "torch-cuda-minor-compat" not in ids(report)
+
+
+def test_rtx5090_with_torch_251_lacks_sm_120(env, doctor):
+    python = env(torch="2.5.1+cu124")
+    code, report = doctor("--python", python, "--gpus", "1xRTX5090", "--driver", "570.86.10")
+    assert code == 1
+    f = _finding(report, "gpu-arch-not-in-torch-build")
+    assert "sm_120" in f["title"]
+    assert "torch>=" in f["fix"]["advice"] or "index-url" in f["fix"]["advice"]
+
+
+def test_vllm_072_next_to_torch_260_is_a_broken_pin(env, doctor):
+    python = env(torch="2.6.0", vllm="0.7.2")
+    code, report = doctor("--python", python, "--gpus", "1xH100", "--driver", "550.54.15")
+    assert code == 1
+    broken = [f for f in report["findings"] if f["id"] == "unsatisfied-requirement" and "torch==2.5.1" in f["title"]]
+    assert broken, report["findings"]
+    assert broken[0]["fix"]["requires"] == ["torch==2.5.1"]
+    # the matrix knows which vLLM releases accept the installed torch
+    assert "vllm 0.8.0" in broken[0]["fix"]["advice"]
+
+
+def test_cpu_build_on_a_gpu_machine(env, doctor):
+    python = env(torch="2.13.0+cpu")
+    code, report = doctor("--python", python, "--gpus", "8xH100", "--driver", "580.65.06")
+    assert code == 1
+    f = _finding(report, "torch-cpu-build-on-gpu-machine")
+    assert "torch==2.13.0" in f["fix"]["advice"]
+
+
+def test_fail_on_threshold_and_clean_exit(env, doctor):
+    python = env(torch="2.13.0")
+    code, report = doctor("--python", python, "--gpus", "cpu")
+    assert code == 0, report["findings"]
+    code_info, _ = doctor("--python", python, "--gpus", "1xT4", "--driver", "580.65.06", "--fail-on", "info")
+    assert code_info == 1  # a T4 has no bf16: an info finding
+
+
+def test_json_is_deterministic(env, doctor):
+    python = env(torch="2.5.1+cu124", vllm="0.7.2")
+    args = ("--python", python, "--gpus", "2xA100", "--driver", "470.82.01")
+    assert doctor(*args) == doctor(*args)
+
+
+def test_bad_facts_file_is_one_line_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    from compat.cli import main  # noqa: F401 - the entry point wraps CompatError
+    import subprocess
+    import sys
+
+    broken = tmp_path / "facts.json"
+    broken.write_text('{"schema_version": 1, "python": {', encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "compat", "doctor", "--facts", str(broken)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "not JSON" in proc.stderr
+    assert "Traceback" not in proc.stderr
