@@ -96,7 +96,7 @@ def release_from_metadata(
     yanked = all(f.yanked for f in files)
     reason = next((f.yanked_reason for f in files if f.yanked_reason), None) if yanked else None
     listed_rp = next((f.requires_python for f in files if f.requires_python), None)
-    requires: tuple[Requirement, ...] | Unknown = Unknown(reason=SDIST_ONLY)
+    requires: tuple[Requirement, ...] | None = None
     extras: tuple[str, ...] = ()
     rp_text = listed_rp
     if metadata is not None:
@@ -116,7 +116,8 @@ def release_from_metadata(
         yanked=yanked,
         yanked_reason=reason,
         requires_python=requires_python,
-        requires=requires,
+        requires_text=tuple(str(r) for r in requires) if requires is not None else None,
+        requires_unknown=Unknown(reason=SDIST_ONLY) if requires is None else None,
         extras=extras,
     )
 
@@ -242,7 +243,7 @@ def refresh(
                 package=package.package,
                 releases=len(package.releases),
                 fetched=fetched,
-                unknown=sum(isinstance(r.requires, Unknown) for r in package.releases),
+                unknown=sum(r.requires_unknown is not None for r in package.releases),
                 changed=changed,
                 path=path,
             )

@@ -13,6 +13,7 @@ and the set is resolved again, so the answer never lands on a known-bad combinat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,12 +77,38 @@ def target_facts(facts: Facts, *, python_version: str | None = None, platform: s
     return dataclasses.replace(facts, python=python, declared=tuple(dict.fromkeys(declared)))
 
 
+def declared_target(*, python_version: str, platform: str | None = None) -> Facts:
+    """Facts for a target described entirely on the command line: nothing is probed.
+
+    `compat lock --gpus 8xH100 --driver 550.54.15 --python-version 3.11` in a Docker build has no
+    interpreter or GPU worth inspecting; lay the declared hardware on this with `apply_declared`.
+    """
+    from compat.facts import Hardware, HardwareSource, Launch
+
+    why = Unknown(reason="not probed: the target was declared")
+    base = Facts(
+        schema_version=1,
+        python=Python(version=python_version, implementation="cpython", executable=why, markers={}, glibc=why),
+        packages=why,
+        torch=why,
+        hardware=Hardware(source=HardwareSource.DECLARED, driver=why, driver_cuda=why, gpus=why, links=why),
+        launch=Launch(launcher=why, accelerate=why, env={}, shm_bytes=why, container=None),
+    )
+    return target_facts(base, python_version=python_version, platform=platform or "linux-x86_64")
+
+
 def platform_name(facts: Facts) -> str:
     m = facts.python.markers
     for name, env in sorted(_PLATFORMS.items()):
         if all(m.get(k) == v for k, v in env.items() if k != "os_name"):
             return name
     return f"{m.get('sys_platform', '?')}-{m.get('platform_machine', '?')}"
+
+
+@functools.lru_cache(maxsize=200_000)
+def _contains(spec: SpecifierSet, version: Version, prereleases: bool | None) -> bool:
+    # The resolver asks the same questions many times while it backtracks; packaging parses each time.
+    return spec.contains(version, prereleases=prereleases)
 
 
 def _driver_text(v: Version) -> str:
@@ -221,8 +248,17 @@ class _Filters:
         self.python = facts.python.version
         self.rejected: dict[tuple[str, str], str] = {}
         self._torch_cache: dict[str, tuple[str | None, bool, str | None]] = {}
+        self._markers: dict[tuple[str, frozenset[str]], bool] = {}
 
     def markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
+        if req.marker is None:
+            return not extras
+        key = (str(req.marker), extras)
+        if key not in self._markers:
+            self._markers[key] = self._markers_hold(req, extras)
+        return self._markers[key]
+
+    def _markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
         if req.marker is None:
             return not extras
         try:
@@ -341,6 +377,8 @@ class _Provider:
         self.preferred = preferred
         self.user = user
         self._releases: dict[str, object] = {}
+        self._fits: dict[tuple[str, str], bool] = {}
+        self._dead: dict[tuple[str, str, frozenset[str]], str | None] = {}
 
     # resolvelib interface -------------------------------------------------
 
@@ -376,9 +414,9 @@ class _Provider:
         out = []
         for release in reversed(releases.releases):
             v = release.version
-            if v in bad or not spec.contains(v, prereleases=True if v in exact else None):
+            if v in bad or not _contains(spec, v, True if v in exact else None):
                 continue
-            if any(s.contains(v, prereleases=True) for s, _ in self.excluded.get(name, ())):
+            if any(_contains(s, v, True) for s, _ in self.excluded.get(name, ())):
                 continue
             key = (name, str(v))
             if release.yanked and v not in exact:
@@ -391,7 +429,11 @@ class _Provider:
             if why is not None:
                 self.filters.rejected[key] = why
                 continue
-            known = not isinstance(release.requires, Unknown)
+            known = isinstance(release.requires, tuple)  # Unknown (sdist only) or, in old snapshots, None
+            dead = self._dead_dependency(name, v, release.requires if known else (), extras)
+            if dead is not None:
+                self.filters.rejected[key] = dead
+                continue
             out.append(
                 Candidate(
                     name=name,
@@ -411,7 +453,7 @@ class _Provider:
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
             return True
-        return requirement.specifier.contains(candidate.version, prereleases=True)
+        return _contains(requirement.specifier, candidate.version, True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Need]:
         if candidate.version is None:
@@ -439,6 +481,73 @@ class _Provider:
         return identifiers
 
     # ----------------------------------------------------------------------
+
+    def _dead_dependency(self, name: str, version: Version, requires, extras: frozenset[str]) -> str | None:
+        key = (name, str(version), extras)
+        if key not in self._dead:
+            self._dead[key] = self._find_dead(name, version, requires, extras)
+        return self._dead[key]
+
+    def _find_dead(self, name: str, version: Version, requires, extras: frozenset[str]) -> str | None:
+        """Why a release can never be part of the set: a requirement no release fits (one level of lookahead).
+
+        Without it the resolver discovers, one vLLM release after another, that each pinned torch
+        has no build for this GPU or driver; pruning here keeps a lock well under a second.
+        """
+        for req in requires:
+            if not self.filters.markers_hold(req, frozenset()) and not (extras and self.filters.markers_hold(req, extras)):
+                continue
+            dep = str(canonicalize_name(req.name))
+            if not self._any_fits(dep, req.specifier):
+                verb = "pins" if _is_exact(req.specifier) else "requires"
+                why = self._first_reason(dep, req.specifier)
+                return f"{name} {version} {verb} {dep}{req.specifier}" + (f"; {why}" if why else "")
+        return None
+
+    def _any_fits(self, name: str, spec: SpecifierSet) -> bool:
+        key = (name, str(spec))
+        if key not in self._fits:
+            releases = self._get(name)
+            if releases is None:
+                self._fits[key] = True
+            else:
+                need = Need(name=name, extras=frozenset(), specifier=spec, why="lookahead")
+                self._fits[key] = bool(self._plain_matches(name, releases, [need]))
+        return self._fits[key]
+
+    def _plain_matches(self, name, releases, needs) -> list[Version]:
+        spec = SpecifierSet()
+        for need in list(needs) + list(self.constraints.get(name, ())):
+            spec &= need.specifier
+        exact = _is_exact(spec)
+        out = []
+        for release in reversed(releases.releases):
+            v = release.version
+            if not _contains(spec, v, True if exact else None):
+                continue
+            if any(_contains(s, v, True) for s, _ in self.excluded.get(name, ())):
+                continue
+            if release.yanked and not exact:
+                continue
+            if self.filters.release_fits(name, release) is not None:
+                continue
+            if name == "torch" and self.filters.torch_build(v)[2] is not None:
+                continue
+            out.append(v)
+        return out
+
+    def _first_reason(self, name: str, spec: SpecifierSet) -> str:
+        releases = self._get(name)
+        if releases is None:
+            return ""
+        for release in reversed(releases.releases):
+            if spec.contains(release.version, prereleases=True):
+                why = self.filters.release_fits(name, release)
+                if why is None and name == "torch":
+                    why = self.filters.torch_build(release.version)[2]
+                if why:
+                    return why
+        return f"no {name} release in {spec}" if str(spec) else ""
 
     def _get(self, name: str):
         if name not in self._releases:
@@ -497,30 +606,27 @@ def resolve(
             except ValueError:
                 continue
     user = frozenset(n.name for n in needs)
-    constraints: dict[str, list[Need]] = {}
-    excluded: dict[str, list[tuple[SpecifierSet, str]]] = {}
-    imposed: list[Constraint] = []
-    tried: set[str] = set()
-    while True:
-        provider = _Provider(matrix, filters, constraints, excluded, preferred, user)
-        mapping, criteria = _run(provider, needs, filters, matrix, imposed)
-        wrong_cuda = _extension_cuda_mismatch(mapping, extensions)
-        if wrong_cuda is not None:
-            name, version, why = wrong_cuda
-            excluded.setdefault(name, []).append((SpecifierSet(f"=={version}"), why))
-            filters.rejected[(name, str(version))] = why
-            continue
-        hit = _known_failure(mapping, facts, matrix, tried)
-        if hit is None:
-            break
-        sig, verdict = hit
-        tried.add(sig.id)
-        imposed.append(_impose(sig, verdict, needs, mapping, constraints, excluded))
+    state = _State(constraints={}, excluded={}, imposed=(), tried=frozenset())
+    try:
+        mapping, criteria, imposed = _search(state, needs, facts, matrix, filters, extensions, preferred, user)
+    except _Conflict as conflict:
+        raise conflict.explain() from None
     lock = _build_lock(targets, facts, matrix, hw, mapping, criteria, imposed, extensions, filters)
     left = _still_matching(mapping, facts, matrix)
     if left:
         lock = dataclasses.replace(lock, notes=lock.notes + tuple(left))
     return lock
+
+
+class _Conflict(Exception):
+    """No set on one branch of the search; explained (which is slow) only if every branch fails."""
+
+    def __init__(self, causes, provider, imposed) -> None:
+        super().__init__("no compatible set")
+        self.causes, self.provider, self.imposed = causes, provider, imposed
+
+    def explain(self) -> ResolutionError:
+        return ResolutionError(explain_conflict(self.causes, self.provider, self.imposed))
 
 
 def _run(provider, needs, filters, matrix, imposed):
@@ -530,7 +636,7 @@ def _run(provider, needs, filters, matrix, imposed):
     try:
         result = Resolver(provider, BaseReporter()).resolve(needs, max_rounds=2000)
     except ResolutionImpossible as exc:
-        raise ResolutionError(explain_conflict(exc.causes, provider, imposed)) from exc
+        raise _Conflict(exc.causes, provider, imposed) from exc
     except ResolutionTooDeep as exc:
         raise ResolutionError(("the search gave up after too many rounds; pin one of the targets more tightly",)) from exc
     return result.mapping, result.criteria
@@ -610,36 +716,81 @@ def _still_matching(mapping, facts: Facts, matrix: Matrix) -> list[str]:
     return out
 
 
-def _impose(sig, verdict, needs, mapping, constraints, excluded) -> Constraint:
-    """Keep the next resolution off `sig`: its version fix when the targets allow it, else leave one of its package ranges."""
+@dataclass(frozen=True, kw_only=True)
+class _State:
+    """What the catalog has imposed so far on one branch of the search."""
+
+    constraints: Mapping[str, tuple[Need, ...]]
+    excluded: Mapping[str, tuple[tuple[SpecifierSet, str], ...]]
+    imposed: tuple[Constraint, ...]
+    tried: frozenset[str]
+
+
+def _search(state: _State, needs, facts, matrix, filters, extensions, preferred, user):
+    """Resolve; when the result hits a known failure, try each way out of it in turn (its fix first)."""
+    provider = _Provider(matrix, filters, state.constraints, state.excluded, preferred, user)
+    mapping, criteria = _run(provider, needs, filters, matrix, state.imposed)
+    wrong_cuda = _extension_cuda_mismatch(mapping, extensions)
+    if wrong_cuda is not None:
+        name, version, why = wrong_cuda
+        filters.rejected[(name, str(version))] = why
+        excluded = {**state.excluded, name: state.excluded.get(name, ()) + ((SpecifierSet(f"=={version}"), why),)}
+        return _search(dataclasses.replace(state, excluded=excluded), needs, facts, matrix, filters, extensions, preferred, user)
+    hit = _known_failure(mapping, facts, matrix, state.tried)
+    if hit is None:
+        return mapping, criteria, state.imposed
+    sig, verdict = hit
+    first_error: Exception | None = None
+    for option in _ways_out(sig, verdict, needs, matrix, state):
+        try:
+            return _search(option, needs, facts, matrix, filters, extensions, preferred, user)
+        except (_Conflict, ResolutionError) as exc:
+            first_error = first_error or exc
+    if first_error is None:
+        raise ResolutionError((f"every set that meets the targets hits known failure {sig.id} ({sig.title})",))
+    raise first_error
+
+
+def _ways_out(sig, verdict, needs, matrix, state: _State) -> Iterator[_State]:
+    """States that keep the next resolution off `sig`: its version fix, else leaving one of its package ranges."""
     why = ", ".join(verdict.evidence)
     user = {n.name: n.specifier for n in needs}
+    tried = state.tried | {sig.id}
     for text in sig.fix.requires:
         req = Requirement(text)
         name = str(canonicalize_name(req.name))
-        if name in user and _disjoint(user[name], req.specifier, mapping.get(name)):
-            continue  # the user asked for a version the fix rules out: try avoiding another condition
-        constraints.setdefault(name, []).append(
-            Need(name=name, extras=frozenset(), specifier=req.specifier, why=f"catalog: {sig.id}")
+        if name in user and _disjoint(user[name], req.specifier, matrix.releases.get(name)):
+            continue  # the user asked for versions the fix rules out
+        need = Need(name=name, extras=frozenset(), specifier=req.specifier, why=f"catalog: {sig.id}")
+        yield dataclasses.replace(
+            state,
+            constraints={**state.constraints, name: state.constraints.get(name, ()) + (need,)},
+            imposed=state.imposed + (Constraint(requirement=f"{name}{req.specifier}", signature=sig.id, why=why),),
+            tried=tried,
         )
-        return Constraint(requirement=f"{name}{req.specifier}", signature=sig.id, why=why)
-    # No usable version fix: step out of the range of a package the user did not pin exactly.
-    ranges = sorted(sig.when.packages, key=lambda p: (p[0] in user and _is_exact(user[p[0]]), p[0]))
-    name, spec = ranges[0]
-    excluded.setdefault(name, []).append((spec, sig.id))
-    return Constraint(requirement=f"{name} not {spec}" if str(spec) else f"no {name}", signature=sig.id, why=why)
+    for name, spec in sig.when.packages:
+        if name in user and _is_exact(user[name]):
+            continue  # an exact pin cannot move
+        yield dataclasses.replace(
+            state,
+            excluded={**state.excluded, name: state.excluded.get(name, ()) + ((spec, sig.id),)},
+            imposed=state.imposed + (
+                Constraint(requirement=f"{name} not {spec}" if str(spec) else f"no {name}", signature=sig.id, why=why),
+            ),
+            tried=tried,
+        )
 
 
 def _is_exact(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") and "*" not in s.version for s in spec)
 
 
-def _disjoint(user: SpecifierSet, fix: SpecifierSet, cand: Candidate | None) -> bool:
-    """Whether no version the user allows meets the fix (judged on the resolved version when exact)."""
-    exact = [s for s in user if s.operator in ("==", "===")]
-    if exact:
-        return not fix.contains(exact[0].version, prereleases=True)
-    return False
+def _disjoint(user: SpecifierSet, fix: SpecifierSet, releases) -> bool:
+    """Whether no recorded release meets both what the user asked for and the fix."""
+    if releases is None:
+        return False
+    both = user & fix
+    return not any(both.contains(r.version, prereleases=True) for r in releases.releases)
 
 
 # ----------------------------------------------------------------------------- conflicts
@@ -656,10 +807,12 @@ def explain_conflict(causes, provider: _Provider, imposed: Sequence[Constraint])
         asks = []
         for info in infos:
             req = info.requirement
-            who = "you ask for" if info.parent is None else f"{info.parent.label()} {'pins' if _is_pin(req) else 'requires'}"
+            who = "you ask for" if info.parent is None else f"{_label(info.parent)} {'pins' if _is_pin(req) else 'requires'}"
             if req.why.startswith("catalog: "):
                 who = f"the catalog ({req.why[9:]}) requires"
             asks.append(f"{who} {req.text()}")
+        for need in provider.constraints.get(name, ()):
+            asks.append(f"the catalog ({need.why.removeprefix('catalog: ')}) requires {need.text()}")
         reason = _why_none(name, infos, provider)
         line = "; ".join(asks)
         if reason:
@@ -671,6 +824,10 @@ def explain_conflict(causes, provider: _Provider, imposed: Sequence[Constraint])
     for c in imposed:
         lines.append(f"(to avoid {c.signature}, the lock also required {c.requirement}: {c.why})")
     return tuple(dict.fromkeys(lines))
+
+
+def _label(cand: Candidate) -> str:
+    return cand.label() + (f"[{','.join(sorted(cand.extras))}]" if cand.extras else "")
 
 
 def _is_pin(need: Need) -> bool:
@@ -712,13 +869,18 @@ def _hint(name: str, infos, provider: _Provider) -> str:
     hints = []
     for info in infos:
         parent = info.parent
-        if parent is None or parent.version is None:
+        if parent is None:
+            newer = _newer_viable(name, info.requirement, provider)
+            if newer is not None:
+                hints.append(f"use {name} >= {newer}")
+            continue
+        if parent.version is None:
             continue
         releases = provider._get(parent.name)
         if releases is None:
             continue
         for r in releases.releases:
-            if r.version <= parent.version or isinstance(r.requires, Unknown) or r.yanked:
+            if r.version <= parent.version or not isinstance(r.requires, tuple) or r.yanked:
                 continue
             if provider.filters.release_fits(parent.name, r) is not None:
                 continue
@@ -727,12 +889,25 @@ def _hint(name: str, infos, provider: _Provider) -> str:
                 hints.append(f"use {parent.name} >= {r.version}")
                 break
     text = " or ".join(dict.fromkeys(hints))
-    rejected = [provider.filters.rejected.get((name, k)) or "" for (n, k) in list(provider.filters.rejected) if n == name]
+    rejected = list(provider.filters.rejected.values())
     if text and any("sm_" in r for r in rejected):
         text += " or another GPU"
     elif text and any("driver" in r for r in rejected):
         text += " or a newer driver"
     return text
+
+
+def _newer_viable(name: str, need: Need, provider: _Provider) -> Version | None:
+    """The oldest release newer than every version `need` allows that fits the target (a target's way out)."""
+    releases = provider._get(name)
+    if releases is None:
+        return None
+    asked = [r.version for r in releases.releases if need.specifier.contains(r.version, prereleases=True)]
+    if not asked:
+        return None
+    found = provider.find_matches(name, {name: [Need(name=name, extras=frozenset(), specifier=SpecifierSet(), why="hint")]}, {name: []})
+    newer = [c.version for c in found if c.version is not None and c.version > max(asked)]
+    return min(newer) if newer else None
 
 
 def _has_fitting(name: str, reqs, provider: _Provider) -> bool:

@@ -77,7 +77,7 @@ def _finding(dist: Distribution, req: Requirement, dep: Distribution | None, mat
 
 
 def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str]) -> str:
-    """Releases of `dependent` whose requirement on `dep` accepts `dep_version`, as "a … b" or ""."""
+    """The newest run of consecutive releases of `dependent` that accept `dep_version`: "a … b" or ""."""
     try:
         package = matrix.releases.get(dependent)
     except NotImplementedError:
@@ -85,7 +85,7 @@ def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: s
     if package is None:
         return ""
     dep_key = canonicalize_name(dep)
-    fits = []
+    runs: list[list[str]] = [[]]
     for release in package.releases:
         if release.yanked or release.requires is None:
             continue
@@ -97,7 +97,10 @@ def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: s
             and (r.marker is None or r.marker.evaluate({**env, "extra": ""}))
         ]
         if reqs and all(in_spec(dep_version, r.specifier) for r in reqs):
-            fits.append(str(release.version))
+            runs[-1].append(str(release.version))
+        elif runs[-1]:
+            runs.append([])
+    fits = next((run for run in reversed(runs) if run), [])
     if not fits:
         return ""
     return fits[0] if len(fits) == 1 else f"{fits[0]} … {fits[-1]} ({len(fits)} releases)"

@@ -2,3 +2,5 @@
 
 from compat.cli import doctor  # noqa: F401
 from compat.cli import matrix  # noqa: F401
+from compat.cli import lock  # noqa: F401
+from compat.cli import explain  # noqa: F401

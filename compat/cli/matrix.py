@@ -55,9 +55,7 @@ def _via_extra(req, extra: str | None) -> bool:
 
 
 def _cell(release, dep: str, extra: str | None) -> str:
-    from compat.unknown import Unknown
-
-    if isinstance(release.requires, Unknown):
+    if release.requires is None:
         return "?"
     parts = []
     for req in release.requires_of(dep):
@@ -95,8 +93,8 @@ def render_releases_table(package, *, since: str | None = None) -> str:
         note = []
         if r.yanked:
             note.append("yanked" + (f": {r.yanked_reason}" if r.yanked_reason else ""))
-        if isinstance(r.requires, Unknown):
-            note.append(f"requirements unknown ({r.requires.reason})")
+        if r.requires_unknown is not None:
+            note.append(f"requirements unknown ({r.requires_unknown.reason})")
         table.add_row(
             str(r.version),
             str(r.uploaded) if not isinstance(r.uploaded, Unknown) else "?",
@@ -126,8 +124,8 @@ def render_releases_json(package) -> str:
         }
         if r.yanked_reason:
             item["yanked_reason"] = r.yanked_reason
-        if isinstance(r.requires, Unknown):
-            item["requires_unknown"] = r.requires.reason
+        if r.requires_unknown is not None:
+            item["requires_unknown"] = r.requires_unknown.reason
         releases.append(item)
     doc = {"schema_version": SCHEMA_VERSION, "package": package.package, "releases": releases}
     return json.dumps(doc, sort_keys=True, indent=2) + "\n"

@@ -14,7 +14,8 @@ format (one file per package, releases oldest first):
     requires = ["torch==2.5.1", "transformers>=4.48.2", ...]   # tracked packages only
     extras = ["audio", "video"]
 
-and, for a release whose requirements could not be read (no wheel, so no served metadata):
+and, for a release whose requirements could not be read (no wheel, so no served metadata; the
+loaded Release then has `requires = None` and the reason in `requires_unknown`):
 
     requires_unknown = "sdist-only"
 
@@ -24,9 +25,14 @@ defined twice is an error that names both files.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import tempfile
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -46,6 +52,7 @@ TRACKED: tuple[str, ...] = (
     "flash-attn",
     "flashinfer-python",
     "liger-kernel",
+    "numpy",
     "peft",
     "torch",
     "torchaudio",
@@ -59,6 +66,11 @@ TRACKED: tuple[str, ...] = (
 """Canonical names of the packages whose releases the matrix records (and whose requirements it keeps)."""
 
 SOURCE = "release metadata: the package index's simple API (files, upload times, yanks) and each release's wheel core metadata"
+
+# The same requirement line recurs across hundreds of releases: each text is parsed once. Shared
+# Requirement objects are never mutated (the model is frozen), which makes the sharing safe.
+_PARSED: dict[str, Requirement] = {}
+_PARSED_LOCK = threading.Lock()
 
 _RELEASE_KEYS = ("version", "uploaded", "yanked", "yanked_reason", "requires_python", "requires", "requires_unknown", "extras")
 
@@ -75,14 +87,41 @@ class Release:
     """The reason the index gives; None when not yanked or no reason given."""
     requires_python: SpecifierSet | None
     """Requires-Python; None when the release declares none (any Python)."""
-    requires: tuple[Requirement, ...] | Unknown
-    """Requires-Dist on tracked packages, markers and extras kept; Unknown when not readable (sdist only)."""
-    extras: tuple[str, ...]
+    requires_text: tuple[str, ...] | None
+    """Requires-Dist lines on tracked packages (normalized PEP 508 text); None when unknown."""
+    requires_unknown: Unknown | None = None
+    """Why the requirements are unknown (no wheel: "sdist-only"); None when they are known."""
+    extras: tuple[str, ...] = ()
     """Provides-Extra, sorted."""
+    where: str = field(default="", compare=False, repr=False)
+    """File and key of this release, for an error found when its requirements are parsed."""
+
+    @cached_property
+    def requires(self) -> tuple[Requirement, ...] | None:
+        """Requires-Dist on tracked packages, markers and extras kept; None when unknown (see requires_unknown).
+
+        Parsed on first use: thousands of requirement lines cost more than the rest of the matrix,
+        and a check reads a handful of releases. `compat matrix validate` parses them all.
+        """
+        if self.requires_text is None:
+            return None
+        out = []
+        for i, text in enumerate(self.requires_text):
+            req = _PARSED.get(text)
+            if req is None:
+                try:
+                    req = Requirement(text)
+                except InvalidRequirement as exc:
+                    file, _, key = self.where.partition("|")
+                    raise MatrixError(file, f"{key}.requires[{i}]", f"{text!r} is not a PEP 508 requirement: {exc}") from exc
+                with _PARSED_LOCK:
+                    _PARSED[text] = req
+            out.append(req)
+        return tuple(out)
 
     def requires_of(self, name: str) -> tuple[Requirement, ...]:
         """The requirements on one package (every marker and extra), empty when unknown or none."""
-        if isinstance(self.requires, Unknown):
+        if self.requires is None:
             return ()
         wanted = canonicalize_name(name)
         return tuple(r for r in self.requires if canonicalize_name(r.name) == wanted)
@@ -116,13 +155,14 @@ def parse_release(t: Table) -> Release:
     version = t.version("version")
     if version.is_prerelease:
         t.fail("version", f"{version} is a pre-release (the matrix records final releases only)")
-    requires: tuple[Requirement, ...] | Unknown
+    unknown = None
+    requires_text = None
     if "requires_unknown" in t:
         if "requires" in t:
             t.fail("requires_unknown", "give requires or requires_unknown, not both")
-        requires = Unknown(reason=t.str("requires_unknown"))
+        unknown = Unknown(reason=t.str("requires_unknown"))
     else:
-        requires = _requirements(t, "requires")
+        requires_text = t.strs("requires")
     uploaded_text = t.str("uploaded", None)
     if uploaded_text is not None and not _is_date(uploaded_text):
         t.fail("uploaded", f"{uploaded_text!r} is not a date (YYYY-MM-DD)")
@@ -136,33 +176,11 @@ def parse_release(t: Table) -> Release:
         yanked=yanked,
         yanked_reason=reason,
         requires_python=_specifier(t, "requires_python"),
-        requires=requires,
+        requires_text=requires_text,
+        requires_unknown=unknown,
         extras=tuple(sorted(t.strs("extras", ()))),
+        where=f"{t.file}|{t.path}",
     )
-
-
-_PARSED: dict[str, Requirement] = {}
-_PARSED_LOCK = threading.Lock()
-
-
-def _requirements(t: Table, key: str) -> tuple[Requirement, ...]:
-    """Parsed requirements; the same line recurs across hundreds of releases, so each text is parsed once.
-
-    Shared Requirement objects are never mutated (the model is frozen), which makes the sharing safe.
-    """
-    texts = t.strs(key)
-    out = []
-    for i, text in enumerate(texts):
-        req = _PARSED.get(text)
-        if req is None:
-            try:
-                req = Requirement(text)
-            except InvalidRequirement as exc:
-                t.fail(f"{key}[{i}]", f"{text!r} is not a PEP 508 requirement: {exc}")
-            with _PARSED_LOCK:
-                _PARSED[text] = req
-        out.append(req)
-    return tuple(out)
 
 
 _SPECS: dict[str, SpecifierSet] = {}
@@ -266,10 +284,51 @@ class ReleaseIndex:
         for i, d in enumerate(self.dirs):
             path = d / f"{name}.toml"
             if path.is_file():
-                parts.append(parse_releases_file(read_toml(path, label=self._label(i, path)), expected=name))
+                parts.append(parse_releases_file(_read_cached(path, self._label(i, path)), expected=name))
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else merge_releases(parts)
+
+
+def _parsed_cache_dir() -> Path | None:
+    if os.environ.get("COMPAT_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "compat" / "parsed"
+
+
+def _read_cached(path: Path, label: str) -> Table:
+    """read_toml, memoised as JSON keyed by the file's sha256.
+
+    tomllib is pure Python and the release files are large: parsing them is most of the cost of
+    loading the matrix, while json (C) reads the same tables about ten times faster. The key is
+    the content, so an edited or refreshed file is parsed again; any cache trouble falls back to
+    parsing (validation always runs on the tables either way).
+    """
+    cache = _parsed_cache_dir()
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return read_toml(path, label=label)  # reports the error the usual way
+    entry = cache / f"{hashlib.sha256(raw).hexdigest()}.json" if cache is not None else None
+    if entry is not None:
+        try:
+            data = json.loads(entry.read_bytes())
+            if isinstance(data, dict):
+                return Table(data, file=label, path="")
+        except (OSError, ValueError):
+            pass
+    table = read_toml(path, label=label)
+    if entry is not None:
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(table.data, handle)
+            os.replace(tmp, entry)
+        except (OSError, TypeError, ValueError):
+            pass  # an unwritable cache, or a hand-written overlay with TOML dates: parse every time
+    return table
 
 
 # --- writing (compat matrix refresh) -------------------------------------------------------------
@@ -313,7 +372,7 @@ def _array(items: Iterable[str], indent: str = "") -> str:
 
 
 def release_requires_text(release: Release) -> list[str] | None:
-    if isinstance(release.requires, Unknown):
+    if release.requires is None:
         return None
     return sorted({str(r) for r in release.requires}, key=lambda s: (canonicalize_name(Requirement(s).name), s))
 
@@ -336,8 +395,8 @@ def emit_releases(package: PackageReleases, *, header: str = "") -> str:
             lines.append(f"requires_python = {toml_string(str(r.requires_python))}")
         reqs = release_requires_text(r)
         if reqs is None:
-            assert isinstance(r.requires, Unknown)
-            lines.append(f"requires_unknown = {toml_string(r.requires.reason)}")
+            reason = r.requires_unknown.reason if r.requires_unknown is not None else "unknown"
+            lines.append(f"requires_unknown = {toml_string(reason)}")
         else:
             lines.append(f"requires = {_array(reqs)}")
         if r.extras:

@@ -92,7 +92,7 @@ def parse_signature(t: Table, area: str) -> Signature:
     fix_t.only("requires", "advice")
     fix = Fix(
         requires=tuple(str(r) for r in fix_t.requirements("requires", ())),
-        advice=fix_t.str("advice", ""),
+        advice=fix_t.str("advice", None) or "",
     )
     if not fix.requires and not fix.advice:
         fix_t.fail("", "needs requires or advice")

@@ -142,6 +142,8 @@ def validate_matrix(
         package = out.run(f"releases/{name}.toml", lambda n=name: index.get(n))
         if package is not None:
             loaded[name] = package
+            for release in package.releases:  # requirements are parsed lazily on load: force them here
+                out.run(f"releases/{name}.toml", lambda r=release: r.requires)
     if complete:
         for name in TRACKED:
             if name not in index.packages():

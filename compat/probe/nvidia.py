@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from compat.facts import Gpu, Hardware, HardwareSource, Interconnect, Link
-from compat.probe._run import RunResult, run
+from compat.probe._run import run
 from compat.unknown import Unknown
 
 PROC_VERSION = Path("/proc/driver/nvidia/version")

@@ -59,6 +59,8 @@ def _parse_lines(path: Path) -> list[tuple[str, Requirement]]:
 
 
 def _requires_of(matrix, name: str, version: str) -> tuple[str, ...]:
+    if matrix is None:
+        return ()
     try:
         releases = matrix.releases.get(name)
     except NotImplementedError:  # the release index is still being written; requires stay empty

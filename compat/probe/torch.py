@@ -77,6 +77,11 @@ def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix) 
     """
     data = _payload(result)
     if data is not None and data.get("installed") is False:
+        if isinstance(dist, Distribution):
+            # A dist-info without the package (a half-removed or hand-made install, or a fake
+            # environment): nothing was imported, so no import failed; the metadata still says
+            # which build pip believes is there.
+            return from_metadata(dist.version, matrix, import_error=None, why="torch has metadata but no importable module")
         return None
     if data is not None and data.get("installed") is True and "version" in data:
         return TorchBuild(

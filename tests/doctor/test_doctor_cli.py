@@ -41,7 +41,7 @@ def test_vllm_072_next_to_torch_260_is_a_broken_pin(env, doctor):
     python = env(torch="2.6.0", vllm="0.7.2")
     code, report = doctor("--python", python, "--gpus", "1xH100", "--driver", "550.54.15")
     assert code == 1
-    broken = [f for f in report["findings"] if f["id"] == "unsatisfied-requirement" and "torch==2.5.1" in f["title"]]
+    broken = [f for f in report["findings"] if f["id"] == "unsatisfied-requirement" and f["title"].startswith("vllm 0.7.2 requires torch==2.5.1")]
     assert broken, report["findings"]
     assert broken[0]["fix"]["requires"] == ["torch==2.5.1"]
     # the matrix knows which vLLM releases accept the installed torch

@@ -116,6 +116,17 @@ def test_hanging_import_times_out(env):
     assert build.cuda == "12.4"
 
 
+def test_dist_info_without_the_module_uses_metadata(tmp_path):
+    root = tmp_path / "distonly"
+    venv.create(root, with_pip=False, symlinks=True)
+    shutil.copytree(DATA / "envs" / "torch-2.5.1+cu124.dist-info", _site_packages(root) / "torch-2.5.1+cu124.dist-info")
+    dist = Distribution(name="torch", version="2.5.1+cu124", requires=())
+    build = parse_torch(fetch_torch_import(_python(root), timeout=30), dist, None)
+    assert build.source is TorchSource.METADATA and build.cuda == "12.4"
+    assert build.import_error is None
+    assert "no importable module" in build.cudnn.reason
+
+
 def test_torch_absent_is_none(tmp_path):
     root = tmp_path / "bare"
     venv.create(root, with_pip=False, symlinks=True)

@@ -1,5 +1,4 @@
 import shutil
-from pathlib import Path
 
 import pytest
 

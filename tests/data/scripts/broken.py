@@ -1,0 +1,3 @@
+from trl import GRPOTrainer
+def broken(:
+    pass

@@ -1,0 +1,118 @@
+"""The shipped catalog: complete, valid, every pattern safe and prefilterable, every signature
+recognised first on a real log line from its upstream thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from compat.errors import MatrixError
+from compat.explain import explain
+from compat.logscan import Scanner
+from compat.matrix import shipped_matrix_dir
+from compat.matrix._toml import Table
+from compat.matrix.signatures import check_patterns, load_signature_dir, load_signatures
+
+LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
+SIGS = load_signature_dir(shipped_matrix_dir() / "signatures", label="matrix/signatures")
+BY_ID = {s.id: s for s in SIGS}
+
+
+def test_catalog_size_and_areas():
+    roots = [s for s in SIGS if not s.wrapper]
+    assert len(roots) >= 60
+    areas = {s.area for s in SIGS}
+    assert {"cuda", "binary", "nccl", "vllm", "trl_vllm", "trl", "transformers", "deepspeed", "dtensor"} <= areas
+
+
+def test_seed_failures_have_the_researched_conditions():
+    f1 = BY_ID["device-map-auto-silent-tensor-parallel"]
+    assert dict(f1.when.packages)["transformers"] == __import__("packaging.specifiers").specifiers.SpecifierSet(">=4.50.0,<4.54.0")
+    assert any("found no DeviceMesh" in p for p in f1.patterns) and any("aten" in p for p in f1.patterns)
+    assert f1.when.script.device_map == frozenset({"auto"})
+    f3a = BY_ID["grpo-vllm-device-mismatch"]
+    assert str(dict(f3a.when.packages)["vllm"]) == "<0.7.1" and f3a.fix.requires == ("vllm==0.7.2",)
+    f3b = BY_ID["synced-gpus-nocache-rope"]
+    assert not any(r.startswith("vllm") for r in f3b.fix.requires)
+    assert "does NOT fix" in f3b.fix.advice and f3b.when.zero_stage == frozenset({3})
+    f4 = BY_ID["grpo-fsdp-ref-model-on-cpu"]
+    assert str(dict(f4.when.packages)["trl"]) == "<0.18.0,>=0.14.0" and "0.29.0" in f4.fix.advice
+    f5 = BY_ID["online-dpo-dataparallel-config"]
+    assert f5.fix.requires == ("trl>=0.17.0",) and f5.when.launcher == frozenset({"python"})
+
+
+@pytest.mark.parametrize("sig", SIGS, ids=lambda s: s.id)
+def test_every_signature_is_ranked_first_on_its_real_log(sig):
+    log = LOGS / f"{sig.id}.log"
+    assert log.is_file(), f"missing test log {log.name}"
+    data = log.read_bytes()
+    for blocks in ([data], [data.decode("utf-8")], data.decode("utf-8").splitlines(keepends=True)):
+        result = explain(blocks, SimpleNamespace(signatures=SIGS))
+        assert result.matches and result.matches[0].signature.id == sig.id, [m.signature.id for m in result.matches]
+        assert result.known is not sig.wrapper
+
+
+def test_no_orphan_logs():
+    assert {p.stem for p in LOGS.glob("*.log")} <= set(BY_ID)
+
+
+def test_every_pattern_has_a_prefilter_literal():
+    scanner = Scanner([p for s in SIGS for p in s.patterns])
+    assert scanner.unfiltered == ()
+
+
+def test_shipped_patterns_pass_the_backtracking_audit():
+    check_patterns(SIGS)
+
+
+def _table(entry: dict) -> list[tuple[Table, str]]:
+    return [(Table({"signature": [entry]}, file="matrix/signatures/x.toml", path=""), "x")]
+
+
+GOOD = {
+    "id": "x-fails", "title": "X fails", "severity": "error", "patterns": ["X failed at \\d+"],
+    "when": {"packages": {"trl": "<0.1"}}, "cause": "because", "fix": {"requires": ["trl>=0.1"]},
+    "refs": ["huggingface/trl#1"],
+}
+
+
+def test_a_good_entry_loads():
+    (sig,) = load_signatures(_table(GOOD))
+    assert sig.id == "x-fails" and sig.fix.requires == ("trl>=0.1",)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"patterns": ["(unclosed"]}, "signature[0].patterns[0]: does not compile"),
+        ({"patterns": ["a*"]}, "matches an empty line"),
+        ({"when": None}, "signature[0].when: missing"),
+        ({"refs": []}, "at least one upstream reference"),
+        ({"refs": ["see the forum"]}, "signature[0].refs[0]"),
+        ({"fix": {}}, "needs requires or advice"),
+        ({"severity": "fatal"}, "signature[0].severity"),
+        ({"cause": None}, "signature[0].cause: missing"),
+        ({"when": {}}, "doctor = false"),
+        ({"colour": "red"}, "signature[0].colour: unknown key"),
+    ],
+)
+def test_bad_entries_are_rejected_with_file_and_key(change, message):
+    entry = {**GOOD, **change}
+    entry = {k: v for k, v in entry.items() if v is not None}
+    with pytest.raises(MatrixError) as err:
+        load_signatures(_table(entry))
+    assert str(err.value).startswith("matrix/signatures/x.toml: ") and message in str(err.value)
+
+
+def test_duplicate_ids_are_rejected():
+    with pytest.raises(MatrixError, match="already defined"):
+        load_signatures(_table(GOOD) + _table(GOOD))
+
+
+@pytest.mark.parametrize("evil", [r"(a+)+$", r"(\w+\s?)*X", r"(.*a){12}"])
+def test_catastrophic_backtracking_is_rejected(evil):
+    (sig,) = load_signatures(_table({**GOOD, "patterns": [evil]}))
+    with pytest.raises(MatrixError, match="backtracks catastrophically"):
+        check_patterns([sig], budget_s=0.1)
