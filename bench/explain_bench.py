@@ -11,6 +11,7 @@ number of signatures. The log is generated under a temporary directory, never in
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import re
 import shutil
@@ -101,8 +102,13 @@ def run_grep(path: Path, patterns: list[str], tmp: Path) -> float | None:
     pfile = tmp / "patterns.txt"
     pfile.write_text("\n".join(to_ere(p) for p in patterns) + "\n")
     start = time.perf_counter()
-    subprocess.run([grep, "-E", "-c", "-f", str(pfile), str(path)], stdout=subprocess.DEVNULL, env={"LC_ALL": "C"}, check=False)
-    return time.perf_counter() - start
+    proc = subprocess.run([grep, "-E", "-c", "-f", str(pfile), str(path)], capture_output=True, text=True,
+                          env={**os.environ, "LC_ALL": "C"}, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        print(f"grep failed: {proc.stderr.strip()}")
+        return None
+    return elapsed
 
 
 def synthetic_signatures(n: int, rng: random.Random) -> list[Signature]:

@@ -88,6 +88,32 @@ class TorchBuild:
     """How these facts were obtained."""
     import_error: str | None = None
     """The error torch raised (or the signal that killed it) when it was imported, if any."""
+    debug: bool | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
+    """torch.version.debug: a debug build."""
+    hip: str | None | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
+    """ROCm (HIP) version of a ROCm build; None for CUDA and CPU builds."""
+    xnnpack: bool | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
+    """torch.backends.xnnpack.enabled."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    name: str
+    """Executable name: gcc, clang, cmake, nvcc."""
+    version: str | None | Unknown
+    """Version it prints; None when it is not on PATH."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class System:
+    os: str | Unknown
+    """Distribution name from /etc/os-release ("Debian GNU/Linux 12 (bookworm)")."""
+    platform: str | Unknown
+    """platform.platform() of the inspected interpreter ("Linux-6.8.0-x86_64-with-glibc2.35")."""
+    cpu: str | Unknown
+    """CPU model and logical CPU count ("AMD EPYC 9654 96-Core Processor, 192 CPUs")."""
+    tools: tuple[Tool, ...]
+    """Compilers and build tools that extensions (flash-attn, DeepSpeed ops) are built with."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,6 +228,8 @@ class Facts:
     """Facts read from a training script (`--script`)."""
     declared: tuple[str, ...] = ()
     """Names of facts given on the command line rather than probed ("gpus", "driver")."""
+    system: System | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
+    """Operating system, CPU and build tools."""
 
     def package(self, name: str) -> Distribution | None | Unknown:
         """The installed distribution called `name`, None if absent, Unknown if unknowable."""

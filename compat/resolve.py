@@ -35,6 +35,10 @@ from compat.unknown import Unknown
 # come from the same index as the torch build they ship next to.
 TORCH_COMPANIONS = frozenset({"torchvision", "torchaudio"})
 
+# Required by nearly everything, including packages the snapshot does not track (numba,
+# mistral-common cap numpy): a pin here would fight them, so the lock gives the range and pip picks.
+FLOATING = frozenset({"numpy"})
+
 _PLATFORMS = {
     "linux-x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"},
     "linux-aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64", "os_name": "posix"},
@@ -936,7 +940,8 @@ def _build_lock(targets, facts, matrix, hw, mapping, criteria, imposed, extensio
         if cand.extras:
             continue
         reasons = _reasons(criteria, ident, mapping)
-        if cand.version is None:
+        exact_target = any(info.parent is None and _is_exact(info.requirement.specifier) for info in criteria[ident].information)
+        if cand.version is None or (cand.name in FLOATING and not exact_target):
             spec = SpecifierSet()
             for info in criteria[ident].information:
                 spec &= info.requirement.specifier

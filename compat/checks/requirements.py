@@ -6,6 +6,7 @@ package would accept the version that is installed ("keep torch 2.6.0, use vllm 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -29,6 +30,8 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     installed = {d.name: d for d in facts.packages}
     for dist in facts.packages:
         for text in dist.requires:
+            if _only_for_an_extra(text):
+                continue
             req = _parse(text)
             if req is None or (req.marker is not None and not req.marker.evaluate({**env, "extra": ""})):
                 continue
@@ -36,6 +39,19 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             if dep is not None and (not str(req.specifier) or in_spec(dep.version, req.specifier)):
                 continue
             yield _finding(dist, req, dep, matrix, env)
+
+
+_EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
+
+
+def _only_for_an_extra(text: str) -> bool:
+    """`...; extra == "x"` (joined by `and` only) never applies when no extra is asked for.
+
+    Most Requires-Dist lines are of this kind and parsing them costs more than the rest of
+    the check, so they are recognised without a full parse; anything less plain is parsed.
+    """
+    _, sep, marker = text.partition(";")
+    return bool(sep) and _EXTRA.search(marker) is not None and " or " not in marker and "!=" not in marker
 
 
 def _parse(text: str) -> Requirement | None:

@@ -76,7 +76,7 @@ class Table:
 
     def str(self, key: str, default: Any = _MISSING) -> Any:
         value = self._get(key, str, "a string", default)
-        if isinstance(value, str) and not value.strip():
+        if key in self.data and not value.strip():
             self.fail(key, "must not be empty")
         return value
 

@@ -45,38 +45,42 @@ def probe(request: ProbeRequest, matrix) -> Facts:
     from compat.probe.interpreter import fetch_interpreter
     from compat.probe.launch import probe_launch
     from compat.probe.nvidia import probe_hardware
+    from compat.probe.system import probe_system
     from compat.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
     python = request.python or Path(sys.executable)
     with ThreadPoolExecutor(max_workers=3) as pool:
         interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
-        torch_run = None if request.requirements else pool.submit(fetch_torch_import, python, timeout=request.timeout)
         hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
+        tools = pool.submit(probe_system, timeout=request.timeout)
         launch = probe_launch(request.accelerate_config)
         script = read_script_or_stub(request.script) if request.script else None
-        py, installed, _broken = interpreter.result()
+        found = interpreter.result()
         if request.requirements is not None:
             from compat.probe.requirements import read_requirements
 
             packages = read_requirements(request.requirements, matrix)
         else:
-            packages = installed
+            packages = found.distributions
         torch_dist = next((d for d in packages if d.name == "torch"), None)
-        if torch_run is None:
+        if request.requirements is not None:
             torch = None if torch_dist is None else from_metadata(
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            torch = parse_torch(torch_run.result(), torch_dist, matrix)
+            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp)
+            torch = parse_torch(result, torch_dist, matrix)
         hw = hardware.result() if hardware is not None else _not_probed()
+        system = dataclasses.replace(tools.result(), platform=found.platform)
     return Facts(
         schema_version=SCHEMA_VERSION,
-        python=py,
+        python=found.python,
         packages=packages,
         torch=torch,
         hardware=hw,
         launch=launch,
         script=script,
+        system=system,
     )
 
 

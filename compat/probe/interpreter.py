@@ -7,7 +7,9 @@ packages would make the probe slow and fragile.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from compat.errors import UsageError
@@ -75,7 +77,34 @@ for dist in md.distributions():
         })
     except Exception as exc:
         broken.append("%s: %s" % (getattr(dist, "_path", "?"), exc))
+def stamp(name):
+    # Size and mtime of the files whose change would change what importing `name` reports
+    # (its version file, compiled core, bundled libraries and the nvidia-* wheels beside it).
+    import glob, importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    root = os.path.dirname(spec.origin)
+    site = os.path.dirname(root)
+    files = [os.path.join(root, "version.py")]
+    for pattern in ("_C*.so", "lib/*.so*"):
+        files += sorted(glob.glob(os.path.join(root, pattern)))
+    files += sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", "*.so*")))
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            out.append([f, st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([f, None, None])
+    return out
+
 print("COMPAT-INTERPRETER:" + json.dumps({
+    "platform": platform.platform(),
+    "torch_stamp": stamp("torch"),
     "version": platform.python_version(),
     "implementation": sys.implementation.name,
     "executable": sys.executable,
@@ -88,13 +117,27 @@ print("COMPAT-INTERPRETER:" + json.dumps({
 '''
 
 
-def fetch_interpreter(python: Path, *, timeout: float) -> tuple[Python, tuple[Distribution, ...], tuple[str, ...]]:
+@dataclass(frozen=True, kw_only=True)
+class Interpreter:
+    python: Python
+    """The interpreter's own facts."""
+    distributions: tuple[Distribution, ...]
+    """Installed distributions, sorted by name."""
+    broken: tuple[str, ...]
+    """dist-info folders that could not be read."""
+    platform: str | Unknown
+    """platform.platform() as that interpreter sees it."""
+    torch_stamp: str | None
+    """A digest of torch's files (None when torch is not importable): the key of the torch cache."""
+
+
+def fetch_interpreter(python: Path, *, timeout: float) -> Interpreter:
     """Run `python` once; raises UsageError when it cannot be run at all."""
     result = run([str(python), "-I", "-c", CHILD], timeout=timeout)
     return parse_interpreter(result, python=python)
 
 
-def parse_interpreter(result: RunResult, *, python: Path) -> tuple[Python, tuple[Distribution, ...], tuple[str, ...]]:
+def parse_interpreter(result: RunResult, *, python: Path) -> Interpreter:
     """Python facts, distributions sorted by name, and the dist-info folders that were unreadable."""
     data = _payload(result)
     if data is None:
@@ -125,9 +168,21 @@ def parse_interpreter(result: RunResult, *, python: Path) -> tuple[Python, tuple
             )
         )
         broken = tuple(sorted(str(b) for b in data.get("broken", ())))
+        stamp = data.get("torch_stamp")
+        digest = None
+        if stamp:
+            blob = json.dumps([str(py.executable), stamp], sort_keys=True).encode()
+            digest = hashlib.sha256(blob).hexdigest()
+        platform_text = data.get("platform")
     except (KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"cannot inspect the interpreter {python}: unexpected report ({exc})") from exc
-    return py, dists, broken
+    return Interpreter(
+        python=py,
+        distributions=dists,
+        broken=broken,
+        platform=str(platform_text) if platform_text else Unknown(reason="the interpreter did not report its platform"),
+        torch_stamp=digest,
+    )
 
 
 def _payload(result: RunResult) -> dict | None:

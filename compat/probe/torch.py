@@ -8,9 +8,13 @@ and the matrix instead.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from pathlib import Path
+
+from compat.cache import cache_root, write_atomic
 
 from compat.facts import Distribution, TorchBuild, TorchSource
 from compat.probe._run import RunResult, run
@@ -54,8 +58,15 @@ def arch_list():
     flags = torch._C._cuda_getArchFlags()
     return flags.split() if flags else []
 
+def xnnpack():
+    import torch.backends.xnnpack
+    return bool(torch.backends.xnnpack.enabled)
+
 print("COMPAT-TORCH:" + json.dumps({
     "installed": True,
+    "debug": read(lambda: bool(torch.version.debug)),
+    "hip": read(lambda: torch.version.hip),
+    "xnnpack": read(xnnpack),
     "version": str(torch.__version__),
     "cuda": read(lambda: torch.version.cuda),
     "cudnn": read(cudnn),
@@ -66,8 +77,35 @@ print("COMPAT-TORCH:" + json.dumps({
 '''
 
 
-def fetch_torch_import(python: Path, *, timeout: float) -> RunResult:
-    return run([str(python), "-I", "-c", CHILD], timeout=timeout)
+def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None) -> RunResult:
+    """Import torch in a child of `python`; with a `stamp`, reuse the report of an identical install.
+
+    Importing torch costs a second or more. The report depends only on the files the stamp
+    digests and on the library search path, so a successful import is cached under that key.
+    Failures are never cached: they may depend on the moment (a driver being reloaded).
+    """
+    key = _cache_key(stamp)
+    if key is not None:
+        try:
+            cached = (cache_root() / "torch" / f"{key}.json").read_text(encoding="utf-8")
+        except OSError:
+            cached = None
+        if cached is not None and cached.startswith(MARK):
+            return RunResult(argv=(str(python), "-I", "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
+    result = run([str(python), "-I", "-c", CHILD], timeout=timeout)
+    if key is not None and result.ok:
+        line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
+        if line is not None and '"installed": true' in line:
+            write_atomic(cache_root() / "torch" / f"{key}.json", (line + "\n").encode())
+    return result
+
+
+def _cache_key(stamp: str | None) -> str | None:
+    if not stamp or os.environ.get("COMPAT_NO_CACHE"):
+        return None
+    # What the dynamic loader would pick up differently, and what this compat asks the child.
+    context = "\0".join((stamp, os.environ.get("LD_LIBRARY_PATH", ""), os.environ.get("LD_PRELOAD", ""), CHILD))
+    return hashlib.sha256(context.encode()).hexdigest()[:32]
 
 
 def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix) -> TorchBuild | None | Unknown:
@@ -92,6 +130,9 @@ def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix) 
             arch_list=_arch_list(data.get("arch_list")),
             cxx11_abi=_bool(data.get("cxx11_abi")),
             source=TorchSource.IMPORT,
+            debug=_bool(data.get("debug"), "whether it is a debug build"),
+            hip=_opt_str(data.get("hip")),
+            xnnpack=_bool(data.get("xnnpack"), "whether XNNPACK is enabled"),
         )
     error = import_error(result)
     if dist is None:
@@ -186,9 +227,9 @@ def _arch_list(value: object) -> tuple[str, ...] | Unknown:
     return Unknown(reason="torch reported no architecture list")
 
 
-def _bool(value: object) -> bool | Unknown:
+def _bool(value: object, what: str = "its C++ ABI") -> bool | Unknown:
     if (u := _unknown(value)) is not None:
         return u
     if isinstance(value, bool):
         return value
-    return Unknown(reason="torch did not report its C++ ABI")
+    return Unknown(reason=f"torch did not report {what}")

@@ -42,7 +42,8 @@ def _python(root: Path) -> Path:
 
 
 def test_another_interpreter_lists_exactly_its_distributions(env):
-    py, dists, broken = fetch_interpreter(_python(env), timeout=30)
+    i = fetch_interpreter(_python(env), timeout=30)
+    py, dists, broken = i.python, i.distributions, i.broken
     assert {d.name: d.version for d in dists} == ENV_DISTS
     assert [d.name for d in dists] == sorted(ENV_DISTS)
     assert len(broken) == 2
@@ -58,7 +59,7 @@ def test_another_interpreter_lists_exactly_its_distributions(env):
 def test_marker_environment_matches_packaging():
     from packaging.markers import default_environment
 
-    py, _, _ = fetch_interpreter(Path(sys.executable), timeout=30)
+    py = fetch_interpreter(Path(sys.executable), timeout=30).python
     assert py.markers == default_environment()
 
 
@@ -79,7 +80,7 @@ def test_not_a_python_is_a_usage_error(tmp_path):
 
 
 def _torch_dist(env):
-    _, dists, _ = fetch_interpreter(_python(env), timeout=30)
+    dists = fetch_interpreter(_python(env), timeout=30).distributions
     return next(d for d in dists if d.name == "torch")
 
 

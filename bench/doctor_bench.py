@@ -1,0 +1,85 @@
+"""`compat doctor` against `python -m torch.utils.collect_env` on the same environment.
+
+Both run as fresh processes, N times each (after one warm-up each, so the OS page cache is
+equally warm); the figure is the median wall time. Goal: doctor at least 3x faster while its
+JSON carries every field collect_env prints (checked below, field by field).
+
+Usage: python bench/doctor_bench.py [RUNS] [--python PATH]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+# collect_env's fields and where the same fact sits in `compat doctor --json`.
+FIELDS = {
+    "PyTorch version": ("torch", "version"),
+    "Is debug build": ("torch", "debug"),
+    "CUDA used to build PyTorch": ("torch", "cuda"),
+    "ROCM used to build PyTorch": ("torch", "hip"),
+    "OS": ("system", "os"),
+    "GCC version": ("system", "tools", "gcc"),
+    "Clang version": ("system", "tools", "clang"),
+    "CMake version": ("system", "tools", "cmake"),
+    "Libc version": ("python", "glibc"),
+    "Python version": ("python", "version"),
+    "Python platform": ("system", "platform"),
+    "Is CUDA available": ("hardware", "gpus"),
+    "CUDA runtime version": ("system", "tools", "nvcc"),
+    "CUDA_MODULE_LOADING set to": ("launch", "env"),
+    "GPU models and configuration": ("hardware", "gpus"),
+    "Nvidia driver version": ("hardware", "driver"),
+    "cuDNN version": ("torch", "cudnn"),
+    "Is XNNPACK available": ("torch", "xnnpack"),
+    "Caching allocator config": ("launch", "env"),
+    "CPU": ("system", "cpu"),
+    "Versions of relevant libraries": ("packages",),
+}
+
+
+def _time(cmd: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return time.perf_counter() - start, proc.stdout
+
+
+def _has(doc: dict, path: tuple[str, ...]) -> bool:
+    node = doc
+    for key in path:
+        if isinstance(node, list):
+            node = {item.get("name"): item for item in node if isinstance(item, dict)} if key != "name" else node
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    runs = int(args[0]) if args and args[0].isdigit() else 5
+    python = args[args.index("--python") + 1] if "--python" in args else sys.executable
+    doctor = [sys.executable, "-m", "compat", "doctor", "--json", "--python", python]
+    collect = [python, "-m", "torch.utils.collect_env"]
+    _time(doctor), _time(collect)  # warm-up
+    d_times, c_times, doc_text = [], [], ""
+    for _ in range(runs):
+        t, doc_text = _time(doctor)
+        d_times.append(t)
+        t, _ = _time(collect)
+        c_times.append(t)
+    facts = json.loads(doc_text)["facts"]
+    missing = [name for name, path in FIELDS.items() if not _has(facts, path)]
+    d, c = statistics.median(d_times), statistics.median(c_times)
+    print(f"compat doctor:  median {d * 1000:.0f} ms over {runs} runs")
+    print(f"collect_env:    median {c * 1000:.0f} ms over {runs} runs")
+    print(f"speed-up:       {c / d:.1f}x")
+    print("collect_env fields covered: " + ("all" if not missing else f"missing {', '.join(missing)}"))
+    return 0 if c / d >= 3 and not missing else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
