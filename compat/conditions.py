@@ -106,6 +106,9 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
             yield (False, f"{name} not set")
         else:
             yield (text in value, f"{name}={value}")
+    for name in w.env_unset:
+        value = f.launch.env.get(name)
+        yield (value is None, f"{name} not set" if value is None else f"{name}={value}")
     if w.shm_mib is not None:
         shm = f.launch.shm_bytes
         if isinstance(shm, Unknown):
@@ -165,7 +168,9 @@ def _gpus(w: When, f: Facts) -> Iterator[_Result]:
         yield Unknown(reason=f"GPUs: {gpus.reason}")
         return
     if w.gpu_count is not None:
-        yield (w.gpu_count.contains(str(len(gpus))), f"{len(gpus)} GPU(s) ({w.gpu_count})")
+        count = f.visible_gpus()
+        assert not isinstance(count, Unknown)  # gpus is known here
+        yield (w.gpu_count.contains(str(count)), f"{count} visible GPU(s) ({w.gpu_count})")
     if w.compute_capability is not None:
         yield _any_gpu(gpus, "compute capability", lambda g: _cc_in(g, w.compute_capability))
     if w.gpu_name:

@@ -231,6 +231,16 @@ class Facts:
     system: System | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
     """Operating system, CPU and build tools."""
 
+    def visible_gpus(self) -> int | Unknown:
+        """GPUs a training process will see: CUDA_VISIBLE_DEVICES narrows probed ones, not declared ones."""
+        gpus = self.hardware.gpus
+        if isinstance(gpus, Unknown):
+            return gpus
+        visible = self.launch.env.get("CUDA_VISIBLE_DEVICES")
+        if visible is None or "gpus" in self.declared:
+            return len(gpus)
+        return min(len([e for e in visible.split(",") if e.strip()]), len(gpus))
+
     def package(self, name: str) -> Distribution | None | Unknown:
         """The installed distribution called `name`, None if absent, Unknown if unknowable."""
         if isinstance(self.packages, Unknown):

@@ -11,20 +11,9 @@ from compat.matrix import Matrix
 from compat.unknown import Unknown
 
 
-def visible_gpu_count(facts: Facts) -> int | Unknown:
-    gpus = facts.hardware.gpus
-    if isinstance(gpus, Unknown):
-        return gpus
-    visible = facts.launch.env.get("CUDA_VISIBLE_DEVICES")
-    if visible is None or "gpus" in facts.declared:
-        return len(gpus)
-    entries = [e for e in visible.split(",") if e.strip()]
-    return min(len(entries), len(gpus))
-
-
 def check_launcher(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     fid, title = "multi-gpu-without-launcher", "Several GPUs are used through a distributed launcher"
-    count = visible_gpu_count(facts)
+    count = facts.visible_gpus()
     if isinstance(count, Unknown) or count < 2:
         return
     launcher = facts.launch.launcher

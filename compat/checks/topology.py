@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.checks._util import cannot_check, declared_note
-from compat.checks.launch import visible_gpu_count
 from compat.facts import Facts, Interconnect, TorchBuild
 from compat.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
@@ -52,7 +51,7 @@ def check_p2p(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
 
 def check_shm(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     fid, title = "small-dev-shm", "/dev/shm has room for NCCL"
-    count = visible_gpu_count(facts)
+    count = facts.visible_gpus()
     if isinstance(count, Unknown) or count < 2:
         return
     if "gpus" in facts.declared:

@@ -52,7 +52,6 @@ TRACKED: tuple[str, ...] = (
     "flash-attn",
     "flashinfer-python",
     "liger-kernel",
-    "numpy",
     "peft",
     "torch",
     "torchaudio",

@@ -58,6 +58,8 @@ class When:
     zero_stage: frozenset[int] = frozenset()
     env: tuple[tuple[str, str], ...] = ()
     """Each variable is set and contains the given text ("" = set to anything)."""
+    env_unset: tuple[str, ...] = ()
+    """Each of these variables is not set (a workaround that is absent)."""
     shm_mib: SpecifierSet | None = None
     container: bool | None = None
     script: ScriptWhen = ScriptWhen()
@@ -67,7 +69,7 @@ LAUNCHERS = frozenset({"python", "torchrun", "accelerate", "deepspeed"})
 _KEYS = (
     "packages", "absent", "python", "gpu_count", "compute_capability", "gpu_name", "nvlink",
     "driver", "driver_cuda", "torch_cuda", "torch_cpu", "launcher", "distributed_type",
-    "fsdp_version", "zero_stage", "env", "shm_mib", "container", "script",
+    "fsdp_version", "zero_stage", "env", "env_unset", "shm_mib", "container", "script",
 )
 _SCRIPT_KEYS = (
     "trainers", "device_map", "use_vllm", "vllm_mode", "config_access",
@@ -107,6 +109,7 @@ def parse_when(t: Table) -> When:
         fsdp_version=_ints(t, "fsdp_version"),
         zero_stage=_ints(t, "zero_stage"),
         env=env,
+        env_unset=tuple(sorted(t.strs("env_unset", ()))),
         shm_mib=t.specifier("shm_mib", None),
         container=t.bool("container", None),
         script=_parse_script(t.table("script")) if "script" in t else ScriptWhen(),

@@ -43,7 +43,7 @@ def render_requirements(lock: Lock, *, constraints: bool = False) -> str:
             continue
         lines.append(_line(pin, extras=not constraints))
     for req in lock.unpinned:
-        lines.append(f"{req}  # not tracked by the matrix: pip resolves it")
+        lines.append(f"{req}  # range only: pip picks the version")
     for pin in late:
         lines.append(
             f"# {pin.name}=={pin.version}  # {'; '.join(pin.reasons)}; compiles against torch, so install it "

@@ -176,9 +176,9 @@ def test_show_table_for_vllm_and_trl():
 def test_show_unknown_package_is_a_one_line_error():
     from compat.cli import main
 
-    result = CliRunner().invoke(app, ["matrix", "show", "pandas"])
+    result = CliRunner().invoke(app, ["matrix", "show", "numpy"])
     assert result.exit_code != 0
-    assert "no releases recorded for 'pandas'" in str(result.exception)
+    assert "no releases recorded for 'numpy'" in str(result.exception)
     bad = CliRunner().invoke(app, ["matrix", "show", "vllm", "--since", "soon"])
     assert "--since: 'soon' is not a version" in str(bad.exception)
     assert main  # the entry point turns CompatError into one line + exit 2 (tests/test_cli covers it)
@@ -203,11 +203,11 @@ def test_validate_reports_every_broken_file_with_file_and_key(tmp_path):
     (overlay / "signatures" / "ours.toml").write_text(
         """
 [[signature]]
-id = "ours-pandas"
+id = "ours-numpy"
 title = "t"
 severity = "error"
 patterns = ["boom"]
-when = { packages = { pandas = ">=2" } }
+when = { packages = { numpy = ">=2" } }
 fix = { requires = ["trl>=99"] }
 cause = "c"
 refs = ["acme/repo#1"]
@@ -217,8 +217,8 @@ refs = ["acme/repo#1"]
     text = "\n".join(result.problems)
     assert f"{overlay}/releases/vllm.toml: release 0.7.2: already defined in matrix/releases/vllm.toml" in text
     assert f"{overlay}/releases/inhouse.toml: release[0].version: 'x' is not a version" in text
-    assert "signatures/ours.toml: signature[ours-pandas].when.packages.pandas: 'pandas' is not a tracked package" in text
-    assert "signatures/ours.toml: signature[ours-pandas].fix.requires[0]: no recorded trl release satisfies 'trl>=99'" in text
+    assert "signatures/ours.toml: signature[ours-numpy].when.packages.numpy: 'numpy' is not a tracked package" in text
+    assert "signatures/ours.toml: signature[ours-numpy].fix.requires[0]: no recorded trl release satisfies 'trl>=99'" in text
 
     cli = CliRunner().invoke(app, ["matrix", "validate", str(overlay), "--no-audit"])
     assert cli.exit_code == 2

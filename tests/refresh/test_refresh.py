@@ -184,8 +184,8 @@ def test_metadata_hash_mismatch_is_an_error(fake_index, out):
 def test_unknown_package_and_missing_page(fake_index, out):
     from compat.errors import UsageError
 
-    with pytest.raises(UsageError, match="not a tracked package: pandas"):
-        run(fake_index, out, None, packages=["pandas"])
+    with pytest.raises(UsageError, match="not a tracked package: numpy"):
+        run(fake_index, out, None, packages=["numpy"])
     with pytest.raises(PackageIndexError, match="HTTP 404"):
         run(fake_index, out, None, packages=["peft"])  # not on this index
     assert list(out.iterdir()) == []
