@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import html.parser
 import io
-import json
 import os
 import threading
 import time

@@ -76,9 +76,10 @@ def plan(
     if not isinstance(facts.packages, Unknown):
         installed = {d.name: d.version for d in facts.packages}
     changed = [p for p in lock.pins if installed.get(p.name) != p.full_version and not _same(installed.get(p.name), p)]
-    kept = tuple(f"{p.name} {installed[p.name]}" for p in lock.pins if p not in changed and p.name in installed)
-    torch_moves = any(p.name in ("torch", "torchvision", "torchaudio") for p in changed)
-    torch_family = [p for p in changed if p.name in ("torch", "torchvision", "torchaudio")]
+    kept_pins = [p for p in lock.pins if p not in changed and p.name in installed]
+    torch_moves = any(p.name == "torch" for p in changed)
+    # Companions ride with torch from its index; without a torch change they are ordinary packages.
+    torch_family = [p for p in changed if p.name in ("torch", "torchvision", "torchaudio")] if torch_moves else []
     extensions = [p for p in lock.pins if p.after_torch and (p in changed or (torch_moves and p.name in installed))]
     packages = [p for p in changed if p not in torch_family and p not in extensions]
 
@@ -126,6 +127,7 @@ def plan(
             why="compiled against torch: rebuilt last, against the torch now installed",
         ))
     steps = _attach_findings(steps, findings, lock)
+    kept = tuple(f"{p.name} {installed[p.name]}" for p in kept_pins if p not in extensions)
     uncleared = tuple(
         f"{f.id}: {f.fix.advice or 'no version change clears it'}"
         for f in findings

@@ -24,6 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from compat.cache import cache_root
 from compat.errors import MatrixError, PackageIndexError, UsageError
 from compat.index import IndexClient, IndexFile
 from compat.matrix._toml import read_toml
@@ -57,8 +58,7 @@ class RefreshResult:
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base) / "compat"
+    return cache_root()
 
 
 def choose_file(files: Sequence[IndexFile]) -> IndexFile | None:

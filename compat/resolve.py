@@ -188,6 +188,12 @@ def hardware_lines(facts: Facts, hw: _Hardware) -> tuple[str, ...]:
 # ----------------------------------------------------------------------------- resolvelib model
 
 
+# Packages whose public wheels carry CUDA kernels built for the CUDA major of torch's public-index
+# build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
+# cannot open shared object file`, vllm-project/vllm#44335); within the major they run.
+BUILT_AGAINST_DEFAULT_TORCH = frozenset({"vllm", "xformers", "flashinfer-python"})
+
+
 @dataclass(frozen=True, kw_only=True)
 class Need:
     """One requirement the resolver must meet, and who asked for it."""
@@ -198,6 +204,8 @@ class Need:
     specifier: SpecifierSet
     why: str
     """Who asked: "target", "vllm 0.7.2", "catalog: <signature id>", "extensions table"."""
+    default_build: bool = False
+    """torch must have the CUDA major of its public-index build: the asker's kernels were built for it."""
 
     @property
     def identifier(self) -> str:
@@ -271,6 +279,16 @@ class _Filters:
             return any(req.marker.evaluate({**self.env, "extra": e}) for e in extras) and not req.marker.evaluate({**self.env, "extra": ""})
         except (UndefinedEnvironmentName, UndefinedComparison):
             return False
+
+    def same_major_as_default(self, version: Version, variant: str | None) -> bool:
+        """Whether torch `version`'s `variant` build has the CUDA major of its public-index build."""
+        if variant is None:
+            return True
+        rel = self.matrix.torch.release(str(version))
+        mine, theirs = _cuda_of(variant), _cuda_of(rel.default_variant) if rel else None
+        if mine is None or theirs is None:
+            return mine == theirs
+        return mine.split(".")[0] == theirs.split(".")[0]
 
     def torch_build(self, version: Version) -> tuple[str | None, bool, str | None]:
         """(variant, is_default, None) of the build to use, or (None, False, why none fits)."""
@@ -430,6 +448,11 @@ class _Provider:
             variant, is_default = None, True
             if why is None and name == "torch":
                 variant, is_default, why = self.filters.torch_build(v)
+                if why is None and not self.filters.same_major_as_default(v, variant):
+                    asker = next((n.why for n in needs if n.default_build), None)
+                    if asker is not None:
+                        why = (f"{asker} ships kernels for the CUDA major of torch {v}'s public-index build; "
+                               f"the {variant} build that fits this hardware has another")
             if why is not None:
                 self.filters.rejected[key] = why
                 continue
@@ -457,6 +480,8 @@ class _Provider:
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
             return True
+        if requirement.default_build and not self.filters.same_major_as_default(candidate.version, candidate.variant):
+            return False
         return _contains(requirement.specifier, candidate.version, True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Need]:
@@ -470,12 +495,14 @@ class _Provider:
         for req in candidate.requires:
             if not self.filters.markers_hold(req, candidate.extras):
                 continue
+            dep = str(canonicalize_name(req.name))
             deps.append(
                 Need(
-                    name=str(canonicalize_name(req.name)),
+                    name=dep,
                     extras=frozenset(str(canonicalize_name(e)) for e in req.extras),
                     specifier=req.specifier,
                     why=candidate.label() + (f"[{','.join(sorted(candidate.extras))}]" if candidate.extras else ""),
+                    default_build=dep == "torch" and candidate.name in BUILT_AGAINST_DEFAULT_TORCH,
                 )
             )
         deps.extend(self.filters.extension_needs(candidate))
@@ -502,20 +529,20 @@ class _Provider:
             if not self.filters.markers_hold(req, frozenset()) and not (extras and self.filters.markers_hold(req, extras)):
                 continue
             dep = str(canonicalize_name(req.name))
-            if not self._any_fits(dep, req.specifier):
+            if not self._any_fits(dep, req.specifier, default_build=dep == "torch" and name in BUILT_AGAINST_DEFAULT_TORCH):
                 verb = "pins" if _is_exact(req.specifier) else "requires"
                 why = self._first_reason(dep, req.specifier)
                 return f"{name} {version} {verb} {dep}{req.specifier}" + (f"; {why}" if why else "")
         return None
 
-    def _any_fits(self, name: str, spec: SpecifierSet) -> bool:
-        key = (name, str(spec))
+    def _any_fits(self, name: str, spec: SpecifierSet, *, default_build: bool = False) -> bool:
+        key = (name, str(spec), default_build)
         if key not in self._fits:
             releases = self._get(name)
             if releases is None:
                 self._fits[key] = True
             else:
-                need = Need(name=name, extras=frozenset(), specifier=spec, why="lookahead")
+                need = Need(name=name, extras=frozenset(), specifier=spec, why="lookahead", default_build=default_build)
                 self._fits[key] = bool(self._plain_matches(name, releases, [need]))
         return self._fits[key]
 
@@ -535,8 +562,10 @@ class _Provider:
                 continue
             if self.filters.release_fits(name, release) is not None:
                 continue
-            if name == "torch" and self.filters.torch_build(v)[2] is not None:
-                continue
+            if name == "torch":
+                variant, _, why = self.filters.torch_build(v)
+                if why is not None or (any(n.default_build for n in needs) and not self.filters.same_major_as_default(v, variant)):
+                    continue
             out.append(v)
         return out
 

@@ -1,6 +1,5 @@
 """Declared hardware (--gpus, --driver, --launcher) laid over probed facts."""
 
-from dataclasses import replace
 
 import pytest
 from packaging.specifiers import SpecifierSet

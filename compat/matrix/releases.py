@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from compat.cache import cache_root, write_atomic
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
 from compat.unknown import Unknown
@@ -51,6 +51,7 @@ TRACKED: tuple[str, ...] = (
     "deepspeed",
     "flash-attn",
     "flashinfer-python",
+    "huggingface-hub",
     "liger-kernel",
     "peft",
     "torch",
@@ -292,8 +293,7 @@ class ReleaseIndex:
 def _parsed_cache_dir() -> Path | None:
     if os.environ.get("COMPAT_NO_CACHE"):
         return None
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "compat" / "parsed"
+    return cache_root() / "parsed"
 
 
 def _read_cached(path: Path, label: str) -> Table:
@@ -320,13 +320,10 @@ def _read_cached(path: Path, label: str) -> Table:
     table = read_toml(path, label=label)
     if entry is not None:
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(table.data, handle)
-            os.replace(tmp, entry)
-        except (OSError, TypeError, ValueError):
-            pass  # an unwritable cache, or a hand-written overlay with TOML dates: parse every time
+            blob = json.dumps(table.data).encode()
+        except (TypeError, ValueError):
+            return table  # a hand-written overlay with TOML dates: parse it every time
+        write_atomic(entry, blob)  # an unwritable cache only costs speed
     return table
 
 

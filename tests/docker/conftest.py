@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dockerstep import DOCKERFILE, REPO, StepResult, clean_env, dockerfile_copy_sources, run_step
+from tests.docker.dockerstep import DOCKERFILE, REPO, StepResult, clean_env, dockerfile_copy_sources, run_step
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dockerstep import StepResult, clean_env, run_step, write_tool
+from tests.docker.dockerstep import StepResult, clean_env, run_step, write_tool
 
 HARDWARE = {"GPUS": "8xH100", "DRIVER": "580.65.06"}
 

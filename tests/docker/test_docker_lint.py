@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dockerstep import DOCKERFILE, REPO, SCRIPT, dockerfile_copy_sources
+from tests.docker.dockerstep import DOCKERFILE, REPO, SCRIPT, dockerfile_copy_sources
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".hypothesis", "build", "dist"}
 

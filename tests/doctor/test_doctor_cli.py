@@ -71,7 +71,6 @@ def test_json_is_deterministic(env, doctor):
 
 
 def test_bad_facts_file_is_one_line_exit_2(tmp_path):
-    from typer.testing import CliRunner
 
     from compat.cli import main  # noqa: F401 - the entry point wraps CompatError
     import subprocess

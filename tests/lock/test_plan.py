@@ -11,7 +11,7 @@ from compat.plan import Installer, default_targets, plan
 from compat.report.plan import render_json, render_text
 from compat.resolve import resolve
 
-from conftest import make_facts
+from tests.lock.conftest import make_facts
 
 BROKEN = (
     Distribution(name="trl", version="0.15.2", requires=("accelerate>=0.34.0", "transformers>=4.46.0", "vllm==0.7.2; extra == 'vllm'")),

@@ -11,7 +11,7 @@ from compat.facts import Distribution
 from compat.report.lock import LockFormat, render_lock
 from compat.resolve import resolve
 
-from conftest import make_facts
+from tests.lock.conftest import make_facts
 
 
 def lock(matrix, extensions, targets, **kw):

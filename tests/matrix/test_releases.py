@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -189,8 +188,11 @@ def test_show_unknown_package_is_a_one_line_error():
 
 def test_shipped_release_files_validate():
     result = validate_matrix(audit_patterns=False)
-    mine = [p for p in result.problems if "releases/" in p or "not a tracked package" in p]
+    # The other parts of the shipped matrix have their own owners and tests; here: the releases
+    # files and every reference into them (torch.toml versions, fix.requires met by a release).
+    mine = [p for p in result.problems if "releases/" in p or "no recorded" in p or "not a torch release" in p]
     assert mine == []
+    assert not any(s.startswith("releases/") for s in result.skipped)
     assert result.packages == len(TRACKED) and result.releases > 1200
 
 
@@ -217,12 +219,12 @@ refs = ["acme/repo#1"]
     text = "\n".join(result.problems)
     assert f"{overlay}/releases/vllm.toml: release 0.7.2: already defined in matrix/releases/vllm.toml" in text
     assert f"{overlay}/releases/inhouse.toml: release[0].version: 'x' is not a version" in text
-    assert "signatures/ours.toml: signature[ours-numpy].when.packages.numpy: 'numpy' is not a tracked package" in text
+    assert "not a tracked package" not in text  # `when` may name any installed package (numpy here)
     assert "signatures/ours.toml: signature[ours-numpy].fix.requires[0]: no recorded trl release satisfies 'trl>=99'" in text
 
     cli = CliRunner().invoke(app, ["matrix", "validate", str(overlay), "--no-audit"])
     assert cli.exit_code == 2
-    assert "is not a tracked package" in cli.stderr
+    assert "no recorded trl release satisfies 'trl>=99'" in cli.stderr
 
 
 def test_validate_a_directory_alone(tmp_path):

@@ -14,7 +14,7 @@ from compat.facts import (
 from compat.probe import ProbeRequest, probe, probe_launch_and_script
 from compat.probe.requirements import read_requirements
 from compat.unknown import Unknown
-from probe_fakes import DATA
+from tests.probe.probe_fakes import DATA
 
 
 def test_probe_without_hardware_never_touches_the_gpu_tools(monkeypatch, tmp_path):

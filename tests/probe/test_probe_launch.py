@@ -7,7 +7,7 @@ from compat.probe.launch import (
     NO_LAUNCHER, detect_container, infer_launcher, kept_env, probe_launch, read_accelerate_config,
 )
 from compat.unknown import Unknown
-from probe_fakes import DATA
+from tests.probe.probe_fakes import DATA
 
 ACC = DATA / "accelerate"
 

@@ -7,7 +7,7 @@ from compat.probe.nvidia import (
     parse_proc_version, parse_query_gpu, parse_smi_header, parse_topo, probe_hardware,
 )
 from compat.unknown import Unknown
-from probe_fakes import FakeNvml, fake_smi, read
+from tests.probe.probe_fakes import FakeNvml, fake_smi, read
 
 NO_PROC = Path("/nonexistent/proc/driver/nvidia/version")
 
