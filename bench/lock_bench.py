@@ -10,23 +10,26 @@ uv compiles, so both tools answer the same question. Prints one line per tool wi
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from pip._internal.models.index import PyPI
 import time
 from pathlib import Path
 
 LOCK = ["trl[vllm]", "--gpus", "8xH100", "--driver", "550.54.15", "--python-version", "3.11"]
 
 
-def timed(cmd: list[str], runs: int) -> tuple[float, subprocess.CompletedProcess]:
+def timed(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
     times = []
     proc = None
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         times.append(time.perf_counter() - start)
         if proc.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
@@ -47,10 +50,18 @@ def main() -> None:
         pins = Path(tmp) / "pins.in"
         # uv reads the same requirements file; flash-attn-style commented pins stay comments.
         pins.write_text(proc.stdout)
+        # uv does not read pip's configuration: hand it the same index and CA bundle pip uses.
+        index = os.environ.get("PIP_INDEX_URL") or PyPI.simple_url
         cmd = [args.uv, "pip", "compile", str(pins), "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28",
-               "--index-strategy", "unsafe-best-match", "-q"]
-        subprocess.run(cmd, capture_output=True)  # warm uv's cache
-        uv_median, _ = timed(cmd, args.runs)
+               "--index-strategy", "unsafe-best-match", "--index-url", index, "-q"]
+        env = dict(os.environ)
+        if os.environ.get("PIP_CERT"):
+            env.setdefault("SSL_CERT_FILE", os.environ["PIP_CERT"])
+        warm = subprocess.run(cmd, capture_output=True, text=True, env=env)  # warm uv's cache
+        if warm.returncode != 0:
+            print(f"uv pip compile failed: {warm.stderr.strip().splitlines()[-1:]}")
+            return
+        uv_median, _ = timed(cmd, args.runs, env=env)
     print(f"uv pip compile (same pins, warm cache): median {uv_median:.3f} s over {args.runs} runs")
 
 

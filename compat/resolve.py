@@ -28,7 +28,7 @@ from compat.errors import ResolutionError, UsageError
 from compat.facts import Distribution, Facts, Python, TorchBuild, TorchSource
 from compat.lock import SCHEMA_VERSION, Constraint, Lock, Pin
 from compat.matrix import Matrix
-from compat.matrix.extensions import ExtensionTable, load_extensions_from
+from compat.matrix.extensions import ExtensionTable
 from compat.unknown import Unknown
 
 # Built from the torch wheel index and published with the same local tag as torch; they must
@@ -628,7 +628,7 @@ def resolve(
     `prefer_installed`, the installed version of each package is tried first.
     """
     needs = parse_targets(targets)
-    extensions = extensions if extensions is not None else load_extensions_from(matrix.roots)
+    extensions = extensions if extensions is not None else matrix.extensions
     hw = _hardware(facts, matrix)
     filters = _Filters(facts, matrix, extensions, hw, minor_compat)
     preferred: dict[str, Version] = {}

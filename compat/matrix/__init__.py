@@ -14,6 +14,7 @@ from pathlib import Path
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.cuda import CudaTable, load_cuda
+from compat.matrix.extensions import ExtensionTable, load_extensions
 from compat.matrix.gpus import GpuTable, load_gpus
 from compat.matrix.releases import ReleaseIndex
 from compat.matrix.signatures import Signature, load_signatures
@@ -30,6 +31,8 @@ class Matrix:
     """torch releases: CUDA variants, default variant, Pythons, compiled architectures."""
     gpus: GpuTable
     """GPU models: compute capability, memory, interconnect."""
+    extensions: ExtensionTable
+    """Packages that compile against torch (flash-attn): which torch, CUDA and Python their wheels cover."""
     releases: ReleaseIndex
     """Every release of the tracked packages with its declared requirements (loaded lazily)."""
     signatures: tuple[Signature, ...]
@@ -61,7 +64,7 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None) -> M
     for root in roots:
         if not root.is_dir():
             raise MatrixError(str(root), "", "not a directory")
-    per_file: dict[str, list[Table]] = {"cuda.toml": [], "torch.toml": [], "gpus.toml": []}
+    per_file: dict[str, list[Table]] = {"cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": []}
     signature_files: list[tuple[Table, str]] = []
     for i, root in enumerate(roots):
         for name, tables in per_file.items():
@@ -73,12 +76,13 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None) -> M
             for path in sorted(sig_dir.glob("*.toml")):
                 signature_files.append((read_toml(path, label=_label(root, path, i == 0)), path.stem))
     for name, tables in per_file.items():
-        if not tables:
+        if not tables and name != "extensions.toml":
             raise MatrixError(f"matrix/{name}", "", "missing from the shipped matrix")
     return Matrix(
         cuda=load_cuda(per_file["cuda.toml"]),
         torch=load_torch(per_file["torch.toml"]),
         gpus=load_gpus(per_file["gpus.toml"]),
+        extensions=load_extensions(per_file["extensions.toml"]),
         releases=ReleaseIndex(tuple(root / "releases" for root in roots)),
         signatures=load_signatures(signature_files),
         roots=roots,
