@@ -109,10 +109,20 @@ def platform_name(facts: Facts) -> str:
     return f"{m.get('sys_platform', '?')}-{m.get('platform_machine', '?')}"
 
 
-@functools.lru_cache(maxsize=200_000)
 def _contains(spec: SpecifierSet, version: Version, prereleases: bool | None) -> bool:
-    # The resolver asks the same questions many times while it backtracks; packaging parses each time.
-    return spec.contains(version, prereleases=prereleases)
+    # Answers are cached per (specifier text, version): hashing a SpecifierSet canonicalizes every
+    # clause on each call, which cost more than the question itself while the resolver backtracks.
+    return _contains_text(str(spec), version, prereleases)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _contains_text(spec: str, version: Version, prereleases: bool | None) -> bool:
+    return _spec(spec).contains(version, prereleases=prereleases)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _spec(text: str) -> SpecifierSet:
+    return SpecifierSet(text)
 
 
 def _driver_text(v: Version) -> str:

@@ -37,6 +37,7 @@ def matrix() -> Matrix:
         cuda=load_cuda([read_toml(SHIPPED / "cuda.toml")]),
         torch=load_torch([read_toml(SHIPPED / "torch.toml")]),
         gpus=GpuTable(models=()),
+        extensions=load_extensions_from([SHIPPED]),
         releases=ReleaseIndex((root / "releases",)),
         signatures=load_signatures([(read_toml(p), p.stem) for p in sorted(sig_dir.glob("*.toml"))]),
         roots=(root,),
