@@ -677,7 +677,7 @@ def _run(provider, needs, filters, matrix, imposed):
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     try:
-        result = Resolver(provider, BaseReporter()).resolve(needs, max_rounds=2000)
+        result = Resolver(provider, BaseReporter()).resolve(needs, max_rounds=10000)
     except ResolutionImpossible as exc:
         raise _Conflict(exc.causes, provider, imposed) from exc
     except ResolutionTooDeep as exc:
