@@ -7,6 +7,7 @@ all come back as a `RunResult` whose `problem` is a sentence fit for an `Unknown
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -125,3 +126,19 @@ def _signal_name(number: int) -> str:
 def _last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
+
+
+def marked_json(result: RunResult, mark: str) -> dict | None:
+    """The JSON object a child printed after `mark` (its last such line); None if there is none.
+
+    Children print their report behind a mark so that whatever else a site hook or a noisy
+    import writes to stdout cannot be mistaken for it.
+    """
+    for line in reversed(result.stdout.splitlines()):
+        if line.startswith(mark):
+            try:
+                data = json.loads(line[len(mark):])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None

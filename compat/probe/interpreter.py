@@ -14,7 +14,7 @@ from pathlib import Path
 
 from compat.errors import UsageError
 from compat.facts import Distribution, Python
-from compat.probe._run import RunResult, run
+from compat.probe._run import RunResult, marked_json, run
 from compat.unknown import Unknown
 
 MARK = "COMPAT-INTERPRETER:"
@@ -139,7 +139,7 @@ def fetch_interpreter(python: Path, *, timeout: float) -> Interpreter:
 
 def parse_interpreter(result: RunResult, *, python: Path) -> Interpreter:
     """Python facts, distributions sorted by name, and the dist-info folders that were unreadable."""
-    data = _payload(result)
+    data = marked_json(result, MARK)
     if data is None:
         why = result.problem or "it printed nothing compat could read"
         raise UsageError(f"cannot inspect the interpreter {python}: {why}")
@@ -185,12 +185,3 @@ def parse_interpreter(result: RunResult, *, python: Path) -> Interpreter:
     )
 
 
-def _payload(result: RunResult) -> dict | None:
-    for line in reversed(result.stdout.splitlines()):
-        if line.startswith(MARK):
-            try:
-                data = json.loads(line[len(MARK):])
-            except ValueError:
-                return None
-            return data if isinstance(data, dict) else None
-    return None

@@ -9,7 +9,6 @@ and the matrix instead.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 from compat.cache import cache_root, write_atomic
 
 from compat.facts import Distribution, TorchBuild, TorchSource
-from compat.probe._run import RunResult, run
+from compat.probe._run import RunResult, marked_json, run
 from compat.unknown import Unknown
 
 MARK = "COMPAT-TORCH:"
@@ -113,7 +112,7 @@ def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix) 
 
     `dist` is the torch distribution of the same interpreter (None when not installed).
     """
-    data = _payload(result)
+    data = marked_json(result, MARK)
     if data is not None and data.get("installed") is False:
         if isinstance(dist, Distribution):
             # A dist-info without the package (a half-removed or hand-made install, or a fake
@@ -196,15 +195,6 @@ def cuda_of_variant(variant: str) -> str | None | Unknown:
     return Unknown(reason=f"unrecognized torch variant {variant!r}")
 
 
-def _payload(result: RunResult) -> dict | None:
-    for line in reversed(result.stdout.splitlines()):
-        if line.startswith(MARK):
-            try:
-                data = json.loads(line[len(MARK):])
-            except ValueError:
-                return None
-            return data if isinstance(data, dict) else None
-    return None
 
 
 def _unknown(value: object) -> Unknown | None:
