@@ -246,7 +246,7 @@ def _pulled_in(name: str, version: str, facts: Facts, matrix) -> list[str]:
         return []
     try:
         pkg = releases.get(name)
-    except (CompatError, OSError, NotImplementedError):
+    except (CompatError, OSError):
         # The release index is optional for explain: without it the fix is simply not tailored.
         return []
     if pkg is None:

@@ -18,22 +18,12 @@ from packaging.version import InvalidVersion, Version
 from compat.facts import Facts
 from compat.findings import Finding, Status
 from compat.lock import SCHEMA_VERSION, Lock, Pin, Plan, Step, StepKind
-from compat.matrix import Matrix
 from compat.unknown import Unknown
 
 
 class Installer(str, enum.Enum):
     PIP = "pip"
     UV = "uv"
-
-
-def find_findings(facts: Facts, matrix: Matrix) -> tuple[Finding, ...]:
-    """The doctor's findings for `facts`; empty while the diagnose module is not available."""
-    try:
-        from compat.diagnose import diagnose
-    except ImportError:  # pragma: no cover - only while the module is being written
-        return ()
-    return diagnose(facts, matrix)
 
 
 def default_targets(facts: Facts, tracked: Sequence[str]) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from compat.errors import ResolutionError, UsageError
 from compat.facts import Distribution, Facts, Python, TorchBuild, TorchSource
 from compat.lock import SCHEMA_VERSION, Constraint, Lock, Pin
 from compat.matrix import Matrix
+from compat.matrix.torch import variant_cuda
 from compat.matrix.extensions import ExtensionTable
 from compat.unknown import Unknown
 
@@ -252,11 +253,6 @@ def _ident(name: str, extras: Iterable[str]) -> str:
     return f"{name}[{','.join(extras)}]" if extras else name
 
 
-def _cuda_of(variant: str) -> str | None:
-    m = re.fullmatch(r"cu(\d+)(\d)", variant)
-    return f"{m.group(1)}.{m.group(2)}" if m else None
-
-
 class _Filters:
     """Which releases fit the target, with the reason each one that does not fit was dropped."""
 
@@ -295,7 +291,7 @@ class _Filters:
         if variant is None:
             return True
         rel = self.matrix.torch.release(str(version))
-        mine, theirs = _cuda_of(variant), _cuda_of(rel.default_variant) if rel else None
+        mine, theirs = variant_cuda(variant), variant_cuda(rel.default_variant) if rel else None
         if mine is None or theirs is None:
             return mine == theirs
         return mine.split(".")[0] == theirs.split(".")[0]
@@ -319,14 +315,14 @@ class _Filters:
         if not hw.ccs and hw.driver is None:
             return rel.default_variant, True, None
         variants = [rel.default_variant] + sorted(
-            (x for x in rel.variants if x != rel.default_variant and _cuda_of(x)),
-            key=lambda x: Version(_cuda_of(x) or "0"),
+            (x for x in rel.variants if x != rel.default_variant and variant_cuda(x)),
+            key=lambda x: Version(variant_cuda(x) or "0"),
             reverse=True,
         )
         problems: list[str] = []
         fallback: str | None = None
         for variant in variants:
-            cuda = _cuda_of(variant)
+            cuda = variant_cuda(variant)
             if cuda is None:
                 continue  # cpu / rocm builds do not use an NVIDIA GPU
             missing = [
@@ -688,7 +684,7 @@ def _run(provider, needs, filters, matrix, imposed):
 def _extension_cuda_mismatch(mapping, extensions: ExtensionTable):
     """An extension whose prebuilt wheels are not built for the CUDA major of the chosen torch build."""
     torch = mapping.get("torch")
-    cuda = _cuda_of(torch.variant or "") if torch is not None else None
+    cuda = variant_cuda(torch.variant or "") if torch is not None else None
     if cuda is None:
         return None
     major = int(cuda.split(".")[0])
@@ -712,7 +708,7 @@ def _facts_with(facts: Facts, mapping: Mapping[str, Candidate]) -> Facts:
         version = str(cand.version) + (f"+{cand.variant}" if cand.variant and not cand.default_variant else "")
         dists.append(Distribution(name=cand.name, version=version, requires=tuple(str(r) for r in cand.requires)))
         if cand.name == "torch":
-            cuda = _cuda_of(cand.variant or "")
+            cuda = variant_cuda(cand.variant or "")
             torch = TorchBuild(
                 version=version,
                 cuda=cuda if cand.variant else Unknown(reason="torch build variant not curated"),
@@ -997,7 +993,7 @@ def _build_lock(targets, facts, matrix, hw, mapping, criteria, imposed, extensio
         if local:
             index = matrix.torch.index_url(local)
         if cand.name == "torch" and cand.variant:
-            cuda = _cuda_of(cand.variant)
+            cuda = variant_cuda(cand.variant)
             build = f"{cand.variant} build" + (f" (CUDA {cuda})" if cuda else "")
             if hw.ccs:
                 build += " has " + ", ".join(_sm(cc) for cc, _ in hw.ccs)

@@ -37,8 +37,3 @@ def distinct_gpus(gpus: tuple[Gpu, ...]) -> tuple[Gpu, ...]:
     for gpu in gpus:
         seen.setdefault((gpu.name, str(gpu.compute_capability)), gpu)
     return tuple(seen.values())
-
-
-def cc_tuple(cc: str) -> tuple[int, int]:
-    major, _, minor = cc.partition(".")
-    return int(major), int(minor or 0)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.checks._util import cannot_check, cc_tuple, declared_note, distinct_gpus, gpu_label
+from compat.checks._util import cannot_check, declared_note, distinct_gpus, gpu_label
 from compat.facts import Facts, TorchBuild, TorchSource
 from compat.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
+from compat.matrix.cuda import cuda_key
 from compat.matrix.torch import arch_list_runs_on, cuda_variant, variant_cuda
 from compat.unknown import Unknown
 
@@ -45,7 +46,7 @@ def best_variant(matrix: Matrix, version: str, driver: str | None, cc: str | Non
     if release is None:
         return None
     candidates = [v for v in release.variants if v.startswith("cu")]
-    candidates.sort(key=lambda v: cc_tuple(variant_cuda(v)), reverse=True)
+    candidates.sort(key=lambda v: cuda_key(variant_cuda(v)), reverse=True)
     for variant in candidates:
         if driver is not None and _support(matrix, driver, variant_cuda(variant)) != "full":
             continue

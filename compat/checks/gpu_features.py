@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.checks._util import cc_tuple, declared_note, distinct_gpus, gpu_label
+from compat.checks._util import declared_note, distinct_gpus, gpu_label
 from compat.facts import AccelerateConfig, Facts, Gpu
 from compat.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
+from compat.matrix.torch import cc_key
 from compat.unknown import Unknown
 
 
@@ -17,7 +18,7 @@ def _gpus_below(facts: Facts, floor: tuple[int, int]) -> tuple[Gpu, ...]:
         return ()
     return tuple(
         g for g in distinct_gpus(gpus)
-        if isinstance(g.compute_capability, str) and cc_tuple(g.compute_capability) < floor
+        if isinstance(g.compute_capability, str) and cc_key(g.compute_capability) < floor
     )
 
 

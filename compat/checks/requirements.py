@@ -94,10 +94,7 @@ def _finding(dist: Distribution, req: Requirement, dep: Distribution | None, mat
 
 def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str]) -> str:
     """The newest run of consecutive releases of `dependent` that accept `dep_version`: "a … b" or ""."""
-    try:
-        package = matrix.releases.get(dependent)
-    except NotImplementedError:
-        return ""
+    package = matrix.releases.get(dependent)
     if package is None:
         return ""
     dep_key = canonicalize_name(dep)

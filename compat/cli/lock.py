@@ -104,7 +104,8 @@ def plan(
     """
     from compat.errors import ResolutionError, UsageError
     from compat.matrix.releases import TRACKED
-    from compat.plan import Installer, default_targets, find_findings, fix_requirements
+    from compat.diagnose import diagnose
+    from compat.plan import Installer, default_targets, fix_requirements
     from compat.plan import plan as make_plan
     from compat.report.plan import render_json, render_text
     from compat.resolve import resolve, target_facts
@@ -112,7 +113,7 @@ def plan(
     m = load_matrix_for(matrix)
     env = target_facts(gather(m, python=python, facts=facts, gpus=gpus, driver=driver, launcher=launcher,
                               accelerate_config=accelerate_config, script=script))
-    findings = find_findings(env, m)
+    findings = diagnose(env, m)
     wanted = list(targets or default_targets(env, TRACKED))
     if not wanted:
         raise UsageError("no tracked package is installed; name the targets (compat plan 'trl[vllm]')")

@@ -52,7 +52,8 @@ def shipped_matrix_dir() -> Path:
     return here.parent / "matrix"  # a source checkout or an editable install
 
 
-def _label(root: Path, path: Path, shipped: bool) -> str:
+def file_label(root: Path, path: Path, shipped: bool) -> str:
+    """How errors name a matrix file: matrix/<path> when shipped, the path as given for an overlay."""
     rel = path.relative_to(root).as_posix()
     return f"matrix/{rel}" if shipped else str(path)
 
@@ -70,11 +71,11 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None) -> M
         for name, tables in per_file.items():
             path = root / name
             if path.is_file():
-                tables.append(read_toml(path, label=_label(root, path, i == 0)))
+                tables.append(read_toml(path, label=file_label(root, path, i == 0)))
         sig_dir = root / "signatures"
         if sig_dir.is_dir():
             for path in sorted(sig_dir.glob("*.toml")):
-                signature_files.append((read_toml(path, label=_label(root, path, i == 0)), path.stem))
+                signature_files.append((read_toml(path, label=file_label(root, path, i == 0)), path.stem))
     for name, tables in per_file.items():
         if not tables and name != "extensions.toml":
             raise MatrixError(f"matrix/{name}", "", "missing from the shipped matrix")

@@ -93,9 +93,9 @@ class TorchTable:
         row = self.archs(version, variant)
         if row is None:
             return None
-        cubins = [_cc(a) for a in row.archs]
+        cubins = [cc_key(a) for a in row.archs]
         ptx = [max(cubins)] if row.ptx and cubins else []
-        return _covers(cubins, ptx, _cc(cc))
+        return _covers(cubins, ptx, cc_key(cc))
 
     def index_url(self, variant: str) -> str:
         """The PyTorch wheel index of a variant ("cu124" → .../whl/cu124)."""
@@ -133,7 +133,7 @@ def arch_list_runs_on(arch_list: Iterable[str], cc: str) -> bool:
             exact.append(arch)  # arch-specific (sm_90a) cubins run on that exact GPU only
         else:
             cubins.append(arch)
-    want = _cc(cc)
+    want = cc_key(cc)
     return want in exact or _covers(cubins, ptx, want)
 
 
@@ -143,7 +143,8 @@ def _covers(cubins: Sequence[tuple[int, int]], ptx: Sequence[tuple[int, int]], c
     return any(arch <= cc for arch in ptx)
 
 
-def _cc(text: str) -> tuple[int, int]:
+def cc_key(text: str) -> tuple[int, int]:
+    """"8.9" → (8, 9); ValueError for anything else."""
     m = _CC.match(text.strip())
     if not m:
         raise ValueError(f"{text!r} is not a compute capability (e.g. 8.9)")
@@ -202,7 +203,7 @@ def _parse_arch_list(t: Table) -> ArchList:
     return ArchList(
         torch=t.specifier("torch"),
         variant=variant,
-        archs=tuple(sorted(set(archs), key=_cc)),
+        archs=tuple(sorted(set(archs), key=cc_key)),
         ptx=t.bool("ptx"),
         source=t.str("source"),
     )

@@ -20,6 +20,11 @@ from packaging.utils import canonicalize_name
 
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
+from compat.matrix.cuda import load_cuda
+from compat.matrix.extensions import load_extensions
+from compat.matrix.gpus import load_gpus
+from compat.matrix.signatures import check_patterns, load_signatures
+from compat.matrix.torch import load_torch
 from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 
 _SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
@@ -33,8 +38,6 @@ class Validation:
     """The directories checked, base first."""
     problems: tuple[str, ...]
     """One line each, `file: key: message`; empty when the matrix is valid."""
-    skipped: tuple[str, ...]
-    """Checks that could not run (a part whose loader does not exist yet), with the reason."""
     packages: int
     """Packages with a releases file."""
     releases: int
@@ -46,23 +49,15 @@ class Validation:
         return not self.problems
 
 
-def _label(root: Path, path: Path, shipped: bool) -> str:
-    rel = path.relative_to(root).as_posix()
-    return f"matrix/{rel}" if shipped else str(path)
-
-
 class _Collector:
     def __init__(self) -> None:
         self.problems: list[str] = []
-        self.skipped: list[str] = []
 
-    def run(self, what: str, call: Callable[[], Any]) -> Any:
+    def run(self, call: Callable[[], Any]) -> Any:
         try:
             return call()
         except MatrixError as exc:
             self.problems.append(str(exc))
-        except NotImplementedError:
-            self.skipped.append(f"{what}: its loader is not implemented yet")
         return None
 
     def add(self, file: str, key: str, message: str) -> None:
@@ -77,7 +72,7 @@ def validate_matrix(
     audit_patterns: bool = True,
 ) -> Validation:
     """Check a matrix (base + overlays); `complete` also demands every tracked package and required file."""
-    from compat.matrix import shipped_matrix_dir
+    from compat.matrix import file_label, shipped_matrix_dir
 
     base = base or shipped_matrix_dir()
     roots = (base, *overlays)
@@ -95,43 +90,30 @@ def validate_matrix(
         for name in _SINGLE_FILES:
             path = root / name
             if path.is_file():
-                table = out.run(name, lambda p=path, s=as_shipped, r=root: read_toml(p, label=_label(r, p, s)))
+                table = out.run(lambda p=path, s=as_shipped, r=root: read_toml(p, label=file_label(r, p, s)))
                 if table is not None:
                     tables[name].append(table)
         sig_dir = root / "signatures"
         for path in sorted(sig_dir.glob("*.toml")) if sig_dir.is_dir() else ():
-            table = out.run("signatures", lambda p=path, s=as_shipped, r=root: read_toml(p, label=_label(r, p, s)))
+            table = out.run(lambda p=path, s=as_shipped, r=root: read_toml(p, label=file_label(r, p, s)))
             if table is not None:
                 sig_files.append((table, path.stem))
     if complete:
         for name in _REQUIRED:
             if roots and not (roots[0] / name).is_file():
-                out.add(_label(roots[0], roots[0] / name, shipped), "", "missing")
+                out.add(file_label(roots[0], roots[0] / name, shipped), "", "missing")
 
     cuda = torch = gpus = extensions = None
     if tables["cuda.toml"]:
-        from compat.matrix.cuda import load_cuda
-
-        cuda = out.run("cuda.toml", lambda: load_cuda(tables["cuda.toml"]))
+        cuda = out.run(lambda: load_cuda(tables["cuda.toml"]))
     if tables["torch.toml"]:
-        from compat.matrix.torch import load_torch
-
-        torch = out.run("torch.toml", lambda: load_torch(tables["torch.toml"]))
+        torch = out.run(lambda: load_torch(tables["torch.toml"]))
     if tables["gpus.toml"]:
-        from compat.matrix.gpus import load_gpus
-
-        gpus = out.run("gpus.toml", lambda: load_gpus(tables["gpus.toml"]))
+        gpus = out.run(lambda: load_gpus(tables["gpus.toml"]))
     if tables["extensions.toml"]:
-        try:
-            from compat.matrix.extensions import load_extensions
-        except ImportError:
-            out.skipped.append("extensions.toml: no loader")
-        else:
-            extensions = out.run("extensions.toml", lambda: load_extensions(tables["extensions.toml"]))
+        extensions = out.run(lambda: load_extensions(tables["extensions.toml"]))
 
-    from compat.matrix.signatures import load_signatures
-
-    signatures = out.run("signatures", lambda: load_signatures(sig_files)) or ()
+    signatures = out.run(lambda: load_signatures(sig_files)) or ()
 
     index = ReleaseIndex(tuple(root / "releases" for root in roots))
     loaded: dict[str, PackageReleases] = {}
@@ -139,15 +121,15 @@ def validate_matrix(
         if canonicalize_name(name) != name:
             out.add(f"releases/{name}.toml", "", f"file name must be the canonical name ({canonicalize_name(name)}.toml)")
             continue
-        package = out.run(f"releases/{name}.toml", lambda n=name: index.get(n))
+        package = out.run(lambda n=name: index.get(n))
         if package is not None:
             loaded[name] = package
             for release in package.releases:  # requirements are parsed lazily on load: force them here
-                out.run(f"releases/{name}.toml", lambda r=release: r.requires)
+                out.run(lambda r=release: r.requires)
     if complete:
         for name in TRACKED:
             if name not in index.packages():
-                out.add(_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
+                out.add(file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
     known = set(TRACKED) | set(loaded)
 
     def label(name: str) -> str:
@@ -175,18 +157,11 @@ def validate_matrix(
                     out.add(label("extensions.toml"), key, f"source {source!r} names no issue/PR, URL or release metadata")
 
     if audit_patterns and signatures:
-        from compat.matrix import signatures as sigmod
-
-        check = getattr(sigmod, "check_patterns", None)
-        if check is None:
-            out.skipped.append("signature patterns: no backtracking audit available")
-        else:
-            out.run("signature patterns", lambda: check(signatures))
+        out.run(lambda: check_patterns(signatures))
 
     return Validation(
         roots=roots,
         problems=tuple(out.problems),
-        skipped=tuple(out.skipped),
         packages=len(loaded),
         releases=sum(len(p.releases) for p in loaded.values()),
         signatures=len(signatures),

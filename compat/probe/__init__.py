@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, Script
+from compat.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource
 from compat.unknown import Unknown
 
-__all__ = ["ProbeRequest", "probe", "probe_launch_and_script", "read_script_or_stub"]
+__all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +44,7 @@ def probe(request: ProbeRequest, matrix) -> Facts:
     """
     from compat.probe.interpreter import fetch_interpreter
     from compat.probe.launch import probe_launch
+    from compat.probe.script import read_script
     from compat.probe.nvidia import probe_hardware
     from compat.probe.system import probe_system
     from compat.probe.torch import fetch_torch_import, from_metadata, parse_torch
@@ -54,7 +55,7 @@ def probe(request: ProbeRequest, matrix) -> Facts:
         hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
         tools = pool.submit(probe_system, timeout=request.timeout)
         launch = probe_launch(request.accelerate_config)
-        script = read_script_or_stub(request.script) if request.script else None
+        script = read_script(request.script) if request.script else None
         found = interpreter.result()
         if request.requirements is not None:
             from compat.probe.requirements import read_requirements
@@ -87,27 +88,15 @@ def probe(request: ProbeRequest, matrix) -> Facts:
 def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, script: Path | None) -> Facts:
     """A saved snapshot with the accelerate config and/or the script read from this host."""
     from compat.probe.launch import read_accelerate_config
+    from compat.probe.script import read_script
     import os
 
     changes = {}
     if accelerate_config is not None:
         changes["launch"] = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
     if script is not None:
-        changes["script"] = read_script_or_stub(script)
+        changes["script"] = read_script(script)
     return dataclasses.replace(facts, **changes) if changes else facts
-
-
-def read_script_or_stub(path: Path) -> Script:
-    """The script facts from compat.probe.script, or a stub saying the reader is missing."""
-    try:
-        from compat.probe.script import read_script
-    except ImportError:
-        return Script(
-            path=str(path), trainers=(), device_maps=(), use_vllm=None, vllm_mode=None,
-            config_access=False, gradient_checkpointing=None, use_cache=None,
-            parse_error="script reader unavailable",
-        )
-    return read_script(path)
 
 
 def _not_probed() -> Hardware:

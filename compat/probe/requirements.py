@@ -61,10 +61,7 @@ def _parse_lines(path: Path) -> list[tuple[str, Requirement]]:
 def _requires_of(matrix, name: str, version: str) -> tuple[str, ...]:
     if matrix is None:
         return ()
-    try:
-        releases = matrix.releases.get(name)
-    except NotImplementedError:  # the release index is still being written; requires stay empty
-        return ()
+    releases = matrix.releases.get(name)
     if releases is None:
         return ()
     from packaging.version import InvalidVersion, Version

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
 
 from compat.cache import cache_root, write_atomic
+from compat.matrix.torch import variant_cuda
 
 from compat.facts import Distribution, TorchBuild, TorchSource
 from compat.probe._run import RunResult, marked_json, run
@@ -176,20 +176,16 @@ def cuda_of_version(version: str, matrix) -> str | None | Unknown:
     base, _, local = version.partition("+")
     if local:
         return cuda_of_variant(local)
-    release = None
-    try:
-        release = matrix.torch.release(base) if matrix is not None else None
-    except (NotImplementedError, AttributeError, ValueError):
-        release = None
+    release = matrix.torch.release(base) if matrix is not None else None
     if release is None:
         return Unknown(reason=f"torch {version} has no local tag and its default CUDA variant is not in the matrix")
     return cuda_of_variant(release.default_variant)
 
 
 def cuda_of_variant(variant: str) -> str | None | Unknown:
-    m = re.fullmatch(r"cu(\d+)(\d)", variant)
-    if m:
-        return f"{int(m.group(1))}.{m.group(2)}"
+    cuda = variant_cuda(variant)
+    if cuda is not None:
+        return cuda
     if variant == "cpu" or variant.startswith(("rocm", "xpu")):
         return None
     return Unknown(reason=f"unrecognized torch variant {variant!r}")

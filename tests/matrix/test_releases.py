@@ -192,7 +192,6 @@ def test_shipped_release_files_validate():
     # files and every reference into them (torch.toml versions, fix.requires met by a release).
     mine = [p for p in result.problems if "releases/" in p or "no recorded" in p or "not a torch release" in p]
     assert mine == []
-    assert not any(s.startswith("releases/") for s in result.skipped)
     assert result.packages == len(TRACKED) and result.releases > 1200
 
 
