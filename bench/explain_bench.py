@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from compat.explain import explain
-from compat.logscan import read_blocks
+from compat.explain.match import explain
+from compat.explain.scan import read_blocks
 from compat.matrix import shipped_matrix_dir
 from compat.matrix.signatures import Signature, load_signature_dir
 from compat.matrix.when import When
-from compat.findings import Fix, Severity
+from compat.model.findings import Fix, Severity
 
 
 def _normal_lines(rng: random.Random, n: int) -> list[str]:

@@ -1,7 +1,7 @@
-from compat.facts import (
+from compat.model.facts import (
     Distribution, Facts, Hardware, HardwareSource, Launch, Python, dump_facts, load_facts,
 )
-from compat.unknown import Unknown
+from compat.model.unknown import Unknown
 import pytest
 from compat.errors import FactsError
 

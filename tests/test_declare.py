@@ -4,13 +4,13 @@
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from compat.conditions import Outcome, evaluate
-from compat.declare import Declared, apply_declared, parse_gpus
+from compat.judge.conditions import Outcome, evaluate
+from compat.sources.declared import Declared, apply_declared, parse_gpus
 from compat.errors import UsageError
-from compat.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Python
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Python
 from compat.matrix import load_matrix
 from compat.matrix.when import When
-from compat.unknown import Unknown
+from compat.model.unknown import Unknown
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +219,7 @@ def test_declared_facts_drive_conditions(matrix):
 
 
 def test_declared_facts_survive_the_json_round_trip(matrix):
-    from compat.facts import dump_facts, load_facts
+    from compat.model.facts import dump_facts, load_facts
 
     facts = apply_declared(_facts(), Declared(gpus="4xRTX4090", driver="570.124.06", launcher="accelerate"), matrix)
     assert load_facts(dump_facts(facts)) == facts

@@ -43,8 +43,8 @@ def gather(
     requirements: Path | None = None,
 ):
     """Facts from a snapshot or a live probe, with declared values laid on top."""
-    from compat.declare import Declared, apply_declared
-    from compat.facts import load_facts
+    from compat.sources.declared import Declared, apply_declared
+    from compat.model.facts import load_facts
 
     declared = Declared(gpus=gpus, driver=driver, launcher=launcher)
     if facts is not None and python is not None:
@@ -56,11 +56,11 @@ def gather(
             raise UsageError(f"cannot read {facts}: {getattr(exc, 'strerror', None) or exc}") from exc
         base = load_facts(text, origin=str(facts))
         if script is not None or accelerate_config is not None:
-            from compat.probe import probe_launch_and_script
+            from compat.sources.probe import probe_launch_and_script
 
             base = probe_launch_and_script(base, accelerate_config=accelerate_config, script=script)
     else:
-        from compat.probe import ProbeRequest, probe
+        from compat.sources.probe import ProbeRequest, probe
 
         base = probe(
             ProbeRequest(

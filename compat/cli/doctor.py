@@ -39,8 +39,8 @@ def doctor(
 
     Exit code: 0 clean, 1 findings at or above --fail-on, 2 usage or data error.
     """
-    from compat.diagnose import diagnose, fails
-    from compat.findings import Severity
+    from compat.judge.diagnose import diagnose, fails
+    from compat.model.findings import Severity
     from compat.report.doctor import render_json, render_text
 
     m = load_matrix_for(matrix)
@@ -67,7 +67,7 @@ def facts_command(
     matrix: MatrixOpt = None,
 ) -> None:
     """Print the facts snapshot of this environment as JSON (for bug reports, fleets and tests)."""
-    from compat.facts import dump_facts
+    from compat.model.facts import dump_facts
 
     m = load_matrix_for(matrix)
     env = gather(m, python=python, facts=facts, gpus=gpus, driver=driver, launcher=launcher,

@@ -38,7 +38,7 @@ def explain(
 
     Exit code: 0 a known failure matched, 1 nothing known, 2 usage or data error.
     """
-    from compat.explain import explain as run_explain
+    from compat.explain.match import explain as run_explain
     from compat.report.explain import render_json, render_text
 
     m = load_matrix_for(matrix)
@@ -74,7 +74,7 @@ def _read_log(log: str) -> Iterator[bytes]:
     import gzip
     import zlib
 
-    from compat.logscan import read_blocks
+    from compat.explain.scan import read_blocks
 
     if log == "-":
         stream = sys.stdin.buffer

@@ -57,14 +57,14 @@ def lock(
     """
     from compat.errors import ResolutionError
     from compat.report.lock import LockFormat, render_lock
-    from compat.resolve import resolve, target_facts
+    from compat.resolve.resolver import resolve, target_facts
 
     m = load_matrix_for(matrix)
     fully_declared = gpus is not None and driver is not None and python_version is not None
     if fully_declared and not (prefer_installed or python or facts or accelerate_config or script):
         # Nothing on this host matters: skip the probe (it imports torch in a child process).
-        from compat.declare import Declared, apply_declared
-        from compat.resolve import declared_target
+        from compat.sources.declared import Declared, apply_declared
+        from compat.resolve.resolver import declared_target
 
         env = apply_declared(declared_target(python_version=python_version, platform=platform),
                              Declared(gpus=gpus, driver=driver, launcher=launcher), m)
@@ -104,11 +104,11 @@ def plan(
     """
     from compat.errors import ResolutionError, UsageError
     from compat.matrix.releases import TRACKED
-    from compat.diagnose import diagnose
-    from compat.plan import Installer, default_targets, fix_requirements
-    from compat.plan import plan as make_plan
+    from compat.judge.diagnose import diagnose
+    from compat.resolve.plan import Installer, default_targets, fix_requirements
+    from compat.resolve.plan import plan as make_plan
     from compat.report.plan import render_json, render_text
-    from compat.resolve import resolve, target_facts
+    from compat.resolve.resolver import resolve, target_facts
 
     m = load_matrix_for(matrix)
     env = target_facts(gather(m, python=python, facts=facts, gpus=gpus, driver=driver, launcher=launcher,

@@ -76,7 +76,7 @@ def render_releases_table(package, *, since: str | None = None) -> str:
     from rich.markup import escape
     from rich.table import Table as RichTable
 
-    from compat.unknown import Unknown
+    from compat.model.unknown import Unknown
 
     columns = _COLUMNS.get(package.package, ())
     table = RichTable(title=f"{package.package}: {len(package.releases)} releases", show_lines=False)
@@ -110,7 +110,7 @@ def render_releases_table(package, *, since: str | None = None) -> str:
 def render_releases_json(package) -> str:
     """`show --json`: schema_version, sorted keys, releases oldest first."""
     from compat.matrix.releases import release_requires_text
-    from compat.unknown import Unknown
+    from compat.model.unknown import Unknown
 
     releases = []
     for r in package.releases:
@@ -167,7 +167,7 @@ def validate(
 ) -> None:
     """Load the whole matrix and check schemas, cross-references and sources; exit 2 on any problem."""
     from compat.errors import UsageError
-    from compat.matrix.validate import validate_matrix
+    from compat.maintain.validate import validate_matrix
 
     if alone and directory is None:
         raise UsageError("--alone needs a DIRECTORY")
@@ -199,9 +199,9 @@ def refresh(
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per request before retrying.")] = 30.0,
 ) -> None:
     """Regenerate matrix/releases/<package>.toml from the package index."""
-    from compat.index import IndexClient, default_index_url, redact
+    from compat.maintain.index import IndexClient, default_index_url, redact
     from compat.matrix import shipped_matrix_dir
-    from compat.refresh import default_cache_dir, refresh as run_refresh
+    from compat.maintain.refresh import default_cache_dir, refresh as run_refresh
 
     url = index_url or default_index_url()
     client = IndexClient(url, timeout=timeout)

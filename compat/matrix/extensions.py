@@ -14,7 +14,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.facts import canonical
+from compat.model.facts import canonical
 from compat.matrix._toml import Table, read_toml
 
 

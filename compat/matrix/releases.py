@@ -39,10 +39,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.cache import cache_root, write_atomic
+from compat.sources.cache import cache_root, write_atomic
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
-from compat.unknown import Unknown
+from compat.model.unknown import Unknown
 
 TRACKED: tuple[str, ...] = (
     "accelerate",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.errors import MatrixError
-from compat.findings import Fix, Severity
+from compat.model.findings import Fix, Severity
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.when import When, parse_when
 

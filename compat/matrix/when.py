@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
-from compat.facts import canonical
+from compat.model.facts import canonical
 from compat.matrix._toml import Table, parse_specifier
 
 

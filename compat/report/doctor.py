@@ -9,10 +9,11 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from compat import __version__, codec
-from compat.facts import AccelerateConfig, Facts, Interconnect, TorchBuild
-from compat.findings import Finding, Severity, Status
-from compat.unknown import Unknown
+from compat import __version__
+from compat.model import codec
+from compat.model.facts import AccelerateConfig, Facts, Interconnect, TorchBuild
+from compat.model.findings import Finding, Severity, Status
+from compat.model.unknown import Unknown
 
 SCHEMA_VERSION = 1
 

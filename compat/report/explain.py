@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from compat.explain import Explanation, Match
+from compat.explain.match import Explanation, Match
 
 SCHEMA_VERSION = 1
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 import json
 
-from compat import codec
-from compat.lock import Lock, Pin
+from compat.model import codec
+from compat.model.lock import Lock, Pin
 
 
 class LockFormat(str, enum.Enum):

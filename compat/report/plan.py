@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import shlex
 
-from compat import codec
-from compat.lock import Plan
+from compat.model import codec
+from compat.model.lock import Plan
 
 
 def render_json(plan: Plan) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compat.probe.script import DYNAMIC, parse_script, read_script
+from compat.sources.probe.script import DYNAMIC, parse_script, read_script
 from tests.explain.conftest import SCRIPTS
 
 

@@ -1,15 +1,15 @@
-"""compat.plan: installed facts × lock → ordered steps tied to findings."""
+"""compat.resolve.plan: installed facts × lock → ordered steps tied to findings."""
 
 from __future__ import annotations
 
 import json
 
-from compat.facts import Distribution
-from compat.findings import Finding, Fix, Severity, Status
-from compat.lock import StepKind
-from compat.plan import Installer, default_targets, plan
+from compat.model.facts import Distribution
+from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.lock import StepKind
+from compat.resolve.plan import Installer, default_targets, plan
 from compat.report.plan import render_json, render_text
-from compat.resolve import resolve
+from compat.resolve.resolver import resolve
 
 from tests.lock.conftest import make_facts
 

@@ -1,4 +1,4 @@
-"""compat.resolve over a small fixture matrix (real torch/CUDA tables): seeds, hardware corners, conflicts."""
+"""compat.resolve.resolver over a small fixture matrix (real torch/CUDA tables): seeds, hardware corners, conflicts."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 import pytest
 
 from compat.errors import ResolutionError, UsageError
-from compat.facts import Distribution
+from compat.model.facts import Distribution
 from compat.report.lock import LockFormat, render_lock
-from compat.resolve import resolve
+from compat.resolve.resolver import resolve
 
 from tests.lock.conftest import make_facts
 

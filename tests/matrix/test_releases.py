@@ -15,8 +15,8 @@ from compat.errors import MatrixError
 from compat.matrix import shipped_matrix_dir
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.releases import TRACKED, ReleaseIndex, emit_releases, parse_releases_file, toml_string
-from compat.matrix.validate import validate_matrix
-from compat.unknown import Unknown
+from compat.maintain.validate import validate_matrix
+from compat.model.unknown import Unknown
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -126,7 +126,7 @@ def test_every_tracked_package_is_shipped_up_to_today():
 
 def test_shipped_files_are_in_the_emitter_format():
     """Byte-for-byte what the emitter writes: a refresh diff shows only upstream changes."""
-    from compat.refresh import HEADER
+    from compat.maintain.refresh import HEADER
 
     for path in sorted(SHIPPED.glob("*.toml")):
         package = parse_releases_file(read_toml(path), expected=path.stem)

@@ -7,18 +7,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compat.errors import UsageError
-from compat.facts import (
+from compat.model.facts import (
     AccelerateConfig, Distribution, Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Link,
     Python, Script, TorchBuild, TorchSource, dump_facts, load_facts,
 )
-from compat.probe import ProbeRequest, probe, probe_launch_and_script
-from compat.probe.requirements import read_requirements
-from compat.unknown import Unknown
+from compat.sources.probe import ProbeRequest, probe, probe_launch_and_script
+from compat.sources.probe.requirements import read_requirements
+from compat.model.unknown import Unknown
 from tests.probe.probe_fakes import DATA
 
 
 def test_probe_without_hardware_never_touches_the_gpu_tools(monkeypatch, tmp_path):
-    import compat.probe.nvidia as nvidia
+    import compat.sources.probe.nvidia as nvidia
 
     def boom(**kw):
         raise AssertionError("hardware probed")

@@ -3,10 +3,10 @@ import shutil
 import pytest
 
 from compat.errors import UsageError
-from compat.probe.launch import (
+from compat.sources.probe.launch import (
     NO_LAUNCHER, detect_container, infer_launcher, kept_env, probe_launch, read_accelerate_config,
 )
-from compat.unknown import Unknown
+from compat.model.unknown import Unknown
 from tests.probe.probe_fakes import DATA
 
 ACC = DATA / "accelerate"
@@ -28,8 +28,8 @@ def test_kept_variables_and_never_secrets():
 
 
 def test_secrets_never_reach_the_facts_json(monkeypatch, tmp_path):
-    from compat.facts import dump_facts
-    from compat.probe import ProbeRequest, probe
+    from compat.model.facts import dump_facts
+    from compat.sources.probe import ProbeRequest, probe
 
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, f"sekrit-{value}-value")

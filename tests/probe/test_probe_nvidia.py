@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from compat.facts import HardwareSource, Interconnect
-from compat.probe.nvidia import (
+from compat.model.facts import HardwareSource, Interconnect
+from compat.sources.probe.nvidia import (
     parse_proc_version, parse_query_gpu, parse_smi_header, parse_topo, probe_hardware,
 )
-from compat.unknown import Unknown
+from compat.model.unknown import Unknown
 from tests.probe.probe_fakes import FakeNvml, fake_smi, read
 
 NO_PROC = Path("/nonexistent/proc/driver/nvidia/version")

@@ -1,7 +1,7 @@
 import sys
 import time
 
-from compat.probe._run import run
+from compat.sources.probe._run import run
 
 
 def test_success_captures_output():

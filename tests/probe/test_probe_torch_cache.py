@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compat.probe.interpreter import fetch_interpreter
-from compat.probe.torch import fetch_torch_import, parse_torch
+from compat.sources.probe.interpreter import fetch_interpreter
+from compat.sources.probe.torch import fetch_torch_import, parse_torch
 
 pytest.importorskip("torch")  # the CI command installs the CPU build (torch==2.13.0)
 

@@ -9,11 +9,11 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.errors import PackageIndexError
-from compat.index import IndexClient, default_index_url, parse_simple_html, redact
+from compat.maintain.index import IndexClient, default_index_url, parse_simple_html, redact
 from compat.matrix._toml import read_toml
 from compat.matrix.releases import parse_releases_file
-from compat.refresh import refresh
-from compat.unknown import Unknown
+from compat.maintain.refresh import refresh
+from compat.model.unknown import Unknown
 
 from .conftest import DATA, PROJECTS, Fault
 
@@ -165,7 +165,7 @@ def test_interrupt_after_some_fetches_leaves_the_matrix_byte_identical(fake_inde
 def test_a_file_that_does_not_parse_back_is_never_written(fake_index, out, monkeypatch):
     run(fake_index, out, None)
     before = snapshot(out)
-    import compat.refresh as refresh_mod
+    import compat.maintain.refresh as refresh_mod
 
     monkeypatch.setattr(refresh_mod, "emit_releases", lambda package, header="": "package = [broken\n")
     with pytest.raises(PackageIndexError, match="refusing to write"):

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from compat.errors import MatrixError
-from compat.explain import explain
-from compat.logscan import Scanner
+from compat.explain.match import explain
+from compat.explain.scan import Scanner
 from compat.matrix import shipped_matrix_dir
 from compat.matrix._toml import Table
 from compat.matrix.signatures import check_patterns, load_signature_dir, load_signatures

@@ -1,0 +1,1 @@
+"""Judging facts against the matrix: `when` conditions, the built-in checks, and diagnose."""

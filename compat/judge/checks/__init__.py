@@ -1,0 +1,40 @@
+"""Built-in checks: pure functions of Facts × Matrix that yield findings.
+
+Each module holds one family of checks; `ALL` is the order doctor runs them in. A check that
+lacks a fact it needs yields a CANNOT_CHECK finding saying which fact and why, never nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
+from compat.model.facts import Facts
+from compat.model.findings import Finding
+from compat.matrix import Matrix
+
+Check = Callable[[Facts, Matrix], Iterable[Finding]]
+
+ALL: tuple[Check, ...] = (
+    requirements.check_requirements,
+    cuda.check_torch_import,
+    cuda.check_driver,
+    cuda.check_cpu_build,
+    cuda.check_arch,
+    gpu_features.check_precision,
+    gpu_features.check_flash_attn,
+    launch.check_launcher,
+    topology.check_p2p,
+    topology.check_shm,
+    topology.check_nccl,
+)
+
+# Findings the built-in checks own. A catalog signature with one of these ids describes the same
+# failure for `explain`; doctor leaves it to the check, which knows more than a `when` clause.
+BUILTIN_IDS = frozenset({
+    "unsatisfied-requirement", "torch-import-fails", "torch-cuda-newer-than-driver",
+    "torch-cuda-minor-compat", "torch-cpu-build-on-gpu-machine", "gpu-arch-not-in-torch-build",
+    "bf16-unsupported-gpu", "gpu-without-bf16", "fp8-unsupported-gpu", "flash-attn-needs-ampere",
+    "multi-gpu-without-launcher", "more-processes-than-gpus", "pcie-p2p-consumer-gpus",
+    "small-dev-shm", "nccl-version-mismatch",
+})

@@ -1,0 +1,52 @@
+"""Facts × Matrix → findings: the built-in checks, then the catalog's exposure rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compat.judge import checks
+from compat.judge.conditions import Outcome, evaluate
+from compat.model.facts import Facts
+from compat.model.findings import Finding, Severity, Status, sort_findings
+from compat.matrix import Matrix
+from compat.matrix.when import When
+
+
+def diagnose(facts: Facts, matrix: Matrix) -> tuple[Finding, ...]:
+    found: list[Finding] = []
+    for check in checks.ALL:
+        found.extend(check(facts, matrix))
+    found.extend(catalog_findings(facts, matrix))
+    return sort_findings(found)
+
+
+def catalog_findings(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
+    """Known failures this environment is exposed to, and those it may be exposed to."""
+    empty = When()
+    for sig in matrix.signatures:
+        if not sig.doctor or sig.when == empty or sig.id in checks.BUILTIN_IDS:
+            continue
+        verdict = evaluate(sig.when, facts)
+        if verdict.outcome is Outcome.NO_MATCH:
+            continue
+        if verdict.outcome is Outcome.UNKNOWN and not verdict.evidence:
+            continue  # nothing points at this environment; "cannot check" would only be noise
+        yield Finding(
+            id=sig.id,
+            severity=sig.severity,
+            status=Status.FOUND if verdict.matched else Status.CANNOT_CHECK,
+            title=sig.title,
+            cause=sig.cause,
+            fix=sig.fix,
+            evidence=verdict.evidence,
+            unknown=verdict.missing,
+            refs=sig.refs,
+        )
+
+
+def fails(findings: tuple[Finding, ...], threshold: Severity, *, strict: bool = False) -> bool:
+    """Whether doctor should exit 1: a finding at or above `threshold` (with --strict, an undecided one too)."""
+    return any(
+        f.severity.rank >= threshold.rank and (f.status is Status.FOUND or strict)
+        for f in findings
+    )

@@ -1,0 +1,126 @@
+"""Typed JSON encoding for the frozen dataclasses of compat (Facts, findings, locks).
+
+Encoding is the obvious mapping; decoding is driven by the type hints, so a document that
+does not fit the declared types is rejected with the path of the offending key.
+`Unknown` is written as {"unknown": reason} wherever a field allows it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from functools import cache
+from typing import Any, TypeVar, Union
+
+from compat.model.unknown import Unknown
+
+T = TypeVar("T")
+
+
+class DecodeError(ValueError):
+    """A JSON value does not fit the declared type; the message starts with the key path."""
+
+
+def encode(value: Any) -> Any:
+    if isinstance(value, Unknown):
+        return {"unknown": value.reason}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (tuple, list)):
+        return [encode(item) for item in value]
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    return value
+
+
+def decode(cls: type[T], data: Any) -> T:
+    return _decode(cls, data, "$")
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _decode(tp: Any, data: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return _decode_union(typing.get_args(tp), data, path)
+    if tp is Any:
+        return data
+    if tp is type(None):
+        if data is None:
+            return None
+        raise DecodeError(f"{path}: expected null")
+    if tp is Unknown:
+        if isinstance(data, dict) and set(data) == {"unknown"} and isinstance(data["unknown"], str):
+            return Unknown(reason=data["unknown"])
+        raise DecodeError(f"{path}: expected {{\"unknown\": reason}}")
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(data, list):
+            raise DecodeError(f"{path}: expected a list")
+        item = args[0]
+        return tuple(_decode(item, v, f"{path}[{i}]") for i, v in enumerate(data))
+    if origin is dict:
+        key_tp, val_tp = typing.get_args(tp)
+        if not isinstance(data, dict):
+            raise DecodeError(f"{path}: expected an object")
+        return {_decode(key_tp, k, path): _decode(val_tp, v, f"{path}.{k}") for k, v in data.items()}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError:
+            choices = ", ".join(repr(m.value) for m in tp)
+            raise DecodeError(f"{path}: {data!r} is not one of {choices}") from None
+    if dataclasses.is_dataclass(tp):
+        return _decode_dataclass(tp, data, path)
+    if tp is bool:
+        if isinstance(data, bool):
+            return data
+        raise DecodeError(f"{path}: expected true or false")
+    if tp is int:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return data
+        raise DecodeError(f"{path}: expected an integer")
+    if tp is float:
+        if isinstance(data, (int, float)) and not isinstance(data, bool):
+            return float(data)
+        raise DecodeError(f"{path}: expected a number")
+    if tp is str:
+        if isinstance(data, str):
+            return data
+        raise DecodeError(f"{path}: expected a string")
+    raise TypeError(f"codec cannot decode {tp!r}")  # a bug in compat, not in the input
+
+
+def _decode_union(args: tuple[Any, ...], data: Any, path: str) -> Any:
+    # Unknown is tried first: its shape ({"unknown": ...}) cannot be mistaken for another value.
+    ordered = sorted(args, key=lambda a: a is not Unknown)
+    errors = []
+    for arg in ordered:
+        try:
+            return _decode(arg, data, path)
+        except DecodeError as exc:
+            errors.append(str(exc).removeprefix(f"{path}: "))
+    raise DecodeError(f"{path}: " + " or ".join(dict.fromkeys(errors)))
+
+
+def _decode_dataclass(cls: type, data: Any, path: str) -> Any:
+    if not isinstance(data, dict):
+        raise DecodeError(f"{path}: expected an object")
+    hints = _hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{path}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise DecodeError(f"{path}: missing key {f.name!r}")
+    unexpected = set(data) - {f.name for f in dataclasses.fields(cls)}
+    if unexpected:
+        raise DecodeError(f"{path}: unexpected key {sorted(unexpected)[0]!r}")
+    return cls(**kwargs)

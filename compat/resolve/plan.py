@@ -1,0 +1,178 @@
+"""From an installed environment to a good set: ordered install steps, each tied to the findings it clears.
+
+Order matters with torch stacks: a torch build from another index must replace the installed one
+before anything that pins it is installed (or pip pulls the public index's build back in), and
+extensions compiled against torch (flash-attn) must be rebuilt last, against the new torch,
+without build isolation. compat never runs these commands; it prints them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from compat.model.facts import Facts
+from compat.model.findings import Finding, Status
+from compat.model.lock import SCHEMA_VERSION, Lock, Pin, Plan, Step, StepKind
+from compat.model.unknown import Unknown
+
+
+class Installer(str, enum.Enum):
+    PIP = "pip"
+    UV = "uv"
+
+
+def default_targets(facts: Facts, tracked: Sequence[str]) -> tuple[str, ...]:
+    """The installed tracked packages that no other installed tracked package requires (the top level)."""
+    if isinstance(facts.packages, Unknown):
+        return ()
+    present = {d.name: d for d in facts.packages if d.name in tracked}
+    required: set[str] = set()
+    for dist in present.values():
+        for line in dist.requires:
+            try:
+                req = Requirement(line)
+            except ValueError:
+                continue
+            if req.marker is not None and "extra" in str(req.marker):
+                continue
+            required.add(str(canonicalize_name(req.name)))
+    return tuple(sorted(name for name in present if name not in required))
+
+
+def fix_requirements(findings: Sequence[Finding]) -> tuple[str, ...]:
+    """The version fixes of found problems, as extra targets."""
+    out: list[str] = []
+    for f in findings:
+        if f.status is Status.FOUND:
+            out.extend(f.fix.requires)
+    return tuple(dict.fromkeys(out))
+
+
+def plan(
+    facts: Facts,
+    lock: Lock,
+    findings: Sequence[Finding] = (),
+    *,
+    installer: Installer = Installer.PIP,
+    python: str | None = None,
+) -> Plan:
+    """Steps from `facts` (installed) to `lock`: uninstall, torch, packages, extensions."""
+    installed: dict[str, str] = {}
+    if not isinstance(facts.packages, Unknown):
+        installed = {d.name: d.version for d in facts.packages}
+    changed = [p for p in lock.pins if installed.get(p.name) != p.full_version and not _same(installed.get(p.name), p)]
+    kept_pins = [p for p in lock.pins if p not in changed and p.name in installed]
+    torch_moves = any(p.name == "torch" for p in changed)
+    # Companions ride with torch from its index; without a torch change they are ordinary packages.
+    torch_family = [p for p in changed if p.name in ("torch", "torchvision", "torchaudio")] if torch_moves else []
+    extensions = [p for p in lock.pins if p.after_torch and (p in changed or (torch_moves and p.name in installed))]
+    packages = [p for p in changed if p not in torch_family and p not in extensions]
+
+    steps: list[Step] = []
+    remove = sorted(
+        {p.name for p in torch_family if p.name in installed and p.local and _local(installed[p.name]) != p.local}
+        | {p.name for p in extensions if p.name in installed}
+    )
+    if remove:
+        steps.append(Step(
+            kind=StepKind.UNINSTALL,
+            packages=tuple(remove),
+            command=_cmd(installer, python, "uninstall", remove),
+            why="remove builds tied to the torch being replaced (another CUDA variant, or compiled against it)",
+        ))
+    if torch_family:
+        index = next((p.index_url for p in torch_family if p.index_url), None)
+        reqs = [_req(p) for p in torch_family]
+        extra = ["--index-url", index] if index else []
+        steps.append(Step(
+            kind=StepKind.TORCH,
+            packages=tuple(reqs),
+            command=_cmd(installer, python, "install", reqs + extra),
+            why="torch first, from " + ("the PyTorch wheel index" if index else "the default index") + "; "
+            + "; ".join(r for p in torch_family for r in p.reasons[-1:]),
+        ))
+    if packages:
+        reqs = [_req(p) for p in packages]
+        extra = []
+        index = next((p.index_url for p in lock.pins if p.index_url), None)
+        if index:
+            extra = ["--extra-index-url", index]  # keeps pip on the torch build installed above
+        steps.append(Step(
+            kind=StepKind.PACKAGES,
+            packages=tuple(reqs),
+            command=_cmd(installer, python, "install", reqs + extra),
+            why="the packages that pin or need that torch",
+        ))
+    if extensions:
+        reqs = [f"{p.name}=={p.version}" for p in extensions]
+        steps.append(Step(
+            kind=StepKind.EXTENSIONS,
+            packages=tuple(reqs),
+            command=_cmd(installer, python, "install", ["--no-build-isolation", *reqs]),
+            why="compiled against torch: rebuilt last, against the torch now installed",
+        ))
+    steps = _attach_findings(steps, findings, lock)
+    kept = tuple(f"{p.name} {installed[p.name]}" for p in kept_pins if p not in extensions)
+    uncleared = tuple(
+        f"{f.id}: {f.fix.advice or 'no version change clears it'}"
+        for f in findings
+        if f.status is Status.FOUND and not any(f.id in s.clears for s in steps)
+    )
+    return Plan(schema_version=SCHEMA_VERSION, lock=lock, steps=tuple(steps), kept=kept, uncleared=uncleared)
+
+
+def _same(installed: str | None, pin: Pin) -> bool:
+    if installed is None:
+        return False
+    try:
+        have = Version(installed)
+    except InvalidVersion:
+        return False
+    if pin.local is None:
+        return have.public == pin.version  # any build of the pinned version stays
+    return have.public == pin.version and have.local == pin.local
+
+
+def _local(version: str) -> str | None:
+    try:
+        return Version(version).local
+    except InvalidVersion:
+        return None
+
+
+def _req(pin: Pin) -> str:
+    name = f"{pin.name}[{','.join(pin.extras)}]" if pin.extras else pin.name
+    return f"{name}=={pin.full_version}"
+
+
+def _cmd(installer: Installer, python: str | None, verb: str, args: Sequence[str]) -> tuple[str, ...]:
+    if installer is Installer.UV:
+        head = ["uv", "pip", verb] + (["--python", python] if python else [])
+    else:
+        head = [python or "python", "-m", "pip", verb] + (["-y"] if verb == "uninstall" else [])
+    return tuple(head + list(args))
+
+
+def _attach_findings(steps: list[Step], findings: Sequence[Finding], lock: Lock) -> list[Step]:
+    """A finding is cleared by the step that installs a version its fix asks for."""
+    out = []
+    for step in steps:
+        names = {str(canonicalize_name(Requirement(r).name)) for r in step.packages} if step.kind is not StepKind.UNINSTALL else set()
+        clears = []
+        for f in findings:
+            if f.status is not Status.FOUND or not f.fix.requires:
+                continue
+            for text in f.fix.requires:
+                req = Requirement(text)
+                name = str(canonicalize_name(req.name))
+                pin = lock.pin(name)
+                if name in names and pin is not None and req.specifier.contains(pin.version, prereleases=True):
+                    clears.append(f.id)
+                    break
+        out.append(Step(kind=step.kind, packages=step.packages, command=step.command, why=step.why, clears=tuple(sorted(set(clears)))))
+    return out

@@ -1,0 +1,104 @@
+"""The only code in compat that touches the host.
+
+`probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
+file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
+a training script. The slow parts run concurrently: the interpreter child, the torch child
+and the hardware probe (NVML in-process, nvidia-smi as fallback) each in its own thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource
+from compat.model.unknown import Unknown
+
+__all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRequest:
+    python: Path | None = None
+    """Another interpreter to inspect; None means the one running compat."""
+    requirements: Path | None = None
+    """Read packages from this requirements file instead of the installed ones."""
+    hardware: bool = True
+    """False when the GPUs are declared: NVML and nvidia-smi are not touched at all."""
+    accelerate_config: Path | None = None
+    """accelerate config file; None means the default one under the Hugging Face home."""
+    script: Path | None = None
+    """Training script to read (never run)."""
+    timeout: float = 10.0
+    """Seconds allowed to each external command."""
+
+
+def probe(request: ProbeRequest, matrix) -> Facts:
+    """Facts about this host (or another interpreter on it); never raises on a host quirk.
+
+    Raises UsageError when the request itself cannot be served (an interpreter that does not
+    run, an unpinned requirements file, a named config file that does not exist).
+    """
+    from compat.sources.probe.interpreter import fetch_interpreter
+    from compat.sources.probe.launch import probe_launch
+    from compat.sources.probe.script import read_script
+    from compat.sources.probe.nvidia import probe_hardware
+    from compat.sources.probe.system import probe_system
+    from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
+
+    python = request.python or Path(sys.executable)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
+        hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
+        tools = pool.submit(probe_system, timeout=request.timeout)
+        launch = probe_launch(request.accelerate_config)
+        script = read_script(request.script) if request.script else None
+        found = interpreter.result()
+        if request.requirements is not None:
+            from compat.sources.probe.requirements import read_requirements
+
+            packages = read_requirements(request.requirements, matrix)
+        else:
+            packages = found.distributions
+        torch_dist = next((d for d in packages if d.name == "torch"), None)
+        if request.requirements is not None:
+            torch = None if torch_dist is None else from_metadata(
+                torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
+            )
+        else:
+            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp)
+            torch = parse_torch(result, torch_dist, matrix)
+        hw = hardware.result() if hardware is not None else _not_probed()
+        system = dataclasses.replace(tools.result(), platform=found.platform)
+    return Facts(
+        schema_version=SCHEMA_VERSION,
+        python=found.python,
+        packages=packages,
+        torch=torch,
+        hardware=hw,
+        launch=launch,
+        script=script,
+        system=system,
+    )
+
+
+def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, script: Path | None) -> Facts:
+    """A saved snapshot with the accelerate config and/or the script read from this host."""
+    from compat.sources.probe.launch import read_accelerate_config
+    from compat.sources.probe.script import read_script
+    import os
+
+    changes = {}
+    if accelerate_config is not None:
+        changes["launch"] = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
+    if script is not None:
+        changes["script"] = read_script(script)
+    return dataclasses.replace(facts, **changes) if changes else facts
+
+
+def _not_probed() -> Hardware:
+    why = Unknown(reason="hardware not probed (declared on the command line)")
+    return Hardware(source=HardwareSource.DECLARED, driver=why, driver_cuda=why, gpus=why, links=why)

@@ -1,0 +1,76 @@
+"""Packages from a requirements file (`-r`): each line must pin `name==version`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from compat.errors import UsageError
+from compat.model.facts import Distribution
+
+
+def read_requirements(path: Path, matrix) -> tuple[Distribution, ...]:
+    """Pinned distributions, sorted by name; raises UsageError on an unpinned or bad line."""
+    pins = _pins(path)
+    dists = {}
+    for name, version in pins:
+        key = str(canonicalize_name(name))
+        dists[key] = Distribution(name=key, version=version, requires=_requires_of(matrix, key, version), installer=None)
+    return tuple(dists[k] for k in sorted(dists))
+
+
+def _pins(path: Path) -> list[tuple[str, str]]:
+    if not path.is_file():
+        raise UsageError(f"requirements file {path} does not exist")
+    try:
+        import pip_api
+
+        parsed = pip_api.parse_requirements(str(path), include_invalid=False)
+        reqs = [(str(r), r) for r in parsed.values()]
+    except Exception:
+        # pip_api refuses some files pip accepts (options it does not know); fall back to PEP 508 lines.
+        reqs = _parse_lines(path)
+    out = []
+    for text, req in reqs:
+        specs = list(req.specifier)
+        if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+            raise UsageError(f"{path}: {text!r} is not pinned; compat needs name==version for every line")
+        out.append((req.name, specs[0].version))
+    return out
+
+
+def _parse_lines(path: Path) -> list[tuple[str, Requirement]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    out = []
+    for n, raw in enumerate(lines, start=1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#") or line.startswith("-"):
+            continue  # comments and pip options (--index-url, -c) say nothing about pins
+        try:
+            out.append((line, Requirement(line)))
+        except InvalidRequirement as exc:
+            raise UsageError(f"{path}:{n}: {line!r} is not a requirement: {exc}") from exc
+    return out
+
+
+def _requires_of(matrix, name: str, version: str) -> tuple[str, ...]:
+    if matrix is None:
+        return ()
+    releases = matrix.releases.get(name)
+    if releases is None:
+        return ()
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return ()
+    for release in releases.releases:
+        if release.version == wanted:
+            return tuple(str(r) for r in (release.requires or ()))
+    return ()

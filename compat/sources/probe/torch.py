@@ -1,0 +1,221 @@
+"""The torch build, read by importing torch in a child of the target interpreter.
+
+The child never initializes CUDA (`torch.cuda.is_available()` can hang on a broken driver):
+everything it reads is compile-time. When the import fails (ImportError, a crash by signal,
+a hang) that failure is itself a fact, and the build is read from the distribution's version
+and the matrix instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from compat.sources.cache import cache_root, write_atomic
+from compat.matrix.torch import variant_cuda
+
+from compat.model.facts import Distribution, TorchBuild, TorchSource
+from compat.sources.probe._run import RunResult, marked_json, run
+from compat.model.unknown import Unknown
+
+MARK = "COMPAT-TORCH:"
+
+CHILD = r'''
+import json, sys
+import importlib.util
+if importlib.util.find_spec("torch") is None:
+    print("COMPAT-TORCH:" + json.dumps({"installed": False}))
+    sys.exit(0)
+import torch  # a failure here is reported by the parent from stderr and the exit status
+
+def read(fn):
+    try:
+        return fn()
+    except Exception as exc:
+        return {"unknown": "%s: %s" % (type(exc).__name__, exc)}
+
+def cudnn():
+    if not torch.backends.cudnn.is_available():
+        return None
+    v = torch.backends.cudnn.version()
+    return None if v is None else str(v)
+
+def nccl():
+    if torch.version.cuda is None:
+        return None
+    v = torch.cuda.nccl.version()
+    return ".".join(str(p) for p in v) if isinstance(v, tuple) else str(v)
+
+def arch_list():
+    # torch.cuda.get_arch_list() called is_available() (a CUDA init) in older releases;
+    # the compile-time flags it reads are safe to read directly.
+    if not hasattr(torch._C, "_cuda_getDeviceCount"):
+        return []
+    if not hasattr(torch._C, "_cuda_getArchFlags"):
+        return {"unknown": "this torch does not expose its compiled architectures without initializing CUDA"}
+    flags = torch._C._cuda_getArchFlags()
+    return flags.split() if flags else []
+
+def xnnpack():
+    import torch.backends.xnnpack
+    return bool(torch.backends.xnnpack.enabled)
+
+print("COMPAT-TORCH:" + json.dumps({
+    "installed": True,
+    "debug": read(lambda: bool(torch.version.debug)),
+    "hip": read(lambda: torch.version.hip),
+    "xnnpack": read(xnnpack),
+    "version": str(torch.__version__),
+    "cuda": read(lambda: torch.version.cuda),
+    "cudnn": read(cudnn),
+    "nccl": read(nccl),
+    "arch_list": read(arch_list),
+    "cxx11_abi": read(lambda: bool(torch._C._GLIBCXX_USE_CXX11_ABI)),
+}))
+'''
+
+
+def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None) -> RunResult:
+    """Import torch in a child of `python`; with a `stamp`, reuse the report of an identical install.
+
+    Importing torch costs a second or more. The report depends only on the files the stamp
+    digests and on the library search path, so a successful import is cached under that key.
+    Failures are never cached: they may depend on the moment (a driver being reloaded).
+    """
+    key = _cache_key(stamp)
+    if key is not None:
+        try:
+            cached = (cache_root() / "torch" / f"{key}.json").read_text(encoding="utf-8")
+        except OSError:
+            cached = None
+        if cached is not None and cached.startswith(MARK):
+            return RunResult(argv=(str(python), "-I", "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
+    result = run([str(python), "-I", "-c", CHILD], timeout=timeout)
+    if key is not None and result.ok:
+        line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
+        if line is not None and '"installed": true' in line:
+            write_atomic(cache_root() / "torch" / f"{key}.json", (line + "\n").encode())
+    return result
+
+
+def _cache_key(stamp: str | None) -> str | None:
+    if not stamp or os.environ.get("COMPAT_NO_CACHE"):
+        return None
+    # What the dynamic loader would pick up differently, and what this compat asks the child.
+    context = "\0".join((stamp, os.environ.get("LD_LIBRARY_PATH", ""), os.environ.get("LD_PRELOAD", ""), CHILD))
+    return hashlib.sha256(context.encode()).hexdigest()[:32]
+
+
+def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix) -> TorchBuild | None | Unknown:
+    """The build from the child's report, or from metadata when the import failed.
+
+    `dist` is the torch distribution of the same interpreter (None when not installed).
+    """
+    data = marked_json(result, MARK)
+    if data is not None and data.get("installed") is False:
+        if isinstance(dist, Distribution):
+            # A dist-info without the package (a half-removed or hand-made install, or a fake
+            # environment): nothing was imported, so no import failed; the metadata still says
+            # which build pip believes is there.
+            return from_metadata(dist.version, matrix, import_error=None, why="torch has metadata but no importable module")
+        return None
+    if data is not None and data.get("installed") is True and "version" in data:
+        return TorchBuild(
+            version=str(data["version"]),
+            cuda=_opt_str(data.get("cuda")),
+            cudnn=_opt_str(data.get("cudnn")),
+            nccl=_opt_str(data.get("nccl")),
+            arch_list=_arch_list(data.get("arch_list")),
+            cxx11_abi=_bool(data.get("cxx11_abi")),
+            source=TorchSource.IMPORT,
+            debug=_bool(data.get("debug"), "whether it is a debug build"),
+            hip=_opt_str(data.get("hip")),
+            xnnpack=_bool(data.get("xnnpack"), "whether XNNPACK is enabled"),
+        )
+    error = import_error(result)
+    if dist is None:
+        return None
+    if isinstance(dist, Unknown):
+        return Unknown(reason=f"import torch failed ({error}) and the installed packages are unknown")
+    return from_metadata(dist.version, matrix, import_error=error)
+
+
+def import_error(result: RunResult) -> str:
+    """One line saying how `import torch` failed."""
+    if result.timed_out:
+        return f"import torch {result.error.split(' ', 1)[1]}" if result.error else "import torch timed out"
+    if result.error:
+        return result.error
+    if result.returncode is not None and result.returncode < 0:
+        return (result.problem or "").replace(f"{result.name} was", "import torch was", 1)
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    # The exception line of a traceback is its last line ("ImportError: .../libtorch_cuda.so: ...").
+    if lines:
+        return lines[-1][:500]
+    return result.problem or "import torch printed nothing"
+
+
+def from_metadata(version: str, matrix, *, import_error: str | None, why: str | None = None) -> TorchBuild:
+    """What the version string and the matrix say about a build that was not imported."""
+    reason = why or "torch could not be imported"
+    return TorchBuild(
+        version=version,
+        cuda=cuda_of_version(version, matrix),
+        cudnn=Unknown(reason=reason),
+        nccl=Unknown(reason=reason),
+        arch_list=Unknown(reason=reason),
+        cxx11_abi=Unknown(reason=reason),
+        source=TorchSource.METADATA,
+        import_error=import_error,
+    )
+
+
+def cuda_of_version(version: str, matrix) -> str | None | Unknown:
+    """"2.5.1+cu124" → "12.4"; "+cpu" → None; a plain version → the default variant of the matrix."""
+    base, _, local = version.partition("+")
+    if local:
+        return cuda_of_variant(local)
+    release = matrix.torch.release(base) if matrix is not None else None
+    if release is None:
+        return Unknown(reason=f"torch {version} has no local tag and its default CUDA variant is not in the matrix")
+    return cuda_of_variant(release.default_variant)
+
+
+def cuda_of_variant(variant: str) -> str | None | Unknown:
+    cuda = variant_cuda(variant)
+    if cuda is not None:
+        return cuda
+    if variant == "cpu" or variant.startswith(("rocm", "xpu")):
+        return None
+    return Unknown(reason=f"unrecognized torch variant {variant!r}")
+
+
+
+
+def _unknown(value: object) -> Unknown | None:
+    if isinstance(value, dict) and isinstance(value.get("unknown"), str):
+        return Unknown(reason=value["unknown"])
+    return None
+
+
+def _opt_str(value: object) -> str | None | Unknown:
+    if (u := _unknown(value)) is not None:
+        return u
+    return None if value is None else str(value)
+
+
+def _arch_list(value: object) -> tuple[str, ...] | Unknown:
+    if (u := _unknown(value)) is not None:
+        return u
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return Unknown(reason="torch reported no architecture list")
+
+
+def _bool(value: object, what: str = "its C++ ABI") -> bool | Unknown:
+    if (u := _unknown(value)) is not None:
+        return u
+    if isinstance(value, bool):
+        return value
+    return Unknown(reason=f"torch did not report {what}")
