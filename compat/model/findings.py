@@ -27,6 +27,8 @@ class Fix:
     """Requirement strings that clear the finding ("vllm>=0.7.2")."""
     advice: str = ""
     """What to do, for a person, when a version change alone is not the fix."""
+    commands: tuple[str, ...] = ()
+    """Commands that apply the fix to this environment ("pip install 'torch==2.6.0' --index-url ...")."""
 
 
 @dataclass(frozen=True, kw_only=True)

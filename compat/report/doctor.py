@@ -171,6 +171,8 @@ def _finding(f: Finding) -> Group:
     fix = " ".join(part for part in (" ".join(f.fix.requires) and f"requires {', '.join(f.fix.requires)}.", f.fix.advice) if part)
     if fix:
         grid.add_row(Text("    fix", style="green"), fix)
+    for command in f.fix.commands:
+        grid.add_row("    run", command)
     if f.refs:
         grid.add_row("    refs", ", ".join(f.refs))
     return Group(head, grid)

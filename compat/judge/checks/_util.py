@@ -1,24 +1,84 @@
-"""Small helpers shared by the checks."""
+"""Small helpers shared by the checks, and the one way a check turns its decision into a finding.
+
+A built-in check only decides: the words (title, cause, fix, refs) belong to its catalog entry,
+whose text may name `{fields}` that the check fills with the facts it decided on.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from compat.matrix import Matrix, Signature
 from compat.model.facts import Facts, Gpu
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.model.unknown import Unknown
 
 
-def cannot_check(fid: str, severity: Severity, title: str, why: str | Unknown, *refs: str) -> Finding:
+def entry(matrix: Matrix, fid: str) -> Signature:
+    """The catalog entry that holds the words of built-in check `fid` (a missing one is a bug: the tests name every id)."""
+    sig = matrix.signature(fid)
+    if sig is None:
+        raise LookupError(f"built-in check {fid!r} has no catalog entry in matrix/signatures/")
+    return sig
+
+
+def found(
+    matrix: Matrix,
+    fid: str,
+    *,
+    evidence: tuple[str, ...],
+    values: Mapping[str, object] | None = None,
+    requires: tuple[str, ...] = (),
+    commands: tuple[str, ...] = (),
+    severity: Severity | None = None,
+) -> Finding:
+    """A FOUND finding in the words of catalog entry `fid`, its `{fields}` filled from `values`."""
+    sig = entry(matrix, fid)
+    fill = {k: str(v) for k, v in (values or {}).items()}
+    return Finding(
+        id=sig.id,
+        severity=severity or sig.severity,
+        status=Status.FOUND,
+        title=sig.title.format_map(fill),
+        cause=sig.cause.format_map(fill),
+        fix=Fix(
+            requires=requires or sig.fix.requires,
+            advice=sig.fix.advice.format_map(fill),
+            commands=commands,
+        ),
+        evidence=evidence,
+        refs=sig.refs,
+    )
+
+
+def cannot_check(matrix: Matrix, fid: str, why: str | Unknown) -> Finding:
+    """A CANNOT_CHECK finding for catalog entry `fid`: a fact it needs is unknown."""
+    sig = entry(matrix, fid)
     reason = why.reason if isinstance(why, Unknown) else why
     return Finding(
-        id=fid,
-        severity=severity,
+        id=sig.id,
+        severity=sig.severity,
         status=Status.CANNOT_CHECK,
-        title=title,
+        title=_generic(sig.title),
         cause="",
         fix=Fix(),
         unknown=(reason,),
-        refs=tuple(refs),
+        refs=sig.refs,
     )
+
+
+def legacy_cannot_check(fid: str, severity: Severity, title: str, why: str | Unknown, *refs: str) -> Finding:
+    """The old form, with the words in the check; goes once every check points at its catalog entry."""
+    reason = why.reason if isinstance(why, Unknown) else why
+    return Finding(id=fid, severity=severity, status=Status.CANNOT_CHECK, title=title, cause="", fix=Fix(),
+                   unknown=(reason,), refs=tuple(refs))
+
+
+def _generic(title: str) -> str:
+    """A title with its `{fields}` left out, for a check that could not run."""
+    import string
+
+    return "".join(lit for lit, *_ in string.Formatter().parse(title)).strip()
 
 
 def declared_note(facts: Facts, name: str) -> str:

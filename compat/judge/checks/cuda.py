@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import cannot_check, declared_note, distinct_gpus, gpu_label
+from compat.judge.checks._util import legacy_cannot_check, declared_note, distinct_gpus, gpu_label
 from compat.model.facts import Facts, TorchBuild, TorchSource
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
@@ -70,13 +70,13 @@ def check_driver(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if torch is None or torch.cuda is None:
         return
     if isinstance(torch.cuda, Unknown):
-        yield cannot_check(fid, Severity.ERROR, title, torch.cuda)
+        yield legacy_cannot_check(fid, Severity.ERROR, title, torch.cuda)
         return
     driver = facts.hardware.driver
     if driver is None:
         return  # no NVIDIA driver at all: the CPU-build check and the GPU checks speak for this
     if isinstance(driver, Unknown):
-        yield cannot_check(fid, Severity.ERROR, title, f"driver version: {driver.reason}")
+        yield legacy_cannot_check(fid, Severity.ERROR, title, f"driver version: {driver.reason}")
         return
     support = _support(matrix, driver, torch.cuda)
     if support in ("full", "unknown"):
@@ -151,14 +151,14 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if torch is None or torch.cuda is None or isinstance(gpus, Unknown) or not gpus:
         return
     if isinstance(torch.cuda, Unknown):
-        yield cannot_check(fid, Severity.ERROR, title, torch.cuda)
+        yield legacy_cannot_check(fid, Severity.ERROR, title, torch.cuda)
         return
     variant = cuda_variant(torch.cuda)
     base = torch.version.split("+")[0]
     for gpu in distinct_gpus(gpus):
         cc = gpu.compute_capability
         if isinstance(cc, Unknown):
-            yield cannot_check(fid, Severity.ERROR, title, f"compute capability of {gpu.name}: {cc.reason}")
+            yield legacy_cannot_check(fid, Severity.ERROR, title, f"compute capability of {gpu.name}: {cc.reason}")
             continue
         if torch.source is TorchSource.IMPORT and not isinstance(torch.arch_list, Unknown) and torch.arch_list:
             covered: bool | None = arch_list_runs_on(torch.arch_list, cc)
@@ -168,7 +168,7 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             row = matrix.torch.archs(base, variant)
             archs = " ".join(f"sm_{a.replace('.', '')}" for a in row.archs) if row else "not curated"
         if covered is None:
-            yield cannot_check(fid, Severity.ERROR, title, f"the architectures of torch {base} {variant} are not curated")
+            yield legacy_cannot_check(fid, Severity.ERROR, title, f"the architectures of torch {base} {variant} are not curated")
             continue
         if covered:
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import cannot_check, declared_note
+from compat.judge.checks._util import legacy_cannot_check, declared_note
 from compat.model.facts import AccelerateConfig, Facts
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
@@ -18,7 +18,7 @@ def check_launcher(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         return
     launcher = facts.launch.launcher
     if isinstance(launcher, Unknown):
-        yield cannot_check(fid, Severity.WARNING, title, f"launcher: {launcher.reason}")
+        yield legacy_cannot_check(fid, Severity.WARNING, title, f"launcher: {launcher.reason}")
     elif launcher == "python":
         yield Finding(
             id=fid,

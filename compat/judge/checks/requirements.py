@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from compat.judge.checks._util import cannot_check
+from compat.judge.checks._util import legacy_cannot_check
 from compat.judge.conditions import in_spec
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Fix, Severity, Status
@@ -24,7 +24,7 @@ ID = "unsatisfied-requirement"
 
 def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if isinstance(facts.packages, Unknown):
-        yield cannot_check(ID, Severity.ERROR, "Installed packages satisfy each other's requirements", facts.packages)
+        yield legacy_cannot_check(ID, Severity.ERROR, "Installed packages satisfy each other's requirements", facts.packages)
         return
     env = dict(facts.python.markers)
     installed = {d.name: d for d in facts.packages}

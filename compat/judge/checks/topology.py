@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import cannot_check, declared_note
+from compat.judge.checks._util import legacy_cannot_check, declared_note
 from compat.model.facts import Facts, Interconnect, TorchBuild
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
@@ -55,11 +55,11 @@ def check_shm(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if isinstance(count, Unknown) or count < 2:
         return
     if "gpus" in facts.declared:
-        yield cannot_check(fid, Severity.WARNING, title, "the GPUs are declared: this /dev/shm is not the one the job will run with")
+        yield legacy_cannot_check(fid, Severity.WARNING, title, "the GPUs are declared: this /dev/shm is not the one the job will run with")
         return
     shm = facts.launch.shm_bytes
     if isinstance(shm, Unknown):
-        yield cannot_check(fid, Severity.WARNING, title, f"/dev/shm: {shm.reason}")
+        yield legacy_cannot_check(fid, Severity.WARNING, title, f"/dev/shm: {shm.reason}")
         return
     mib = shm // 2**20
     if mib >= _SHM_FLOOR_MIB:
