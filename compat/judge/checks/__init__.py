@@ -31,9 +31,8 @@ ALL: tuple[Check, ...] = (
 
 # Findings the built-in checks own. A catalog signature with one of these ids describes the same
 # failure for `explain`; doctor leaves it to the check, which knows more than a `when` clause.
-BUILTIN_IDS = frozenset({
-    "unsatisfied-requirement", "torch-import-fails", "torch-cuda-newer-than-driver",
-    "torch-cuda-minor-compat", "torch-cpu-build-on-gpu-machine", "gpu-arch-not-in-torch-build",
+BUILTIN_IDS = cuda.OWNS | frozenset({
+    "unsatisfied-requirement",
     "bf16-unsupported-gpu", "gpu-without-bf16", "fp8-unsupported-gpu", "flash-attn-needs-ampere",
     "multi-gpu-without-launcher", "more-processes-than-gpus", "pcie-p2p-consumer-gpus",
     "small-dev-shm", "nccl-version-mismatch",
