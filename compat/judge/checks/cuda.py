@@ -11,9 +11,21 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from compat.judge.checks._util import cannot_check, declared_note, distinct_gpus, found, gpu_label
+from compat.judge.checks._util import (
+    cannot_check,
+    declared_note,
+    distinct_gpus,
+    found,
+    gpu_label,
+)
 from compat.judge.torch_build import (
-    Gpus, TorchBuildChoice, TorchBuildPolicy, choose_torch_build, install_command, min_driver, pin_text,
+    Gpus,
+    TorchBuildChoice,
+    TorchBuildPolicy,
+    choose_torch_build,
+    install_command,
+    min_driver,
+    pin_text,
 )
 from compat.matrix import Matrix
 from compat.matrix.torch import arch_list_runs_on, cuda_variant
