@@ -133,7 +133,8 @@ def test_without_a_reader_every_pattern_runs_on_every_line_with_the_same_result(
         (r"\d+\d+", Hazard.ADJACENT_QUANTIFIERS),
         (r".*\s?.*x", Hazard.ADJACENT_QUANTIFIERS),
         (r"(?:\w+)\w*:", Hazard.ADJACENT_QUANTIFIERS),
-        (r"a(?i)b", Hazard.UNREADABLE),
+        # 3.10 still compiles whole-pattern flags in the middle (with a warning), 3.11+ refuses.
+        pytest.param(r"a(?i)b", Hazard.UNREADABLE, marks=pytest.mark.filterwarnings("ignore::DeprecationWarning")),
     ],
 )
 def test_catastrophic_shapes_are_found(pattern, hazard):
