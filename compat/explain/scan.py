@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from compat.matrix.pattern_syntax import Alt, Char, Node, PatternSyntaxError, Repeat, Seq, parse_pattern
 
@@ -171,14 +171,14 @@ def choose_anchors(literals: Iterable[str]) -> dict[str, str]:
 def trie_regex(words: Iterable[str]) -> str:
     """One regex matching any of `words`, factored as a trie so that the engine tries one
     branch per distinct next character instead of every word."""
-    trie: dict = {}
+    trie: dict[str, Any] = {}
     for word in words:
         node = trie
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node: dict) -> str:
+    def emit(node: dict[str, Any]) -> str:
         if "" in node and len(node) == 1:
             return ""
         alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]

@@ -233,15 +233,15 @@ class _Reader:
                 return self._char(p[start : self.i], unicodedata.lookup(name), flags)
             except KeyError as exc:
                 raise PatternSyntaxError(f"unknown character name {name!r}") from exc
-        if c.isdigit():
+        if c in "0123456789":
             octal = re.compile(r"0[0-7]{0,2}|[0-7]{3}").match(p, start + 1)
             if octal:
                 self.i = octal.end()
                 return self._char(p[start : self.i], chr(int(octal.group(0), 8)), flags)
-            digits = re.compile(r"\d{1,2}").match(p, start + 1)
-            assert digits is not None
-            self.i = digits.end()
-            return Backref(group=digits.group(0))
+            number = re.compile(r"[0-9]{1,2}").match(p, start + 1)
+            assert number is not None
+            self.i = number.end()
+            return Backref(group=number.group(0))
         if c.isascii() and c.isalnum():
             raise PatternSyntaxError(f"bad escape \\{c}")
         return self._char(p[start : self.i], c, flags)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import compat.explain.scan as scan
+from compat.explain import scan
 from compat.explain.scan import Scanner, required_literals
 from compat.maintain.pattern_audit import Hazard, audit_signatures, hazards
 from compat.matrix import shipped_matrix_dir
