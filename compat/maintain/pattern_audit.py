@@ -11,7 +11,9 @@ shapes that cause it, so the answer is the same on every run and every machine:
 - a repeated group holding an alternation whose branches can start with the same character or
   match nothing (`(a|ab)*`, `(\\s|\\n)+`): each repetition may take either branch;
 - two unbounded quantifiers that can match the same character with nothing required between
-  them (`\\d+\\d*`, `.*\\s*.*`): the text between them can be split in as many ways as it is long.
+  them (`\\d+\\d*`, `.*\\s*.*`): the text between them can be split in as many ways as it is long;
+- an unbounded quantifier the match can start with (`\\w*\\.?(forward|loss)`): search retries it
+  at every position of a long run of such characters, each time to the end of the run.
 
 It over-approximates (a few safe patterns are rejected, and are easy to rewrite); it never
 runs a pattern.
@@ -49,6 +51,8 @@ class Hazard(Enum):
     """A repeated group holds alternatives that can match the same text."""
     ADJACENT_QUANTIFIERS = "adjacent-quantifiers"
     """Two unbounded quantifiers over overlapping characters with nothing required between."""
+    LEADING_QUANTIFIER = "leading-quantifier"
+    """A match can start with an unbounded quantifier, which search retries at every position."""
     UNREADABLE = "unreadable"
     """The audit cannot read the pattern's structure, so it cannot vouch for it."""
 
@@ -166,6 +170,8 @@ def hazards(pattern: str) -> tuple[Hazard, ...]:
                     found.add(Hazard.OVERLAPPING_ALTERNATIVES)
         if isinstance(node, Seq) and _adjacent(_flatten(node.items)):
             found.add(Hazard.ADJACENT_QUANTIFIERS)
+    if _leading(tree):
+        found.add(Hazard.LEADING_QUANTIFIER)
     return tuple(h for h in Hazard if h in found)
 
 
@@ -196,6 +202,22 @@ def _adjacent(items: Sequence[Node]) -> bool:
             continue
         else:
             open_chars = frozenset()
+    return False
+
+
+def _leading(node: Node) -> bool:
+    if isinstance(node, Alt):
+        return any(_leading(o) for o in node.options)
+    items = _flatten(node.items) if isinstance(node, Seq) else [node]
+    if items and items[0] in (Zero(source="^"), Zero(source="\\A")):
+        return False  # anchored: search fails at once everywhere but the start
+    for item in items:
+        if isinstance(item, Repeat) and item.hi is None and _chars(item.body):
+            return True
+        if isinstance(item, (Alt, Repeat)) and _leading(item if isinstance(item, Alt) else item.body):
+            return True
+        if not _nullable(item):
+            return False
     return False
 
 
