@@ -1,6 +1,19 @@
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked needs_torch skip where torch is not installed: CI runs the suite on Pythons
+    for which the pinned torch has no wheel, and never installs another torch."""
+    if importlib.util.find_spec("torch") is not None:
+        return
+    skip = pytest.mark.skip(reason="needs torch (the README's test command installs torch==2.13.0)")
+    for item in items:
+        if item.get_closest_marker("needs_torch"):
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True, scope="session")

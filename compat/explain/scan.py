@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from re import _constants as sre_c  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+from compat.matrix.pattern_syntax import Alt, Char, Node, PatternSyntaxError, Repeat, Seq, parse_pattern
 
 MAX_LINE = 64 * 1024
 """Characters of one line tried against the full patterns (a 10 MB line is cut around the hit)."""
@@ -82,12 +82,12 @@ def required_literals(pattern: str) -> frozenset[str] | None:
     """Strings of which every match of `pattern` contains at least one, or None when the
     pattern guarantees no literal of MIN_LITERAL characters (it must then run on every line)."""
     try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
+        parsed = parse_pattern(pattern)
+    except PatternSyntaxError:
+        return None  # no prefilter: slower, never wrong
+    if parsed.flags & re.IGNORECASE:
         return None
-    if parsed.state.flags & re.IGNORECASE:
-        return None
-    return _seq(list(parsed))
+    return _required(parsed.tree)
 
 
 def _better(a: _Req, b: _Req) -> _Req:
@@ -101,7 +101,19 @@ def _better(a: _Req, b: _Req) -> _Req:
     return a if ka >= kb else b
 
 
-def _seq(items: list) -> _Req:
+def _required(node: Node) -> _Req:
+    if isinstance(node, Seq):
+        return _seq(node.items)
+    if isinstance(node, Alt):
+        return _branch(node.options)
+    if isinstance(node, Repeat):
+        return _required(node.body) if node.lo >= 1 else None
+    if isinstance(node, Char) and node.literal is not None:
+        return _seq((node,))
+    return None  # a class, an assertion, a back-reference: no literal text
+
+
+def _seq(items: Sequence[Node]) -> _Req:
     best: _Req = None
     run: list[str] = []
 
@@ -111,29 +123,20 @@ def _seq(items: list) -> _Req:
             best = _better(best, frozenset({"".join(run)}))
         run = []
 
-    for op, av in items:
-        if op is sre_c.LITERAL:
-            run.append(chr(av))
+    for item in items:
+        if isinstance(item, Char) and item.literal is not None:
+            run.append(item.literal)
             continue
         flush()
-        if op is sre_c.SUBPATTERN:
-            best = _better(best, _seq(list(av[-1])))
-        elif op is sre_c.BRANCH:
-            best = _better(best, _branch(av[1]))
-        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
-            lo, _hi, body = av
-            if lo >= 1:
-                best = _better(best, _seq(list(body)))
-        elif op is getattr(sre_c, "ATOMIC_GROUP", None):
-            best = _better(best, _seq(list(av)))
+        best = _better(best, _required(item))
     flush()
     return best
 
 
-def _branch(alternatives: list) -> _Req:
+def _branch(alternatives: Sequence[Node]) -> _Req:
     out: set[str] = set()
     for alt in alternatives:
-        req = _seq(list(alt))
+        req = _required(alt)
         if req is None:
             return None
         out |= req
@@ -168,14 +171,14 @@ def choose_anchors(literals: Iterable[str]) -> dict[str, str]:
 def trie_regex(words: Iterable[str]) -> str:
     """One regex matching any of `words`, factored as a trie so that the engine tries one
     branch per distinct next character instead of every word."""
-    trie: dict = {}
+    trie: dict[str, Any] = {}
     for word in words:
         node = trie
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node: dict) -> str:
+    def emit(node: dict[str, Any]) -> str:
         if "" in node and len(node) == 1:
             return ""
         alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]

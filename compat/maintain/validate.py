@@ -23,7 +23,8 @@ from compat.matrix._toml import Table, read_toml
 from compat.matrix.cuda import load_cuda
 from compat.matrix.extensions import load_extensions
 from compat.matrix.gpus import load_gpus
-from compat.matrix.signatures import check_patterns, load_signatures
+from compat.maintain.pattern_audit import check_patterns
+from compat.matrix.signatures import load_signatures
 from compat.matrix.torch import load_torch
 from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 

@@ -1,17 +1,13 @@
 """Known failures: the catalog under matrix/signatures/*.toml.
 
 Loading validates the shape of every entry (and that each regex compiles) and stays fast;
-`check_patterns` is the slower audit that `compat matrix validate` and the tests run: it
-times every pattern against adversarial input in a child process and rejects the ones that
-backtrack catastrophically.
+the backtracking audit of the patterns is a curator's check (compat.maintain.pattern_audit),
+run by `compat matrix validate` and the tests.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,102 +143,3 @@ def load_signature_dir(directory: Path, *, label: str | None = None) -> tuple[Si
         name = f"{label}/{path.name}" if label else str(path)
         files.append((read_toml(path, label=name), path.stem))
     return load_signatures(files)
-
-
-# --- the catastrophic-backtracking audit -------------------------------------------------
-
-PATTERN_BUDGET_S = 0.25
-"""Longest a single pattern may spend on one adversarial line (a sane regex needs microseconds)."""
-
-_ADVERSARIAL_LENGTH = 20_000
-
-# Runs in a child interpreter so a pattern stuck in C can be stopped from outside; inside,
-# SIGALRM interrupts the regex engine (it checks for signals while it backtracks).
-_CHILD = r"""
-import json, re, signal, sys, time
-budget = float(sys.argv[1])
-class Slow(Exception):
-    pass
-def alarm(signum, frame):
-    raise Slow()
-signal.signal(signal.SIGALRM, alarm)
-jobs = json.loads(sys.stdin.read())
-for key, pattern, texts in jobs:
-    rx = re.compile(pattern)
-    worst = 0.0
-    for text in texts:
-        signal.setitimer(signal.ITIMER_REAL, budget)
-        start = time.perf_counter()
-        try:
-            rx.search(text)
-        except Slow:
-            worst = None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        if worst is None:
-            break
-        worst = max(worst, time.perf_counter() - start)
-    print(json.dumps([key, worst]), flush=True)
-"""
-
-
-def adversarial_inputs(pattern: str) -> list[str]:
-    """Lines built from the pattern's own pieces, repeated, with a tail that fails the match:
-    the input shape on which nested or overlapping quantifiers explode."""
-    pieces: list[str] = []
-    for lit in re.findall(r"(?:\\.|[^\\()|\[\]*+?{}^$])+", pattern):
-        text = re.sub(r"\\d", "7", lit)
-        text = re.sub(r"\\w", "a", text)
-        text = re.sub(r"\\s", " ", text)
-        text = re.sub(r"\\(.)", r"\1", text)
-        if text:
-            pieces.append(text)
-    samples = {"a", "7", " ", "a ", "7.", "_", "-", ".", ":", "=", "ab1 "} | set(pieces)
-    n = _ADVERSARIAL_LENGTH
-    out = []
-    for s in sorted(samples):
-        body = (s * (n // max(len(s), 1) + 1))[:n]
-        out.append(body + "\x00!")
-        out.append(body)
-    joined = "".join(pieces)
-    if joined:
-        out.append((joined * (n // len(joined) + 1))[:n] + "\x00")
-    return out
-
-
-def check_patterns(signatures: Sequence[Signature], *, budget_s: float = PATTERN_BUDGET_S) -> None:
-    """Raise MatrixError naming the first pattern that takes longer than `budget_s` on an
-    adversarial line (or that cannot be audited at all)."""
-    jobs = []
-    where: dict[str, str] = {}
-    for sig in signatures:
-        for kind in ("patterns", "context"):
-            for i, pattern in enumerate(getattr(sig, kind)):
-                key = f"{sig.id}.{kind}[{i}]"
-                where[key] = sig.id
-                jobs.append((key, pattern, adversarial_inputs(pattern)))
-    if not jobs:
-        return
-    # A pattern that ignores the alarm still cannot hang the audit: the child has a hard limit.
-    limit = 30 + budget_s * 4 * len(jobs)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(budget_s)],
-            input=json.dumps(jobs),
-            capture_output=True,
-            text=True,
-            timeout=limit,
-        )
-    except subprocess.TimeoutExpired as exc:
-        done = {json.loads(line)[0] for line in (exc.stdout or "").splitlines() if line.strip()}
-        stuck = next((key for key, _, _ in jobs if key not in done), "?")
-        raise MatrixError("matrix/signatures", stuck, f"regex did not finish within {limit:.0f} s on adversarial input") from exc
-    results = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    for key, worst in results:
-        if worst is None:
-            raise MatrixError(
-                "matrix/signatures", key,
-                f"regex backtracks catastrophically (over {budget_s} s on a {_ADVERSARIAL_LENGTH}-character adversarial line)",
-            )
-    if len(results) != len(jobs):
-        raise MatrixError("matrix/signatures", "", f"pattern audit failed: {proc.stderr.strip()[-300:]}")

@@ -2,13 +2,17 @@
 
 compat is installed the way the top-level Dockerfile installs it (`compat-build-step install`
 over a copy of exactly what the Dockerfile copies into its build stage), into one virtual
-environment per test session. The venv sees the already installed dependencies
-(--system-site-packages) and pip never reaches an index (--no-index), so no network is needed.
+environment per test session. The venv sees the packages of the interpreter running the tests
+(pip, hatchling and compat's dependencies, from the test extra) through a .pth file, and pip
+never reaches an index (--no-index), so no network is needed. --system-site-packages would not
+do: inside a virtual environment it exposes the base interpreter's packages, not the venv's.
 """
 
 from __future__ import annotations
 
 import shutil
+import site
+import sysconfig
 import venv
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,9 +49,11 @@ def build_venv(tmp_path_factory) -> BuildVenv:
         else:
             shutil.copy2(origin, target)
     root = base / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(root)
-    # The system interpreter's pip is visible through --system-site-packages; ensurepip would
-    # only copy it again.
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root)
+    # Plain directory lines, so the .pth files in them (the test environment's editable compat)
+    # are not run: compat must come from what the install step puts in the venv.
+    own = Path(sysconfig.get_path("purelib", vars={"base": str(root), "platbase": str(root)}))
+    (own / "_test_environment.pth").write_text("".join(f"{d}\n" for d in site.getsitepackages()), encoding="utf-8")
     bin_dir = root / "bin"
     dist = base / "dist"
     env = clean_env(

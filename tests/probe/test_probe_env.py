@@ -1,6 +1,5 @@
 """The interpreter, its packages and the torch build, read from fake virtual environments."""
 
-import importlib.util
 import shutil
 import sys
 import venv
@@ -134,7 +133,7 @@ def test_torch_absent_is_none(tmp_path):
     assert parse_torch(fetch_torch_import(_python(root), timeout=30), None, None) is None
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="CPU torch 2.13.0 is installed for the test run")
+@pytest.mark.needs_torch
 def test_real_cpu_torch_is_imported():
     build = parse_torch(fetch_torch_import(Path(sys.executable), timeout=60), None, None)
     assert build.version == "2.13.0+cpu"

@@ -10,7 +10,7 @@ import pytest
 from compat.sources.probe.interpreter import fetch_interpreter
 from compat.sources.probe.torch import fetch_torch_import, parse_torch
 
-pytest.importorskip("torch")  # the CI command installs the CPU build (torch==2.13.0)
+pytestmark = pytest.mark.needs_torch
 
 
 def test_second_probe_of_the_same_install_reads_the_cache(monkeypatch, tmp_path):

@@ -1,0 +1,346 @@
+"""The shape of a catalog regex, read with public means only.
+
+The scanner's literal prefilter and the curators' backtracking audit need the structure of a
+pattern (which characters are required, which quantifiers nest). CPython's own parser is
+private and renamed between versions (`sre_parse` up to 3.10, `re._parser` from 3.11), so this
+module reads Python's `re` syntax itself into a small tree. It only has to be right about the
+structure of patterns that `re.compile` accepts; what it does not understand raises
+PatternSyntaxError, and callers then fall back to a safe answer (no prefilter, or "cannot be
+audited"). Which characters an element matches is asked of `re` itself, never re-implemented.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+class PatternSyntaxError(ValueError):
+    """A pattern this reader does not understand (callers fall back, never guess)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Char:
+    source: str
+    """The regex text of this one-character element (`a`, `\\d`, `[^,]`, `.`)."""
+    flags: int
+    """The `re` flags in force where it stands (IGNORECASE, DOTALL, ASCII matter)."""
+    literal: str | None
+    """The one character it matches, when exactly one and case-sensitive; else None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seq:
+    items: tuple[Node, ...]
+    """Elements matched one after another; a group inside a sequence is a nested node."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Alt:
+    options: tuple[Node, ...]
+    """Alternatives, any one of which matches (`a|b`, or a conditional's two branches)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Repeat:
+    body: Node
+    """What is repeated."""
+    lo: int
+    """Fewest repetitions."""
+    hi: int | None
+    """Most repetitions; None for unbounded (`*`, `+`, `{m,}`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Zero:
+    """A zero-width assertion: anchors, word boundaries, lookarounds (their bodies are not
+    part of the match, so they are not kept)."""
+
+    source: str
+    """Its regex text."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Backref:
+    group: str
+    """The group it repeats (number or name): it can match any text."""
+
+
+Node = Char | Seq | Alt | Repeat | Zero | Backref
+
+
+@dataclass(frozen=True, kw_only=True)
+class Parsed:
+    tree: Node
+    """The pattern's structure."""
+    flags: int
+    """Flags set for the whole pattern by a leading `(?i)`-style group."""
+
+
+_FLAG_LETTERS = {"a": re.ASCII, "i": re.IGNORECASE, "L": re.LOCALE, "m": re.MULTILINE, "s": re.DOTALL, "u": re.UNICODE, "x": re.VERBOSE}
+_SIMPLE_ESCAPES = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_CLASS_ESCAPES = frozenset("dDsSwW")
+_ZERO_ESCAPES = frozenset("AZbB")
+_QUANT = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+
+
+def parse_pattern(pattern: str) -> Parsed:
+    """The structure of `pattern` (which must also compile with `re`)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise PatternSyntaxError(f"does not compile: {exc}") from exc
+    reader = _Reader(pattern)
+    return Parsed(tree=reader.run(), flags=reader.global_flags)
+
+
+class _Reader:
+    def __init__(self, pattern: str) -> None:
+        self.p = pattern
+        self.i = 0
+        self.global_flags = 0
+
+    def run(self) -> Node:
+        self._leading_flags()
+        node = self._alt(self.global_flags)
+        if self.i != len(self.p):
+            raise PatternSyntaxError(f"unexpected {self.p[self.i]!r} at {self.i}")
+        return node
+
+    def _leading_flags(self) -> None:
+        # Whole-pattern flags are only read at the start: 3.10 still accepts them later (and
+        # applies them to what came before), which this reader refuses rather than mis-reads.
+        while True:
+            m = re.compile(r"\(\?([aiLmsux]+)\)").match(self.p, self.i)
+            if not m:
+                return
+            for letter in m.group(1):
+                self.global_flags |= _FLAG_LETTERS[letter]
+            self.i = m.end()
+
+    def _peek(self) -> str:
+        return self.p[self.i] if self.i < len(self.p) else ""
+
+    def _alt(self, flags: int) -> Node:
+        options = [self._seq(flags)]
+        while self._peek() == "|":
+            self.i += 1
+            options.append(self._seq(flags))
+        return options[0] if len(options) == 1 else Alt(options=tuple(options))
+
+    def _skip_verbose(self, flags: int) -> None:
+        if not flags & re.VERBOSE:
+            return
+        while self.i < len(self.p):
+            ch = self.p[self.i]
+            if ch in " \t\n\r\f\v":
+                self.i += 1
+            elif ch == "#":
+                end = self.p.find("\n", self.i)
+                self.i = len(self.p) if end < 0 else end + 1
+            else:
+                return
+
+    def _seq(self, flags: int) -> Seq:
+        items: list[Node] = []
+        while True:
+            self._skip_verbose(flags)
+            if self.i >= len(self.p) or self.p[self.i] in "|)":
+                return Seq(items=tuple(items))
+            atom = self._atom(flags)
+            if atom is None:
+                continue
+            items.append(self._quantified(atom, flags))
+
+    def _quantified(self, atom: Node, flags: int) -> Node:
+        self._skip_verbose(flags)
+        ch = self._peek()
+        if ch in ("*", "+", "?"):
+            self.i += 1
+            lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[ch]
+        elif ch == "{" and (m := _QUANT.match(self.p, self.i)) and m.group(0) != "{}":
+            self.i = m.end()
+            lo = int(m.group(1)) if m.group(1) else 0
+            if m.group(2):
+                hi = int(m.group(3)) if m.group(3) else None
+            else:
+                hi = lo
+        else:
+            return atom
+        if self._peek() in ("?", "+"):  # lazy or possessive: the same language
+            self.i += 1
+        if isinstance(atom, Zero):
+            return atom
+        if isinstance(atom, Repeat):
+            raise PatternSyntaxError("multiple repeat")
+        return Repeat(body=atom, lo=lo, hi=hi)
+
+    def _atom(self, flags: int) -> Node | None:
+        p, i = self.p, self.i
+        ch = p[i]
+        if ch == "(":
+            return self._group(flags)
+        if ch == "[":
+            return self._klass(flags)
+        if ch == ".":
+            self.i += 1
+            return Char(source=".", flags=flags, literal=None)
+        if ch in "^$":
+            self.i += 1
+            return Zero(source=ch)
+        if ch in "*+?":
+            raise PatternSyntaxError("nothing to repeat")
+        if ch == "\\":
+            return self._escape(flags)
+        self.i += 1
+        return self._char(re.escape(ch), ch, flags)
+
+    @staticmethod
+    def _char(source: str, ch: str, flags: int) -> Char:
+        # Under IGNORECASE even a character without case is left out: the prefilter compares
+        # literals case-sensitively and has nothing to gain from the exception.
+        return Char(source=source, flags=flags, literal=None if flags & re.IGNORECASE else ch)
+
+    def _escape(self, flags: int) -> Node:
+        p = self.p
+        start = self.i
+        if start + 1 >= len(p):
+            raise PatternSyntaxError("trailing backslash")
+        c = p[start + 1]
+        self.i = start + 2
+        if c in _ZERO_ESCAPES:
+            return Zero(source=p[start : self.i])
+        if c in _CLASS_ESCAPES:
+            return Char(source=p[start : self.i], flags=flags, literal=None)
+        if c in _SIMPLE_ESCAPES:
+            return self._char(p[start : self.i], _SIMPLE_ESCAPES[c], flags)
+        if c in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[c]
+            digits = p[self.i : self.i + width]
+            if len(digits) != width or not all(d in "0123456789abcdefABCDEF" for d in digits):
+                raise PatternSyntaxError(f"bad \\{c} escape")
+            self.i += width
+            return self._char(p[start : self.i], chr(int(digits, 16)), flags)
+        if c == "N":
+            end = p.find("}", self.i)
+            if p[self.i : self.i + 1] != "{" or end < 0:
+                raise PatternSyntaxError("bad \\N escape")
+            name = p[self.i + 1 : end]
+            self.i = end + 1
+            try:
+                return self._char(p[start : self.i], unicodedata.lookup(name), flags)
+            except KeyError as exc:
+                raise PatternSyntaxError(f"unknown character name {name!r}") from exc
+        if c in "0123456789":
+            octal = re.compile(r"0[0-7]{0,2}|[0-7]{3}").match(p, start + 1)
+            if octal:
+                self.i = octal.end()
+                return self._char(p[start : self.i], chr(int(octal.group(0), 8)), flags)
+            number = re.compile(r"[0-9]{1,2}").match(p, start + 1)
+            assert number is not None
+            self.i = number.end()
+            return Backref(group=number.group(0))
+        if c.isascii() and c.isalnum():
+            raise PatternSyntaxError(f"bad escape \\{c}")
+        return self._char(p[start : self.i], c, flags)
+
+    def _klass(self, flags: int) -> Char:
+        p = self.p
+        start = self.i
+        j = start + 1
+        negated = p[j : j + 1] == "^"
+        if negated:
+            j += 1
+        body_start = j
+        first = True
+        while True:
+            if j >= len(p):
+                raise PatternSyntaxError("unterminated character set")
+            ch = p[j]
+            if ch == "]" and not first:
+                break
+            j += 2 if ch == "\\" else 1
+            first = False
+        body = p[body_start:j]
+        self.i = j + 1
+        source = p[start : self.i]
+        literal: str | None = None
+        if not negated:
+            if len(body) == 1 and body not in "\\":
+                literal = body
+            elif len(body) == 2 and body[0] == "\\" and not body[1].isalnum():
+                literal = body[1]
+        if literal is not None:
+            return self._char(source, literal, flags)
+        return Char(source=source, flags=flags, literal=None)
+
+    def _group(self, flags: int) -> Node | None:
+        p = self.p
+        start = self.i
+        self.i += 1
+        zero = False
+        conditional = False
+        if p.startswith("?", self.i):
+            rest = p[self.i + 1 :]
+            if rest.startswith("#"):
+                end = p.find(")", self.i)
+                self.i = end + 1
+                return None
+            if rest.startswith(":"):
+                self.i += 2
+            elif rest.startswith("P<"):
+                end = p.find(">", self.i)
+                self.i = end + 1
+            elif rest.startswith("P="):
+                end = p.find(")", self.i)
+                name = p[self.i + 2 : end]
+                self.i = end + 1
+                return Backref(group=name)
+            elif rest[:1] in ("=", "!", ">") or rest[:2] in ("<=", "<!"):
+                zero = rest[:1] in ("=", "!", "<")
+                self.i += 2 if rest[:1] in ("=", "!", ">") else 3
+            elif rest.startswith("("):
+                end = p.find(")", self.i)
+                self.i = end + 1
+                conditional = True
+            else:
+                m = re.compile(r"([aiLmsux]*)(?:-([imsx]+))?:").match(p, self.i + 1)
+                if not m:
+                    raise PatternSyntaxError(f"whole-pattern flags not at the start, or unknown group at {start}")
+                for letter in m.group(1):
+                    flags |= _FLAG_LETTERS[letter]
+                for letter in m.group(2) or "":
+                    flags &= ~_FLAG_LETTERS[letter]
+                self.i = m.end()
+        body = self._alt(flags)
+        if self._peek() != ")":
+            raise PatternSyntaxError(f"unbalanced group at {start}")
+        self.i += 1
+        if zero:
+            return Zero(source=p[start : self.i])
+        if conditional:
+            options = body.options if isinstance(body, Alt) else (body,)
+            # Without a "no" branch the group may match nothing.
+            return Alt(options=options if len(options) == 2 else (*options, Seq(items=())))
+        return body
+
+
+# --- what the elements match ----------------------------------------------------------------
+
+# Characters on which elements are compared: all of Latin-1 and a few of each wider kind
+# (Unicode spaces, digits, letters, CJK, a surrogate-free astral character). Two elements that
+# share none of these are treated as disjoint; the choice errs towards finding overlaps, since
+# a class of this catalog that matches something outside Latin-1 also matches one of these.
+SAMPLE_CHARS: tuple[str, ...] = tuple(chr(c) for c in range(256)) + tuple(
+    "\u0131\u017f\u0660\u0966\u2028\u2029\u3000\u200b\u2212\u2013\u2014\u2018\u2019\u201c\u201d"
+    "\u2026\u00e9\u03bb\u0416\u4e2d\uff10\uff21\u212a\U0001f600"
+)
+
+
+@lru_cache(maxsize=4096)
+def matched_chars(char: Char) -> frozenset[str]:
+    """Which of SAMPLE_CHARS the element matches, asked of `re` itself."""
+    rx = re.compile(char.source, char.flags & (re.IGNORECASE | re.DOTALL | re.ASCII))
+    return frozenset(c for c in SAMPLE_CHARS if rx.fullmatch(c))

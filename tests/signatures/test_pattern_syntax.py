@@ -1,0 +1,165 @@
+"""The regex reader behind the scanner's prefilter and the backtracking audit: it must read
+every shipped pattern the same way on every Python (no private `re` modules), the prefilter
+must never change what matches, and the audit must decide from structure alone."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from compat.explain import scan
+from compat.explain.scan import Scanner, required_literals
+from compat.maintain.pattern_audit import Hazard, audit_signatures, hazards
+from compat.matrix import shipped_matrix_dir
+from compat.matrix.pattern_syntax import Alt, Backref, Char, PatternSyntaxError, Repeat, Seq, Zero, parse_pattern
+from compat.matrix.signatures import load_signature_dir
+
+COMPAT = Path(__file__).resolve().parents[2] / "compat"
+LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
+SIGS = load_signature_dir(shipped_matrix_dir() / "signatures", label="matrix/signatures")
+PATTERNS = sorted({p for s in SIGS for p in (*s.patterns, *s.context)})
+
+
+def test_no_module_uses_the_private_regex_parser():
+    # 3.10 has sre_parse, 3.11+ re._parser: either name ties compat to some Pythons.
+    users = []
+    for path in COMPAT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "re":
+                names = [f"re.{node.attr}"]
+            users += [f"{path.relative_to(COMPAT)}: {n}" for n in names if n.startswith(("sre_", "re._"))]
+    assert users == []
+
+
+def test_the_tree_of_a_pattern():
+    tree = parse_pattern(r"^(a)(?:b|[cd]\d+)*?(?=x)\1{2,}").tree
+    assert isinstance(tree, Seq)
+    anchor, group, rep, look, back = tree.items
+    assert anchor == Zero(source="^") and isinstance(look, Zero)
+    assert group == Seq(items=(Char(source="a", flags=0, literal="a"),))
+    assert isinstance(rep, Repeat) and (rep.lo, rep.hi) == (0, None)
+    assert isinstance(rep.body, Alt) and len(rep.body.options) == 2
+    assert back == Repeat(body=Backref(group="1"), lo=2, hi=None)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literals"),
+    [
+        (r"cuda:\d+ and (cpu|meta) tensors", {" tensors"}),
+        (r"foo(bar)?bazz|quux", {"bazz", "quux"}),
+        (r"x{3}\x41\u00e9\N{BULLET}\101\0end!", {"A\u00e9\u2022A\x00end!"}),
+        (r"lib[.]so[\]]\.12", {"lib.so].12"}),  # one-character sets are literals
+        (r"(?P<name>abcd)(?P=name)(?#note)efgh", {"abcd"}),
+        (r"(?i:ERROR) in module", {" in module"}),  # a case-insensitive part is no literal
+        (r"(?x) long \ text  # comment", {"long text"}),
+        (r"(?<=prefix)matched(?!suffix)", {"matched"}),
+        (r"a{,3}bcde{2}", {"bcd"}),
+    ],
+)
+def test_required_literals(pattern, literals):
+    # "a{,3}bcde{2}" keeps "bcd" only: a repeat ends a run of literal text.
+    expected = {lit for lit in literals if len(lit) >= scan.MIN_LITERAL} or None
+    assert required_literals(pattern) == (frozenset(expected) if expected else None)
+
+
+@pytest.mark.parametrize("pattern", [r"(?i)anything goes", r"\d+\w*", r"(?:foo(?(1)bar))", r"a|\w+"])
+def test_no_required_literal(pattern):
+    assert required_literals(pattern) is None
+
+
+@pytest.mark.parametrize("pattern", [r"unbalanced(", r"\q", r"a**"])
+def test_what_re_rejects_is_not_read(pattern):
+    with pytest.raises(PatternSyntaxError):
+        parse_pattern(pattern)
+
+
+def _lines() -> list[str]:
+    lines: list[str] = []
+    for log in sorted(LOGS.glob("*.log")):
+        lines.extend(log.read_text(encoding="utf-8", errors="replace").splitlines())
+    return lines
+
+
+def _hits(scanner: Scanner, lines: list[str]) -> list[tuple[int, int]]:
+    return [(h.line_number, h.key) for h in scanner.scan_block("\n".join(lines) + "\n")]
+
+
+def test_the_prefilter_never_changes_what_matches():
+    lines = _lines()
+    scanner = Scanner(PATTERNS)
+    assert scanner.unfiltered == ()
+    compiled = [re.compile(p) for p in PATTERNS]
+    brute = [(n, k) for n, line in enumerate(lines, 1) for k, rx in enumerate(compiled) if rx.search(line)]
+    assert len({k for _, k in brute}) > len(PATTERNS) // 2  # the recorded logs exercise most patterns
+    assert _hits(scanner, lines) == brute
+
+
+def test_without_a_reader_every_pattern_runs_on_every_line_with_the_same_result(monkeypatch):
+    """The fallback: had the reader failed (a new syntax, a new Python), nothing is lost."""
+    lines = _lines()
+    expected = _hits(Scanner(PATTERNS), lines)
+
+    def unreadable(pattern: str) -> object:
+        raise PatternSyntaxError("as if this Python's syntax were unknown")
+
+    monkeypatch.setattr(scan, "parse_pattern", unreadable)
+    fallback = Scanner(PATTERNS)
+    assert fallback.unfiltered == tuple(PATTERNS)
+    assert _hits(fallback, lines) == expected
+
+
+# --- the backtracking audit ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "hazard"),
+    [
+        (r"(a+)+$", Hazard.NESTED_QUANTIFIER),
+        (r"(a*)*", Hazard.NESTED_QUANTIFIER),
+        (r"(\w+\s?)*X", Hazard.NESTED_QUANTIFIER),
+        (r"(.*a){12}", Hazard.NESTED_QUANTIFIER),
+        (r"(a|a)*", Hazard.OVERLAPPING_ALTERNATIVES),
+        (r"(a|ab)*c", Hazard.OVERLAPPING_ALTERNATIVES),
+        (r"(\s|\n)+x", Hazard.OVERLAPPING_ALTERNATIVES),
+        (r"(x|y?)+z", Hazard.OVERLAPPING_ALTERNATIVES),
+        (r"\d+\d+", Hazard.ADJACENT_QUANTIFIERS),
+        (r".*\s?.*x", Hazard.ADJACENT_QUANTIFIERS),
+        (r"(?:\w+)\w*:", Hazard.ADJACENT_QUANTIFIERS),
+        (r"\w*\.?(compute_loss|forward)", Hazard.LEADING_QUANTIFIER),  # once shipped, 0.3 s on a long line
+        (r"(?:x|\s*)y", Hazard.LEADING_QUANTIFIER),
+        (r"(?:\d+\.){3}\d+", Hazard.LEADING_QUANTIFIER),
+        # 3.10 still compiles whole-pattern flags in the middle (with a warning), 3.11+ refuses.
+        pytest.param(r"a(?i)b", Hazard.UNREADABLE, marks=pytest.mark.filterwarnings("ignore::DeprecationWarning")),
+    ],
+)
+def test_catastrophic_shapes_are_found(pattern, hazard):
+    assert hazard in hazards(pattern)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"v(?:\d+\.){3}\d+",  # each repetition ends at a dot the digits cannot take
+        r"x(?:[^,]+,)*",
+        r"x(?:a\d+)+",  # ... or starts with a character the digits cannot take
+        r"foo.*bar.*baz",  # quadratic at worst, bounded by the scanner's line cap
+        r"x(?:ab|cd)+",
+        r"x\w+\s+\w+",
+        r"x(?=a+)",
+        r"^\w+:",  # anchored: tried at one position only
+    ],
+)
+def test_safe_shapes_pass(pattern):
+    assert hazards(pattern) == ()
+
+
+def test_every_shipped_pattern_passes_the_audit():
+    assert audit_signatures(SIGS) == ()
