@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Sequence
 
+from compat.errors import ResolutionError
 from compat.model import codec
 from compat.model.lock import Lock, Pin
 
@@ -57,3 +59,10 @@ def _line(pin: Pin, *, extras: bool) -> str:
     name = f"{pin.name}[{','.join(pin.extras)}]" if extras and pin.extras else pin.name
     why = "; ".join(pin.reasons)
     return f"{name}=={pin.full_version}" + (f"  # {why}" if why else "")
+
+
+def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:
+    """What `compat lock` and `compat plan` print on stderr when no set exists: one cause a line."""
+    lines = ["compat: no compatible set for " + " ".join(targets) + ":"]
+    lines += [f"  - {cause}" for cause in error.causes]
+    return "\n".join(lines) + "\n"
