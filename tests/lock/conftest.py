@@ -15,7 +15,7 @@ from compat.matrix.gpus import GpuTable
 from compat.matrix.releases import ReleaseIndex
 from compat.matrix.signatures import load_signatures
 from compat.matrix.torch import load_torch
-from compat.resolve.resolver import target_facts
+from compat.resolve import target_facts
 from compat.model.unknown import Unknown
 
 DATA = Path(__file__).parent / "data"

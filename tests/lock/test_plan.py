@@ -6,10 +6,10 @@ import json
 
 from compat.model.facts import Distribution
 from compat.model.findings import Finding, Fix, Severity, Status
-from compat.model.lock import StepKind
+from compat.model.lock import StepKind, Uncleared
 from compat.resolve.plan import Installer, default_targets, plan
 from compat.report.plan import render_json, render_text
-from compat.resolve.resolver import resolve
+from compat.resolve import resolve
 
 from tests.lock.conftest import make_facts
 
@@ -47,7 +47,7 @@ def test_plan_out_of_the_seed_failure_keeps_what_can_stay(matrix, extensions):
     assert step.command[:4] == ("python", "-m", "pip", "install")
     assert step.clears == ("grpo-vllm-device-mismatch",)
     assert "trl 0.15.2" in result.kept and "torch 2.5.1" in result.kept
-    assert result.uncleared == ("synced-gpus-nocache-rope: use ZeRO-2",)
+    assert result.uncleared == (Uncleared(finding="synced-gpus-nocache-rope", advice="use ZeRO-2"),)
 
 
 def test_torch_variant_change_orders_uninstall_torch_packages_extensions(matrix, extensions):
@@ -64,7 +64,7 @@ def test_torch_variant_change_orders_uninstall_torch_packages_extensions(matrix,
     assert result.steps[1].command[-2:] == ("--index-url", "https://download.pytorch.org/whl/cu126")
     text = render_text(result)
     assert text.index("uninstall") < text.index("torch==2.13.0+cu126")
-    assert json.loads(render_json(result))["schema_version"] == 1
+    assert json.loads(render_json(result))["schema_version"] == 2
 
 
 def test_nothing_to_do(matrix, extensions):
