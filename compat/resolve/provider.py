@@ -260,7 +260,8 @@ class Provider:
             if not self._any_fits(dep, req.specifier, default_build=kernels):
                 return Rejection(
                     kind=RejectionKind.DEAD_DEPENDENCY, package=name, version=str(version), dependency=dep,
-                    specifier=str(req.specifier), exact=is_exact(req.specifier), because=self._first_reason(dep, req.specifier),
+                    specifier=str(req.specifier), exact=is_exact(req.specifier),
+                    because=self._first_reason(dep, req.specifier, kernels=self._asker(name, version, extras) if kernels else None),
                 )
         return None
 
@@ -297,7 +298,8 @@ class Provider:
             out.append(v)
         return out
 
-    def _first_reason(self, name: str, spec: SpecifierSet) -> Rejection | None:
+    def _first_reason(self, name: str, spec: SpecifierSet, *, kernels: Asker | None) -> Rejection | None:
+        """Why the newest release of `name` in `spec` was dropped; None when no release is in range."""
         releases = self.releases(name)
         if releases is None:
             return None
@@ -305,11 +307,15 @@ class Provider:
             if spec.contains(release.version, prereleases=True):
                 why = self.filters.release_fits(name, release)
                 if why is None and name == "torch":
-                    build = self.filters.torch_build(release.version)
+                    build = self._torch_for(release.version, kernels)
                     why = build if isinstance(build, Rejection) else None
                 if why is not None:
                     return why
         return None
+
+    @staticmethod
+    def _asker(name: str, version: Version, extras: frozenset[str]) -> Asker:
+        return Asker(kind=AskerKind.PACKAGE, package=name, version=str(version), extras=tuple(sorted(extras)))
 
     def releases(self, name: str) -> PackageReleases | None:
         if name not in self._releases:
