@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from compat.errors import ResolutionError
 from compat.model import codec
 from compat.model.asker import Asker, AskerKind
-from compat.model.conflict import Alternative, Ask, ConflictCause, ConflictKind, Shortfall
+from compat.model.conflict import (
+    Alternative,
+    Ask,
+    ConflictCause,
+    ConflictKind,
+    Shortfall,
+)
 from compat.model.lock import (
     Constraint,
     ConstraintKind,

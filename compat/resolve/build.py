@@ -11,7 +11,16 @@ from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
 from compat.matrix.torch import variant_cuda
 from compat.model.facts import Facts
-from compat.model.lock import SCHEMA_VERSION, Constraint, Lock, LockNote, LockNoteKind, Pin, PinReason, PinReasonKind
+from compat.model.lock import (
+    SCHEMA_VERSION,
+    Constraint,
+    Lock,
+    LockNote,
+    LockNoteKind,
+    Pin,
+    PinReason,
+    PinReasonKind,
+)
 from compat.resolve.hardware import TargetHardware
 from compat.resolve.provider import Candidate, Need, is_exact, is_pin
 from compat.resolve.target import platform_name

@@ -121,9 +121,10 @@ def _run(provider: Provider, needs: Sequence[Need], imposed: tuple[Constraint, .
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     try:
-        result = Resolver(provider, BaseReporter()).resolve(needs, max_rounds=10000)
+        resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+        result = resolver.resolve(needs, max_rounds=10000)
     except ResolutionImpossible as exc:
-        raise Conflict(exc.causes, provider, imposed) from exc
+        raise Conflict(list(exc.causes), provider, imposed) from exc
     except ResolutionTooDeep as exc:
         raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP),)) from exc
     return result.mapping, result.criteria

@@ -9,7 +9,14 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.model.conflict import Alternative, Ask, ConflictCause, ConflictKind, Shortfall, Upgrade
+from compat.model.conflict import (
+    Alternative,
+    Ask,
+    ConflictCause,
+    ConflictKind,
+    Shortfall,
+    Upgrade,
+)
 from compat.model.lock import Constraint
 from compat.model.rejection import Rejection, RejectionKind, mentions
 from compat.resolve.provider import PROBE, Candidate, Need, Provider, is_pin
@@ -71,7 +78,7 @@ def _why_none(name: str, infos: Sequence[Any], provider: Provider) -> tuple[Shor
     for r in matching:
         why = provider.filters.rejected.get((name, str(r.version)))
         if why is None:
-            provider.find_matches(name, {name: [i.requirement for i in infos]}, {name: []})
+            provider.find_matches(name, {name: iter([i.requirement for i in infos])}, {name: iter(())})
             why = provider.filters.rejected.get((name, str(r.version)))
         if why is not None and why not in reasons:
             reasons.append(why)
@@ -115,7 +122,7 @@ def _newer_viable(name: str, need: Need, provider: Provider) -> Version | None:
     asked = [r.version for r in releases.releases if need.specifier.contains(r.version, prereleases=True)]
     if not asked:
         return None
-    found = provider.find_matches(name, {name: [Need(name=name, extras=frozenset(), specifier=SpecifierSet(), asker=PROBE)]}, {name: []})
+    found = provider.find_matches(name, {name: iter([Need(name=name, extras=frozenset(), specifier=SpecifierSet(), asker=PROBE)])}, {name: iter(())})
     newer = [c.version for c in found if c.version is not None and c.version > max(asked)]
     return min(newer) if newer else None
 
@@ -124,6 +131,6 @@ def _has_fitting(name: str, reqs: Sequence[Any], provider: Provider) -> bool:
     spec = SpecifierSet()
     for q in reqs:
         spec &= q.specifier
-    found = provider.find_matches(name, {name: [Need(name=name, extras=frozenset(), specifier=spec, asker=PROBE)]}, {name: []})
+    found = provider.find_matches(name, {name: iter([Need(name=name, extras=frozenset(), specifier=spec, asker=PROBE)])}, {name: iter(())})
     return bool(found)
 

@@ -15,7 +15,11 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from compat.judge.torch_build import TorchBuildChoice, TorchBuildPolicy, choose_torch_build
+from compat.judge.torch_build import (
+    TorchBuildChoice,
+    TorchBuildPolicy,
+    choose_torch_build,
+)
 from compat.matrix import Matrix
 from compat.matrix.extensions import Extension, ExtensionTable
 from compat.matrix.releases import Release

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+from resolvelib.providers import AbstractProvider
+from resolvelib.structs import RequirementInformation
 
 from compat.judge.torch_build import TorchBuildChoice
 from compat.matrix import Matrix
@@ -85,7 +86,7 @@ def is_pin(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") for s in spec)
 
 
-class Provider:
+class Provider(AbstractProvider[Need, Candidate, str]):
     """resolvelib provider over the release snapshot."""
 
     def __init__(
@@ -112,14 +113,23 @@ class Provider:
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.identifier
 
-    def get_preference(self, identifier: str, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any) -> tuple[bool, bool, bool, bool, str]:
+    def get_preference(
+        self,
+        identifier: str,
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
+        backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
+    ) -> tuple[bool, bool, bool, bool, str]:
         pinned = any(is_pin(info.requirement.specifier) for info in information[identifier])
         causes = {c.requirement.name for c in backtrack_causes}
         name = identifier.split("[")[0]
         # Exact pins and conflict sources first (fail fast), torch last: many packages narrow it.
         return (not pinned, name not in causes, name == "torch", name not in self.user, identifier)
 
-    def find_matches(self, identifier: str, requirements: Mapping[str, Iterable[Need]], incompatibilities: Mapping[str, Iterable[Candidate]]) -> list[Candidate]:
+    def find_matches(
+        self, identifier: str, requirements: Mapping[str, Iterator[Need]], incompatibilities: Mapping[str, Iterator[Candidate]],
+    ) -> list[Candidate]:
         name = identifier.split("[")[0]
         extras = frozenset(identifier[len(name) + 1 : -1].split(",")) if "[" in identifier else frozenset()
         needs = list(requirements[identifier]) + list(self.constraints.get(name, ()))
@@ -212,7 +222,14 @@ class Provider:
         deps.extend(self._extension_needs(candidate))
         return deps
 
-    def narrow_requirement_selection(self, identifiers: Any, resolutions: Any, candidates: Any, information: Any, backtrack_causes: Any) -> Any:
+    def narrow_requirement_selection(
+        self,
+        identifiers: Iterable[str],
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
+        backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
+    ) -> Iterable[str]:
         return identifiers
 
     # ----------------------------------------------------------------------

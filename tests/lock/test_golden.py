@@ -24,7 +24,6 @@ from compat.report.plan import render_json as plan_json
 from compat.report.plan import render_text as plan_text
 from compat.resolve import resolve
 from compat.resolve.plan import plan
-
 from tests.lock.conftest import make_facts
 
 GOLDEN = Path(__file__).parent / "data" / "golden"

@@ -6,7 +6,14 @@ import pytest
 
 from compat.errors import ResolutionError
 from compat.model.asker import Asker, AskerKind
-from compat.model.conflict import Alternative, Ask, ConflictCause, ConflictKind, Shortfall, Upgrade
+from compat.model.conflict import (
+    Alternative,
+    Ask,
+    ConflictCause,
+    ConflictKind,
+    Shortfall,
+    Upgrade,
+)
 from compat.model.lock import (
     Constraint,
     ConstraintKind,
@@ -21,7 +28,15 @@ from compat.model.lock import (
 )
 from compat.model.rejection import Rejection, RejectionKind, mentions
 from compat.model.unknown import Unknown
-from compat.report.lock import cause_text, constraint_text, hardware_lines, note_text, reason_text, rejection_text, render_conflict
+from compat.report.lock import (
+    cause_text,
+    constraint_text,
+    hardware_lines,
+    note_text,
+    reason_text,
+    rejection_text,
+    render_conflict,
+)
 from compat.report.plan import step_why
 
 VLLM = Asker(kind=AskerKind.PACKAGE, package="vllm", version="0.7.2")
@@ -44,8 +59,8 @@ REJECTIONS = {
     RejectionKind.NEEDS_DRIVER: (
         Rejection(kind=RejectionKind.NEEDS_DRIVER, package="torch", version="2.6.0", driver="470.82.01", max_cuda="11.4",
                   fallback_variant="cu118"),
-        "every torch 2.6.0 build needs a newer driver than 470.82.01 (CUDA <= 11.4); "
-        "cu118 would run under minor-version compatibility (--minor-compat)",
+        ("every torch 2.6.0 build needs a newer driver than 470.82.01 (CUDA <= 11.4); "
+         "cu118 would run under minor-version compatibility (--minor-compat)"),
     ),
     RejectionKind.NO_BUILD_FITS: (
         Rejection(kind=RejectionKind.NO_BUILD_FITS, package="torch", version="2.7.0", problems=(
@@ -54,13 +69,13 @@ REJECTIONS = {
             Rejection(kind=RejectionKind.NEEDS_DRIVER, package="torch", version="2.7.0", variant="cu130"),
             Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version="2.7.0", variant="cu118"),
         )),
-        "no torch 2.7.0 build fits: cu126 has no sm_120 (RTX 5090); cu128 needs driver >= 570.26; "
-        "cu130 needs a newer driver; cu118 has another CUDA major than the public-index build",
+        ("no torch 2.7.0 build fits: cu126 has no sm_120 (RTX 5090); cu128 needs driver >= 570.26; "
+         "cu130 needs a newer driver; cu118 has another CUDA major than the public-index build"),
     ),
     RejectionKind.OTHER_CUDA_MAJOR: (
         Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version="2.13.0", variant="cu126", asker=VLLM),
-        "vllm 0.7.2 ships kernels for the CUDA major of torch 2.13.0's public-index build; "
-        "the cu126 build that fits this hardware has another",
+        ("vllm 0.7.2 ships kernels for the CUDA major of torch 2.13.0's public-index build; "
+         "the cu126 build that fits this hardware has another"),
     ),
     RejectionKind.YANKED: (
         Rejection(kind=RejectionKind.YANKED, package="vllm", version="0.31.1", yanked_reason="broken wheel"),
@@ -215,8 +230,8 @@ def _ask(kind: AskerKind, **kw) -> Ask:
                    asks=(_ask(AskerKind.TARGET), _ask(AskerKind.PACKAGE, package="vllm", version="0.7.2"),
                          _ask(AskerKind.CATALOG, signature="sig")),
                    shortfall=Shortfall.CONTRADICTORY),
-     "you ask for torch==2.5.1; vllm 0.7.2 pins torch==2.5.1; the catalog (sig) requires torch==2.5.1; "
-     "no release meets all of these at once"),
+     ("you ask for torch==2.5.1; vllm 0.7.2 pins torch==2.5.1; the catalog (sig) requires torch==2.5.1; "
+      "no release meets all of these at once")),
     (ConflictCause(kind=ConflictKind.REQUIREMENTS, package="vllm", asks=(_ask(AskerKind.TARGET),),
                    shortfall=Shortfall.NO_RELEASE, specifier="==9.9.9"),
      "you ask for torch==2.5.1; the matrix has no vllm release in ==9.9.9"),
@@ -226,8 +241,8 @@ def _ask(kind: AskerKind, **kw) -> Ask:
                                REJECTIONS[RejectionKind.YANKED][0], REJECTIONS[RejectionKind.TORCH_NOT_CURATED][0]),
                    upgrades=(Upgrade(package="vllm", version="0.9.0"), Upgrade(package="torch", version="2.7.0")),
                    alternative=Alternative.ANOTHER_GPU),
-     "no torch 2.5.1 build has sm_120 (RTX 5090); torch 2.5.1 has no CUDA build; and 2 more; "
-     "use vllm >= 0.9.0 or use torch >= 2.7.0 or another GPU"),
+     ("no torch 2.5.1 build has sm_120 (RTX 5090); torch 2.5.1 has no CUDA build; and 2 more; "
+      "use vllm >= 0.9.0 or use torch >= 2.7.0 or another GPU")),
     (ConflictCause(kind=ConflictKind.REQUIREMENTS, package="torch", upgrades=(Upgrade(package="torch", version="2.7.0"),),
                    alternative=Alternative.NEWER_DRIVER), "use torch >= 2.7.0 or a newer driver"),
     (ConflictCause(kind=ConflictKind.IMPOSED, constraint=EXCLUDE),

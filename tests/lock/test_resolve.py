@@ -7,13 +7,18 @@ import json
 import pytest
 
 from compat.errors import ResolutionError, UsageError
-from compat.model.facts import Distribution
 from compat.model.conflict import Alternative, ConflictKind
+from compat.model.facts import Distribution
 from compat.model.lock import ConstraintKind, PinReason, PinReasonKind
 from compat.model.rejection import RejectionKind
-from compat.report.lock import LockFormat, hardware_lines, reason_texts, render_conflict, render_lock
+from compat.report.lock import (
+    LockFormat,
+    hardware_lines,
+    reason_texts,
+    render_conflict,
+    render_lock,
+)
 from compat.resolve import resolve
-
 from tests.lock.conftest import make_facts
 
 
