@@ -216,6 +216,16 @@ class Step:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Kept:
+    """An installed package that stays as it is."""
+
+    name: str
+    """Canonical project name."""
+    version: str
+    """The installed version, as installed ("2.5.1+cu124")."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Uncleared:
     """A found problem no version change clears."""
 
@@ -233,7 +243,7 @@ class Plan:
     """The set the plan leads to."""
     steps: tuple[Step, ...]
     """In the order they must run; empty when nothing has to change."""
-    kept: tuple[str, ...]
-    """Installed packages that stay as they are ("trl 0.15.2")."""
+    kept: tuple[Kept, ...]
+    """Installed packages that stay as they are."""
     uncleared: tuple[Uncleared, ...]
     """Findings no version change clears."""

@@ -28,7 +28,7 @@ def render_text(plan: Plan) -> str:
         lines.append(shlex.join(step.command))
     if plan.kept:
         lines.append("")
-        lines.append("# kept as installed: " + ", ".join(plan.kept))
+        lines.append("# kept as installed: " + ", ".join(f"{k.name} {k.version}" for k in plan.kept))
     for c in lock.constraints:
         lines.append(f"# kept off known failure {c.signature}: {constraint_text(c)}")
     for u in plan.uncleared:

@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Status
-from compat.model.lock import SCHEMA_VERSION, Lock, Pin, Plan, Step, StepKind, Uncleared
+from compat.model.lock import SCHEMA_VERSION, Kept, Lock, Pin, Plan, Step, StepKind, Uncleared
 from compat.model.unknown import Unknown
 
 
@@ -115,7 +115,7 @@ def plan(
             command=_cmd(installer, python, "install", ["--no-build-isolation", *reqs]),
         ))
     steps = _attach_findings(steps, findings, lock)
-    kept = tuple(f"{p.name} {installed[p.name]}" for p in kept_pins if p not in extensions)
+    kept = tuple(Kept(name=p.name, version=installed[p.name]) for p in kept_pins if p not in extensions)
     uncleared = tuple(
         Uncleared(finding=f.id, advice=f.fix.advice or None)
         for f in findings

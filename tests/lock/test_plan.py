@@ -6,7 +6,7 @@ import json
 
 from compat.model.facts import Distribution
 from compat.model.findings import Finding, Fix, Severity, Status
-from compat.model.lock import StepKind, Uncleared
+from compat.model.lock import Kept, StepKind, Uncleared
 from compat.report.plan import render_json, render_text
 from compat.resolve import resolve
 from compat.resolve.plan import Installer, default_targets, plan
@@ -45,7 +45,7 @@ def test_plan_out_of_the_seed_failure_keeps_what_can_stay(matrix, extensions):
     assert step.packages == ("vllm==0.7.2",)
     assert step.command[:4] == ("python", "-m", "pip", "install")
     assert step.clears == ("grpo-vllm-device-mismatch",)
-    assert "trl 0.15.2" in result.kept and "torch 2.5.1" in result.kept
+    assert Kept(name="trl", version="0.15.2") in result.kept and Kept(name="torch", version="2.5.1") in result.kept
     assert result.uncleared == (Uncleared(finding="synced-gpus-nocache-rope", advice="use ZeRO-2"),)
 
 
