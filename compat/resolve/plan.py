@@ -18,7 +18,16 @@ from packaging.version import InvalidVersion, Version
 
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Status
-from compat.model.lock import SCHEMA_VERSION, Kept, Lock, Pin, Plan, Step, StepKind, Uncleared
+from compat.model.lock import (
+    SCHEMA_VERSION,
+    Kept,
+    Lock,
+    Pin,
+    Plan,
+    Step,
+    StepKind,
+    Uncleared,
+)
 from compat.model.unknown import Unknown
 
 
