@@ -190,3 +190,30 @@ def test_output_is_deterministic_and_json_is_sorted(matrix, extensions):
 def test_bad_targets_are_usage_errors(matrix, extensions, bad):
     with pytest.raises(UsageError):
         lock(matrix, extensions, [bad] if bad else [])
+
+
+def _rejections(err) -> list:
+    return [r for c in err.value.causes for r in c.rejections]
+
+
+@pytest.mark.parametrize(("targets", "kw", "kind"), [
+    (["trl==1.16.0"], {"python": "3.10"}, RejectionKind.REQUIRES_PYTHON),
+    (["vllm>0.31.0,<0.32"], {}, RejectionKind.YANKED),
+    (["flash-attn==2.8.3.post2"], {}, RejectionKind.EXTENSION_NOT_CURATED),
+    (["flash-attn"], {"cc": "7.0"}, RejectionKind.EXTENSION_MIN_ARCH),
+    (["vllm==0.7.2"], {"cc": "12.0"}, RejectionKind.DEAD_DEPENDENCY),
+])
+def test_each_resolver_rejection_kind_is_recorded(matrix, extensions, targets, kw, kind):
+    with pytest.raises(ResolutionError) as err:
+        lock(matrix, extensions, targets, **kw)
+    assert kind in {r.kind for r in _rejections(err)}
+
+
+def test_a_kernel_package_names_the_torch_build_it_cannot_use(matrix, extensions):
+    with pytest.raises(ResolutionError) as err:
+        lock(matrix, extensions, ["vllm==0.31.0"], cc="7.0")
+    (dead,) = _rejections(err)
+    assert dead.kind is RejectionKind.DEAD_DEPENDENCY and dead.dependency == "torch"
+    other = dead.because
+    assert other.kind is RejectionKind.OTHER_CUDA_MAJOR and other.variant == "cu126"
+    assert (other.asker.package, other.asker.version) == ("vllm", "0.31.0")
