@@ -72,3 +72,34 @@ def test_nothing_to_do(matrix, extensions):
     lock = resolve(["torch"], facts, matrix, prefer_installed=True, extensions=extensions)
     result = plan(facts, lock)
     assert result.steps == () and "nothing to change" in render_text(result)
+
+
+def test_default_targets_and_fix_requirements_corners():
+    import dataclasses
+
+    from compat.model.unknown import Unknown
+    from compat.resolve.plan import fix_requirements
+
+    assert default_targets(dataclasses.replace(make_facts(), packages=Unknown(reason="not probed")), ("trl",)) == ()
+    odd = (
+        Distribution(name="trl", version="0.15.2", requires=("not a requirement ((", "vllm==0.7.2; extra == 'vllm'")),
+        Distribution(name="vllm", version="0.7.2", requires=()),
+    )
+    assert default_targets(make_facts(packages=odd), ("trl", "vllm")) == ("trl", "vllm")
+    cannot = Finding(id="x", severity=Severity.ERROR, status=Status.CANNOT_CHECK, title="t", cause="c", fix=Fix(requires=("a>=1",)))
+    assert fix_requirements((FINDING, FINDING, cannot)) == ("vllm==0.7.2",)
+
+
+def test_torch_move_rebuilds_extensions_last(matrix, extensions):
+    installed = (
+        Distribution(name="torch", version="2.13.0", requires=()),
+        Distribution(name="flash-attn", version="2.8.3", requires=("torch",)),
+        Distribution(name="accelerate", version="not-a-version", requires=()),
+    )
+    facts = make_facts(packages=installed)
+    lock = resolve(["flash-attn", "torch"], facts, matrix, extensions=extensions)
+    result = plan(facts, lock)
+    assert [s.kind for s in result.steps] == [StepKind.UNINSTALL, StepKind.TORCH, StepKind.EXTENSIONS]
+    assert result.steps[0].command == ("python", "-m", "pip", "uninstall", "-y", "flash-attn")
+    assert result.steps[2].command[-2:] == ("--no-build-isolation", "flash-attn==2.8.3")
+    assert render_text(result).index("torch==2.8.0") < render_text(result).index("--no-build-isolation")
