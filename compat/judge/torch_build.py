@@ -52,6 +52,17 @@ class TorchBuildChoice:
         return None if self.default else self.variant
 
 
+def pin_text(choice: TorchBuildChoice) -> str:
+    """The requirement that installs exactly this build ("torch==2.6.0+cu126"), as lock pins it."""
+    return f"torch=={choice.version}+{choice.local}" if choice.local else f"torch=={choice.version}"
+
+
+def install_command(choice: TorchBuildChoice) -> str:
+    """The pip command that installs this build, from the index that serves it."""
+    index = f" --index-url {choice.index_url}" if choice.index_url else ""
+    return f"pip install '{pin_text(choice)}'{index}"
+
+
 Gpus = Sequence[tuple[str, str]]
 """(compute capability, GPU name) of each distinct architecture, lowest first."""
 

@@ -49,10 +49,9 @@ MINE = {
     "nccl-version-mismatch": {"loaded", "wheel", "wheel_version", "torch"},
 }
 CUDA = {
-    "torch-import-fails", "torch-cuda-newer-than-driver", "torch-cuda-minor-compat",
-    "torch-cpu-build-on-gpu-machine", "gpu-arch-not-in-torch-build",
+    "torch-import-fails", "cuda-driver-too-old", "torch-cuda-minor-compat",
+    "torch-cpu-only-build", "gpu-arch-not-in-torch-build",
 }
-CUDA_PENDING = "cuda.py's checks move to their catalog entries in the torch-build work"
 
 
 def test_the_owned_ids_are_these():
@@ -67,12 +66,11 @@ def test_each_check_id_has_its_catalog_entry_with_the_fields_it_fills(fid):
     assert used == MINE[fid] == checks.OWNS[fid]
 
 
-@pytest.mark.parametrize("fid", [
-    fid if fid == "gpu-arch-not-in-torch-build" else pytest.param(fid, marks=pytest.mark.xfail(strict=False, reason=CUDA_PENDING))
-    for fid in sorted(CUDA)
-])
-def test_each_cuda_check_id_has_its_catalog_entry(fid):
-    assert MATRIX.signature(fid) is not None
+@pytest.mark.parametrize("fid", sorted(CUDA))
+def test_each_cuda_check_id_has_its_catalog_entry_and_fills_no_field(fid):
+    sig = MATRIX.signature(fid)
+    assert sig is not None, f"{fid} has no entry in matrix/signatures/"
+    assert fields(sig.title) | fields(sig.cause) | fields(sig.fix.advice) == set() == checks.OWNS[fid]
 
 
 def test_the_shipped_catalog_fills_only_declared_fields():
@@ -142,7 +140,6 @@ def test_more_processes_than_gpus_fills_its_fields(env, doctor):
     assert f["fix"]["advice"] == f"Set num_processes to 2 (or fewer) in {config}."
 
 
-@pytest.mark.xfail(strict=False, reason="cuda.py's CPU-build check points at torch-cpu-only-build in the torch-build work")
 def test_cpu_only_torch_on_a_gpu_machine_is_one_finding(env, doctor):
     python = env(torch="2.13.0+cpu")
     _, report = doctor("--python", python, "--gpus", "8xH100", "--driver", "580.65.06")

@@ -29,16 +29,8 @@ ALL: tuple[Check, ...] = (
     topology.check_nccl,
 )
 
-# Until cuda.py declares its own OWNS: the ids its checks emit, with no `{fields}` filled.
-_CUDA_OWNS: Mapping[str, frozenset[str]] = {
-    fid: frozenset() for fid in (
-        "torch-import-fails", "torch-cuda-newer-than-driver", "torch-cuda-minor-compat",
-        "torch-cpu-build-on-gpu-machine", "gpu-arch-not-in-torch-build",
-    )
-}
-
 OWNS: Mapping[str, frozenset[str]] = {
-    **requirements.OWNS, **_CUDA_OWNS, **gpu_features.OWNS, **launch.OWNS, **topology.OWNS,
+    **requirements.OWNS, **cuda.OWNS, **gpu_features.OWNS, **launch.OWNS, **topology.OWNS,
 }
 """Catalog entry id → the `{fields}` a built-in check fills in its words, declared by each module.
 

@@ -73,13 +73,6 @@ def cannot_check(matrix: Matrix, fid: str, why: str | Unknown) -> Finding:
     )
 
 
-def legacy_cannot_check(fid: str, severity: Severity, title: str, why: str | Unknown, *refs: str) -> Finding:
-    """The old form, with the words in the check; goes once every check points at its catalog entry."""
-    reason = why.reason if isinstance(why, Unknown) else why
-    return Finding(id=fid, severity=severity, status=Status.CANNOT_CHECK, title=title, cause="", fix=Fix(),
-                   unknown=(reason,), refs=tuple(refs))
-
-
 def fields(text: str) -> frozenset[str]:
     """The `{field}` names in a catalog text (`{{` and `}}` are literal braces)."""
     return frozenset(name for _, name, _, _ in string.Formatter().parse(text) if name)
