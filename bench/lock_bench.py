@@ -16,8 +16,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-
-from pip._internal.models.index import PyPI
 import time
 from pathlib import Path
 
@@ -51,7 +49,7 @@ def main() -> None:
         # uv reads the same requirements file; flash-attn-style commented pins stay comments.
         pins.write_text(proc.stdout)
         # uv does not read pip's configuration: hand it the same index and CA bundle pip uses.
-        index = os.environ.get("PIP_INDEX_URL") or PyPI.simple_url
+        index = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
         cmd = [args.uv, "pip", "compile", str(pins), "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28",
                "--index-strategy", "unsafe-best-match", "--index-url", index, "-q"]
         env = dict(os.environ)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from compat.model.conflict import ConflictCause
+
 
 class CompatError(Exception):
     """Root of every error that the CLI reports as one line and exit code 2."""
@@ -29,8 +34,11 @@ class PackageIndexError(CompatError):
 
 
 class ResolutionError(CompatError):
-    """No pinned set satisfies the targets; `causes` are lines a person can act on."""
+    """No pinned set satisfies the targets; `causes` are records, `compat.report.lock.render_conflict` words them."""
 
-    def __init__(self, causes: tuple[str, ...]) -> None:
+    def __init__(self, causes: tuple[ConflictCause, ...]) -> None:
         self.causes = causes
-        super().__init__("no compatible set: " + "; ".join(causes))
+        # A one-line summary for logs: kinds and ids only; the words are the renderer's.
+        about = [c.package or c.signature or (c.constraint.signature if c.constraint else "") for c in causes]
+        summary = ", ".join(dict.fromkeys(f"{c.kind.value} {a}".strip() for c, a in zip(causes, about)))
+        super().__init__(f"no compatible set ({summary})")

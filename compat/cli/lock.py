@@ -56,15 +56,15 @@ def lock(
     Exit code: 0 locked, 1 no compatible set (the conflict is explained on stderr), 2 usage or data error.
     """
     from compat.errors import ResolutionError
-    from compat.report.lock import LockFormat, render_lock
-    from compat.resolve.resolver import resolve, target_facts
+    from compat.report.lock import LockFormat, render_conflict, render_lock
+    from compat.resolve import resolve, target_facts
 
     m = load_matrix_for(matrix)
     fully_declared = gpus is not None and driver is not None and python_version is not None
     if fully_declared and not (prefer_installed or python or facts or accelerate_config or script):
         # Nothing on this host matters: skip the probe (it imports torch in a child process).
         from compat.sources.declared import Declared, apply_declared
-        from compat.resolve.resolver import declared_target
+        from compat.resolve import declared_target
 
         env = apply_declared(declared_target(python_version=python_version, platform=platform),
                              Declared(gpus=gpus, driver=driver, launcher=launcher), m)
@@ -75,9 +75,7 @@ def lock(
     try:
         result = resolve(targets, env, m, prefer_installed=prefer_installed, minor_compat=minor_compat)
     except ResolutionError as exc:
-        typer.echo("compat: no compatible set for " + " ".join(targets) + ":", err=True)
-        for cause in exc.causes:
-            typer.echo(f"  - {cause}", err=True)
+        sys.stderr.write(render_conflict(targets, exc))
         raise typer.Exit(1) from None
     sys.stdout.write(render_lock(result, LockFormat(fmt.value)))
 
@@ -107,8 +105,9 @@ def plan(
     from compat.judge.diagnose import diagnose
     from compat.resolve.plan import Installer, default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
+    from compat.report.lock import render_conflict
     from compat.report.plan import render_json, render_text
-    from compat.resolve.resolver import resolve, target_facts
+    from compat.resolve import resolve, target_facts
 
     m = load_matrix_for(matrix)
     env = target_facts(gather(m, python=python, facts=facts, gpus=gpus, driver=driver, launcher=launcher,
@@ -121,9 +120,7 @@ def plan(
     try:
         result = resolve(wanted, env, m, prefer_installed=not latest, minor_compat=minor_compat)
     except ResolutionError as exc:
-        typer.echo("compat: no compatible set for " + " ".join(wanted) + ":", err=True)
-        for cause in exc.causes:
-            typer.echo(f"  - {cause}", err=True)
+        sys.stderr.write(render_conflict(wanted, exc))
         raise typer.Exit(1) from None
     steps = make_plan(env, result, findings, installer=Installer(installer.value),
                       python=str(python) if python else None)

@@ -1,7 +1,8 @@
 """What `compat lock` and `compat plan` produce: pinned sets and ordered install steps.
 
-Plain frozen values; `compat.resolve.resolver` builds a `Lock`, `compat.resolve.plan` builds a `Plan`, and the
-renderers in `compat/report/` turn them into requirements files, JSON or text.
+Plain frozen values; `compat.resolve` builds a `Lock`, `compat.resolve.plan` builds a `Plan`, and the
+renderers in `compat/report/` turn them into requirements files, JSON or text. Every reason is a
+record (a kind and the facts involved), never a sentence.
 """
 
 from __future__ import annotations
@@ -9,7 +10,139 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-SCHEMA_VERSION = 1
+from compat.model.unknown import Unknown
+
+SCHEMA_VERSION = 2
+"""Version of the lock and plan JSON layout. 2: reasons, constraints, hardware and notes are records."""
+
+
+class PinReasonKind(str, enum.Enum):
+    TARGET = "target"  # the user asked for the package
+    PARENT = "parent"  # another pinned package requires it
+    TORCH_BUILD = "torch-build"  # which torch build was chosen, and what it was checked against
+    KEPT_OFF = "kept-off"  # a catalog constraint moved this package
+
+
+@dataclass(frozen=True, kw_only=True)
+class PinReason:
+    """One reason for a pin."""
+
+    kind: PinReasonKind
+    """Which kind of reason."""
+    package: str = ""
+    """The required package (TARGET, PARENT)."""
+    extras: tuple[str, ...] = ()
+    """Extras asked for on it (TARGET), sorted."""
+    specifier: str = ""
+    """The range asked for ("==2.5.1"; "" for any) (TARGET, PARENT)."""
+    exact: bool = False
+    """The parent pins one version (PARENT)."""
+    parent: str | None = None
+    """The requiring package (PARENT)."""
+    parent_version: str | None = None
+    """Its pinned version."""
+    parent_extras: tuple[str, ...] = ()
+    """The extras it was installed with, sorted."""
+    variant: str | None = None
+    """The torch build tag ("cu126") (TORCH_BUILD)."""
+    cuda: str | None = None
+    """The CUDA of that build ("12.6"); None for a CPU build."""
+    compute_capabilities: tuple[str, ...] = ()
+    """The GPU architectures the build was checked to have, lowest first ("9.0")."""
+    driver: str | None = None
+    """The driver the build was checked to run on."""
+    default: bool = True
+    """The public index serves this build."""
+    constraint: Constraint | None = None
+    """The catalog constraint that moved the package (KEPT_OFF)."""
+
+    def sort_key(self) -> tuple[str, str, str]:
+        """Targets and parents in the order of their names (the requiring package, then the requirement)."""
+        if self.kind is PinReasonKind.TARGET:
+            return ("target", "", self.specifier)
+        extras = f"[{','.join(self.parent_extras)}]" if self.parent_extras else ""
+        verb = "pins" if self.exact else "requires"
+        return (f"{self.parent} {self.parent_version}{extras}", verb, self.specifier)
+
+
+class ConstraintKind(str, enum.Enum):
+    REQUIRE = "require"  # the signature's version fix
+    EXCLUDE = "exclude"  # leave one of the signature's package ranges
+
+
+@dataclass(frozen=True, kw_only=True)
+class Constraint:
+    """What the catalog imposed to keep the set off a known failure."""
+
+    kind: ConstraintKind
+    """A fix required, or a range left."""
+    package: str
+    """Canonical project name the constraint is on."""
+    specifier: str
+    """The range required (REQUIRE) or excluded (EXCLUDE; "" excludes the package altogether)."""
+    signature: str
+    """The catalog signature that made it necessary."""
+    evidence: tuple[str, ...]
+    """The matched conditions, as the catalog evaluation stated them ("trl 0.15.2 (<0.16.0,>=0.14.0)")."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuCount:
+    """GPUs of one model and architecture on the target."""
+
+    name: str
+    """Model name as reported or declared ("NVIDIA H100 80GB HBM3")."""
+    compute_capability: str | None
+    """"9.0"; None when not known."""
+    count: int
+    """How many."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareSummary:
+    """The hardware a set was resolved for."""
+
+    gpus: tuple[GpuCount, ...] | Unknown
+    """The GPUs, grouped; empty without GPUs."""
+    driver: str | None | Unknown
+    """The NVIDIA driver; None without one."""
+    max_cuda: str | None
+    """Highest CUDA the driver fully supports; None without a driver or when older than every curated CUDA."""
+
+
+class LockNoteKind(str, enum.Enum):
+    GPUS_UNKNOWN = "gpus-unknown"  # torch builds not checked against the GPU architecture
+    GPU_ARCH_UNKNOWN = "gpu-arch-unknown"  # one GPU's compute capability is unknown
+    DRIVER_UNKNOWN = "driver-unknown"  # CUDA builds not checked against the driver
+    REQUIREMENTS_UNKNOWN = "requirements-unknown"  # sdist only: pip resolves its requirements
+    AFTER_TORCH = "after-torch"  # compiles against torch: install it after the rest
+    STILL_MATCHES = "still-matches"  # a known failure with a version fix still applies to the set
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockNote:
+    """Something a person should know about a lock."""
+
+    kind: LockNoteKind
+    """Which kind of note."""
+    reason: str | None = None
+    """Why a fact is unknown, as the probe recorded it (GPUS_UNKNOWN, DRIVER_UNKNOWN)."""
+    gpu_index: int | None = None
+    """The GPU concerned (GPU_ARCH_UNKNOWN)."""
+    gpu: str | None = None
+    """Its name."""
+    package: str | None = None
+    """The package concerned (REQUIREMENTS_UNKNOWN, AFTER_TORCH)."""
+    version: str | None = None
+    """Its pinned version."""
+    signature: str | None = None
+    """The catalog signature (STILL_MATCHES)."""
+    title: str | None = None
+    """Its title, from the catalog."""
+    advice: str | None = None
+    """Its fix advice, from the catalog."""
+    requires: tuple[str, ...] = ()
+    """Its version fix, from the catalog."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,8 +155,8 @@ class Pin:
     """Local tag of the build to install ("cu126") when it comes from the PyTorch wheel index; None for the public index."""
     extras: tuple[str, ...]
     """Extras asked for on this package ("vllm" for trl[vllm]), sorted."""
-    reasons: tuple[str, ...]
-    """Why this pin: the targets and parents that asked for it ("vllm 0.7.2 pins torch==2.5.1")."""
+    reasons: tuple[PinReason, ...]
+    """Why this pin: targets and parents (in `PinReason.sort_key` order), then the torch build, then catalog constraints."""
     index_url: str | None
     """The index the build must come from; None when the public default index has it."""
     after_torch: bool = False
@@ -32,16 +165,6 @@ class Pin:
     @property
     def full_version(self) -> str:
         return f"{self.version}+{self.local}" if self.local else self.version
-
-
-@dataclass(frozen=True, kw_only=True)
-class Constraint:
-    requirement: str
-    """The requirement that was imposed ("vllm>=0.7.2")."""
-    signature: str
-    """The catalog signature that made it necessary."""
-    why: str
-    """The matched conditions, for a person ("trl 0.15.2, vllm 0.7.1, 2 GPU(s)")."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,15 +177,15 @@ class Lock:
     """Target Python (major.minor)."""
     platform: str
     """Target platform ("linux-x86_64")."""
-    hardware: tuple[str, ...]
-    """The hardware the set was resolved for, one fact a line ("8x NVIDIA H100 80GB HBM3 (sm_90)")."""
+    hardware: HardwareSummary
+    """The hardware the set was resolved for."""
     pins: tuple[Pin, ...]
     """The pinned set, sorted by name."""
     unpinned: tuple[str, ...]
     """Requirements on packages the release snapshot does not track; pip resolves them."""
     constraints: tuple[Constraint, ...]
     """Constraints the catalog imposed to keep the set off a known failure."""
-    notes: tuple[str, ...]
+    notes: tuple[LockNote, ...]
     """Things a person should know (facts that could not be checked, install order)."""
 
     def pin(self, name: str) -> Pin | None:
@@ -79,15 +202,37 @@ class StepKind(str, enum.Enum):
 @dataclass(frozen=True, kw_only=True)
 class Step:
     kind: StepKind
-    """Where the step sits in the order."""
+    """Where the step sits in the order; it says what the step changes."""
     packages: tuple[str, ...]
     """Requirement strings installed (or names removed) by the step."""
     command: tuple[str, ...]
     """The command to run, one argument per item."""
-    why: str
-    """One line: what the step changes."""
+    index_url: str | None = None
+    """The index torch comes from (TORCH); None for the default index."""
+    reasons: tuple[PinReason, ...] = ()
+    """Why the torch family moves: the last reason of each of its pins (TORCH)."""
     clears: tuple[str, ...] = ()
     """Ids of the findings this step clears."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kept:
+    """An installed package that stays as it is."""
+
+    name: str
+    """Canonical project name."""
+    version: str
+    """The installed version, as installed ("2.5.1+cu124")."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Uncleared:
+    """A found problem no version change clears."""
+
+    finding: str
+    """The finding's id."""
+    advice: str | None
+    """Its fix advice, from the catalog."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +243,7 @@ class Plan:
     """The set the plan leads to."""
     steps: tuple[Step, ...]
     """In the order they must run; empty when nothing has to change."""
-    kept: tuple[str, ...]
-    """Installed packages that stay as they are ("trl 0.15.2")."""
-    uncleared: tuple[str, ...]
-    """Findings no version change clears, with their advice ("id: advice")."""
+    kept: tuple[Kept, ...]
+    """Installed packages that stay as they are."""
+    uncleared: tuple[Uncleared, ...]
+    """Findings no version change clears."""

@@ -8,10 +8,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from compat.model.asker import Asker
+
 
 class RejectionKind(str, enum.Enum):
-    """Why a torch release has no build for the target (more kinds join as the resolver needs them)."""
+    """Why a release (or one build of it) does not fit the target."""
 
+    # torch builds (compat.judge.torch_build)
     TORCH_NOT_CURATED = "torch-not-curated"  # the release is not in matrix/torch.toml: its builds are unknown
     NO_PYTHON_WHEELS = "no-python-wheels"  # no wheels for the target Python
     NO_CUDA_BUILD = "no-cuda-build"  # the release has only CPU (or non-NVIDIA) builds
@@ -19,6 +22,15 @@ class RejectionKind(str, enum.Enum):
     NEEDS_DRIVER = "needs-driver"  # every build with the GPUs' kernels needs a newer driver
     NO_BUILD_FITS = "no-build-fits"  # each build fails for its own reason (see `problems`)
     OTHER_CUDA_MAJOR = "other-cuda-major"  # only builds of another CUDA major than the public one fit
+    # any release (compat.resolve)
+    YANKED = "yanked"  # yanked on the index, and not pinned with ==
+    REQUIRES_PYTHON = "requires-python"  # its Requires-Python excludes the target Python
+    DEAD_DEPENDENCY = "dead-dependency"  # it requires something no release fits (see `because`)
+    # compiled extensions (matrix/extensions.toml)
+    EXTENSION_MIN_ARCH = "extension-min-arch"  # a GPU is older than the extension's oldest architecture
+    EXTENSION_NOT_CURATED = "extension-not-curated"  # the release's prebuilt wheels are not in the table
+    EXTENSION_NO_PYTHON = "extension-no-python"  # no prebuilt wheels for the target Python
+    EXTENSION_CUDA_MAJOR = "extension-cuda-major"  # no prebuilt wheels for the chosen torch build's CUDA major
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +46,7 @@ class Rejection:
     variant: str | None = None
     """The build concerned ("cu124"), when the reason is about one build."""
     compute_capability: str | None = None
-    """The GPU architecture a build lacks ("12.0")."""
+    """The GPU architecture a build lacks ("12.0"), or the too-old GPU's (EXTENSION_MIN_ARCH)."""
     gpu: str | None = None
     """The name of the GPU with that architecture ("RTX 5090")."""
     driver: str | None = None
@@ -44,10 +56,35 @@ class Rejection:
     min_driver: str | None = None
     """The lowest driver that runs a build with the GPUs' kernels ("525.60.13")."""
     python: str | None = None
-    """The target Python, for NO_PYTHON_WHEELS."""
+    """The target Python, for NO_PYTHON_WHEELS, REQUIRES_PYTHON, EXTENSION_NO_PYTHON."""
     supported: str | None = None
     """What the release supports instead (its Python specifier)."""
     fallback_variant: str | None = None
     """A build that would run under CUDA minor-version compatibility, if the policy allowed it."""
     problems: tuple[Rejection, ...] = ()
     """Per-build reasons, for NO_BUILD_FITS."""
+    yanked_reason: str | None = None
+    """The index's yank reason, as published (YANKED)."""
+    min_compute_capability: str | None = None
+    """The oldest architecture the extension supports ("8.0"), for EXTENSION_MIN_ARCH."""
+    cuda_major: int | None = None
+    """The chosen torch build's CUDA major, for EXTENSION_CUDA_MAJOR."""
+    dependency: str | None = None
+    """The required package no release of which fits (DEAD_DEPENDENCY)."""
+    specifier: str | None = None
+    """The range required of it ("==2.5.1"; "" for any)."""
+    exact: bool = False
+    """The requirement pins one version (DEAD_DEPENDENCY)."""
+    because: Rejection | None = None
+    """Why the first release of `dependency` in range was dropped; None when no release is in range."""
+    asker: Asker | None = None
+    """For OTHER_CUDA_MAJOR: the package whose kernels were built for the public build's CUDA major."""
+
+
+def mentions(rejection: Rejection, kinds: frozenset[RejectionKind]) -> bool:
+    """Whether `rejection`, or a reason it carries (per build, or down a dependency), is of one of `kinds`."""
+    if rejection.kind in kinds:
+        return True
+    if rejection.because is not None and mentions(rejection.because, kinds):
+        return True
+    return any(mentions(p, kinds) for p in rejection.problems)

@@ -1,12 +1,38 @@
-"""Renderers for `compat lock`: a requirements file, a constraints file, JSON. Pure: Lock in, str out."""
+"""Renderers for `compat lock`: a requirements file, a constraints file, JSON, and why no set exists.
+
+Pure: records in, str out. Every sentence about a lock, a pin, a rejected release or a conflict is
+written here, from the kind and the facts of its record.
+"""
 
 from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Sequence
 
+from compat.errors import ResolutionError
 from compat.model import codec
-from compat.model.lock import Lock, Pin
+from compat.model.asker import Asker, AskerKind
+from compat.model.conflict import (
+    Alternative,
+    Ask,
+    ConflictCause,
+    ConflictKind,
+    Shortfall,
+)
+from compat.model.lock import (
+    Constraint,
+    ConstraintKind,
+    HardwareSummary,
+    Lock,
+    LockNote,
+    LockNoteKind,
+    Pin,
+    PinReason,
+    PinReasonKind,
+)
+from compat.model.rejection import Rejection, RejectionKind
+from compat.model.unknown import Unknown
 
 
 class LockFormat(str, enum.Enum):
@@ -31,9 +57,9 @@ def render_requirements(lock: Lock, *, constraints: bool = False) -> str:
         f"# compat lock {' '.join(lock.targets)}",
         f"# resolved for Python {lock.python_version} on {lock.platform}",
     ]
-    lines += [f"#   {h}" for h in lock.hardware]
+    lines += [f"#   {h}" for h in hardware_lines(lock.hardware)]
     for c in lock.constraints:
-        lines.append(f"# kept off known failure {c.signature}: {c.requirement} (it matched {c.why})")
+        lines.append(f"# kept off known failure {c.signature}: {constraint_text(c)} (it matched {', '.join(c.evidence)})")
     indexes = sorted({p.index_url for p in lock.pins if p.index_url})
     lines += [f"--extra-index-url {url}" for url in indexes]
     late: list[Pin] = []
@@ -46,14 +72,201 @@ def render_requirements(lock: Lock, *, constraints: bool = False) -> str:
         lines.append(f"{req}  # range only: pip picks the version")
     for pin in late:
         lines.append(
-            f"# {pin.name}=={pin.version}  # {'; '.join(pin.reasons)}; compiles against torch, so install it "
+            f"# {pin.name}=={pin.version}  # {'; '.join(reason_texts(pin))}; compiles against torch, so install it "
             f"after the rest: pip install --no-build-isolation {pin.name}=={pin.version}"
         )
-    lines += [f"# note: {n}" for n in lock.notes]
+    lines += [f"# note: {note_text(n)}" for n in lock.notes]
     return "\n".join(lines) + "\n"
 
 
 def _line(pin: Pin, *, extras: bool) -> str:
     name = f"{pin.name}[{','.join(pin.extras)}]" if extras and pin.extras else pin.name
-    why = "; ".join(pin.reasons)
+    why = "; ".join(reason_texts(pin))
     return f"{name}=={pin.full_version}" + (f"  # {why}" if why else "")
+
+
+# ----------------------------------------------------------------------------- pieces of a lock
+
+
+def sm(cc: str) -> str:
+    """The architecture as CUDA names it ("9.0" -> "sm_90")."""
+    return "sm_" + cc.replace(".", "")
+
+
+def hardware_lines(hw: HardwareSummary) -> tuple[str, ...]:
+    """One fact a line ("8x NVIDIA H100 80GB HBM3 (sm_90)", "driver 580.95.05 (CUDA <= 13.0)")."""
+    lines = []
+    if isinstance(hw.gpus, Unknown):
+        lines.append("GPUs: unknown")
+    elif not hw.gpus:
+        lines.append("GPUs: none")
+    else:
+        for g in hw.gpus:
+            label = g.name if g.compute_capability is None else f"{g.name} ({sm(g.compute_capability)})"
+            lines.append(f"{g.count}x {label}")
+    if isinstance(hw.driver, str):
+        top = f"CUDA <= {hw.max_cuda}" if hw.max_cuda else "older than every curated CUDA"
+        lines.append(f"driver {hw.driver} ({top})")
+    elif hw.driver is None:
+        lines.append("driver: none")
+    return tuple(lines)
+
+
+def constraint_text(c: Constraint) -> str:
+    """The requirement a constraint imposed ("vllm>=0.7.2", "vllm not <0.7.1", "no flash-attn")."""
+    if c.kind is ConstraintKind.REQUIRE:
+        return f"{c.package}{c.specifier}"
+    return f"{c.package} not {c.specifier}" if c.specifier else f"no {c.package}"
+
+
+def reason_texts(pin: Pin) -> list[str]:
+    return list(dict.fromkeys(reason_text(r) for r in pin.reasons))
+
+
+def reason_text(r: PinReason) -> str:
+    if r.kind is PinReasonKind.TARGET:
+        extras = f"[{','.join(r.extras)}]" if r.extras else ""
+        return f"target {r.package}{extras}{r.specifier}" if r.specifier or r.extras else "target"
+    if r.kind is PinReasonKind.PARENT:
+        extras = f"[{','.join(r.parent_extras)}]" if r.parent_extras else ""
+        parent = f"{r.parent} {r.parent_version}{extras}"
+        if not r.specifier:
+            return f"{parent} requires {r.package}"
+        return f"{parent} {'pins' if r.exact else 'requires'} {r.package}{r.specifier}"
+    if r.kind is PinReasonKind.TORCH_BUILD:
+        text = f"{r.variant} build" + (f" (CUDA {r.cuda})" if r.cuda else "")
+        if r.compute_capabilities:
+            text += " has " + ", ".join(sm(cc) for cc in r.compute_capabilities)
+        if r.driver is not None and r.cuda:
+            text += f", runs on driver {r.driver}"
+        if not r.default:
+            text += "; not the public index's default build"
+        return text
+    assert r.constraint is not None
+    return f"kept off {r.constraint.signature}: {constraint_text(r.constraint)}"
+
+
+def note_text(n: LockNote) -> str:
+    if n.kind is LockNoteKind.GPUS_UNKNOWN:
+        return f"GPUs unknown ({n.reason}): torch builds not checked against the GPU architecture; declare --gpus"
+    if n.kind is LockNoteKind.GPU_ARCH_UNKNOWN:
+        return f"GPU {n.gpu_index} {n.gpu}: compute capability unknown, not checked"
+    if n.kind is LockNoteKind.DRIVER_UNKNOWN:
+        return f"driver unknown ({n.reason}): CUDA builds not checked against it; declare --driver"
+    if n.kind is LockNoteKind.REQUIREMENTS_UNKNOWN:
+        return f"{n.package} {n.version}: its requirements are unknown to the matrix (sdist only); pip resolves them"
+    if n.kind is LockNoteKind.AFTER_TORCH:
+        return (f"{n.package} compiles against torch: install it after the rest with "
+                f"`pip install --no-build-isolation {n.package}=={n.version}`")
+    return f"known failure {n.signature} still applies ({n.title}): {n.advice or ', '.join(n.requires)}"
+
+
+# ----------------------------------------------------------------------------- rejections and conflicts
+
+
+_PER_BUILD = (RejectionKind.NO_ARCH, RejectionKind.NEEDS_DRIVER, RejectionKind.OTHER_CUDA_MAJOR)
+
+
+def rejection_text(r: Rejection) -> str:
+    """Why one release (or build) does not fit, in a line."""
+    v = r.version
+    k = r.kind
+    if r.variant is not None and r.asker is None and k in _PER_BUILD:
+        return _build_problem(r)
+    if k is RejectionKind.TORCH_NOT_CURATED:
+        return f"torch {v} is not in matrix/torch.toml (its CUDA builds are unknown)"
+    if k is RejectionKind.NO_PYTHON_WHEELS:
+        return f"torch {v} has no wheels for Python {r.python} ({r.supported})"
+    if k is RejectionKind.NO_CUDA_BUILD:
+        return f"torch {v} has no CUDA build"
+    if k is RejectionKind.NO_ARCH:
+        return f"no torch {v} build has {sm(r.compute_capability or '')} ({r.gpu})"
+    if k is RejectionKind.NEEDS_DRIVER:
+        top = f"CUDA <= {r.max_cuda}" if r.max_cuda else "older than every curated CUDA"
+        return (f"every torch {v} build needs a newer driver than {r.driver} ({top})"
+                + (f"; {r.fallback_variant} would run under minor-version compatibility (--minor-compat)"
+                   if r.fallback_variant else ""))
+    if k is RejectionKind.NO_BUILD_FITS:
+        return f"no torch {v} build fits: " + "; ".join(_build_problem(p) for p in r.problems)
+    if k is RejectionKind.OTHER_CUDA_MAJOR:
+        if r.asker is not None:
+            return (f"{asker_label(r.asker)} ships kernels for the CUDA major of torch {v}'s public-index build; "
+                    f"the {r.variant} build that fits this hardware has another")
+        return f"only torch {v} builds of another CUDA major than its public-index build fit"
+    if k is RejectionKind.YANKED:
+        return f"{r.package} {v} is yanked" + (f" ({r.yanked_reason})" if r.yanked_reason else "")
+    if k is RejectionKind.REQUIRES_PYTHON:
+        return f"{r.package} {v} requires Python {r.supported}"
+    if k is RejectionKind.DEAD_DEPENDENCY:
+        text = f"{r.package} {v} {'pins' if r.exact else 'requires'} {r.dependency}{r.specifier}"
+        if r.because is not None:
+            return f"{text}; {rejection_text(r.because)}"
+        return f"{text}; no {r.dependency} release in {r.specifier}" if r.specifier else text
+    if k is RejectionKind.EXTENSION_MIN_ARCH:
+        return (f"{r.package} needs compute capability >= {r.min_compute_capability}; "
+                f"{r.gpu} is {sm(r.compute_capability or '')}")
+    if k is RejectionKind.EXTENSION_NOT_CURATED:
+        return f"{r.package} {v}: its prebuilt wheels are not in matrix/extensions.toml"
+    if k is RejectionKind.EXTENSION_NO_PYTHON:
+        return f"{r.package} {v} has no wheels for Python {r.python}"
+    return f"{r.package} {v} has no wheels for CUDA {r.cuda_major} torch builds"
+
+
+def _build_problem(r: Rejection) -> str:
+    """Why one build of a release does not fit ("cu126 has no sm_120 (RTX 5090)")."""
+    if r.kind is RejectionKind.NO_ARCH:
+        return f"{r.variant} has no {sm(r.compute_capability or '')} ({r.gpu})"
+    if r.kind is RejectionKind.NEEDS_DRIVER:
+        return f"{r.variant} needs driver >= {r.min_driver}" if r.min_driver else f"{r.variant} needs a newer driver"
+    return f"{r.variant} has another CUDA major than the public-index build"
+
+
+def asker_label(a: Asker) -> str:
+    """A package as the resolver saw it ("trl 1.16.0[vllm]")."""
+    extras = f"[{','.join(a.extras)}]" if a.extras else ""
+    return (f"{a.package} {a.version}" if a.version else f"{a.package}") + extras
+
+
+def _ask_text(ask: Ask) -> str:
+    extras = f"[{','.join(ask.extras)}]" if ask.extras else ""
+    req = f"{ask.package}{extras}{ask.specifier}"
+    if ask.asker.kind is AskerKind.CATALOG:
+        return f"the catalog ({ask.asker.signature}) requires {req}"
+    if ask.asker.kind is AskerKind.PACKAGE:
+        return f"{asker_label(ask.asker)} {'pins' if ask.exact else 'requires'} {req}"
+    return f"you ask for {req}"
+
+
+def cause_text(c: ConflictCause) -> str:
+    """One cause, as a line a person can act on."""
+    if c.kind is ConflictKind.IMPOSED:
+        assert c.constraint is not None
+        return (f"(to avoid {c.constraint.signature}, the lock also required {constraint_text(c.constraint)}: "
+                f"{', '.join(c.constraint.evidence)})")
+    if c.kind is ConflictKind.ALWAYS_KNOWN_FAILURE:
+        return f"every set that meets the targets hits known failure {c.signature} ({c.title})"
+    if c.kind is ConflictKind.TOO_DEEP:
+        return "the search gave up after too many rounds; pin one of the targets more tightly"
+    parts = [_ask_text(a) for a in c.asks]
+    if c.shortfall is Shortfall.CONTRADICTORY:
+        parts.append("no release meets all of these at once")
+    elif c.shortfall is Shortfall.NO_RELEASE:
+        parts.append(f"the matrix has no {c.package} release in {c.specifier}" if c.specifier else f"the matrix has no {c.package} release")
+    elif c.shortfall is Shortfall.REJECTED:
+        reasons = list(dict.fromkeys(rejection_text(r) for r in c.rejections))
+        parts += reasons[:2] + ([f"and {len(reasons) - 2} more"] if len(reasons) > 2 else [])
+    if c.upgrades:
+        hint = " or ".join(f"use {u.package} >= {u.version}" for u in c.upgrades)
+        if c.alternative is Alternative.ANOTHER_GPU:
+            hint += " or another GPU"
+        elif c.alternative is Alternative.NEWER_DRIVER:
+            hint += " or a newer driver"
+        parts.append(hint)
+    return "; ".join(parts)
+
+
+def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:
+    """What `compat lock` and `compat plan` print on stderr when no set exists: one cause a line."""
+    lines = ["compat: no compatible set for " + " ".join(targets) + ":"]
+    lines += [f"  - {line}" for line in dict.fromkeys(cause_text(c) for c in error.causes)]
+    return "\n".join(lines) + "\n"

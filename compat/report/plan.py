@@ -6,7 +6,8 @@ import json
 import shlex
 
 from compat.model import codec
-from compat.model.lock import Plan
+from compat.model.lock import Plan, Step, StepKind
+from compat.report.lock import constraint_text, hardware_lines, note_text, reason_text
 
 
 def render_json(plan: Plan) -> str:
@@ -16,22 +17,34 @@ def render_json(plan: Plan) -> str:
 def render_text(plan: Plan) -> str:
     lock = plan.lock
     lines = [f"# plan to: {' '.join(lock.targets) or '(installed packages)'}"]
-    lines.append(f"# for Python {lock.python_version} on {lock.platform}; " + "; ".join(lock.hardware))
+    lines.append(f"# for Python {lock.python_version} on {lock.platform}; " + "; ".join(hardware_lines(lock.hardware)))
     if not plan.steps:
         lines.append("# nothing to change: the installed versions already form the target set")
     for i, step in enumerate(plan.steps, 1):
         lines.append("")
-        lines.append(f"# {i}. {step.kind.value}: {step.why}")
+        lines.append(f"# {i}. {step.kind.value}: {step_why(step)}")
         if step.clears:
             lines.append(f"#    clears: {', '.join(step.clears)}")
         lines.append(shlex.join(step.command))
     if plan.kept:
         lines.append("")
-        lines.append("# kept as installed: " + ", ".join(plan.kept))
+        lines.append("# kept as installed: " + ", ".join(f"{k.name} {k.version}" for k in plan.kept))
     for c in lock.constraints:
-        lines.append(f"# kept off known failure {c.signature}: {c.requirement}")
+        lines.append(f"# kept off known failure {c.signature}: {constraint_text(c)}")
     for u in plan.uncleared:
-        lines.append(f"# not cleared by a version change: {u}")
+        lines.append(f"# not cleared by a version change: {u.finding}: {u.advice or 'no version change clears it'}")
     for n in lock.notes:
-        lines.append(f"# note: {n}")
+        lines.append(f"# note: {note_text(n)}")
     return "\n".join(lines) + "\n"
+
+
+def step_why(step: Step) -> str:
+    """One line: what the step changes."""
+    if step.kind is StepKind.UNINSTALL:
+        return "remove builds tied to the torch being replaced (another CUDA variant, or compiled against it)"
+    if step.kind is StepKind.TORCH:
+        source = "the PyTorch wheel index" if step.index_url else "the default index"
+        return f"torch first, from {source}; " + "; ".join(reason_text(r) for r in step.reasons)
+    if step.kind is StepKind.PACKAGES:
+        return "the packages that pin or need that torch"
+    return "compiled against torch: rebuilt last, against the torch now installed"

@@ -8,6 +8,7 @@ without build isolation. compat never runs these commands; it prints them.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 
@@ -17,7 +18,16 @@ from packaging.version import InvalidVersion, Version
 
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Status
-from compat.model.lock import SCHEMA_VERSION, Lock, Pin, Plan, Step, StepKind
+from compat.model.lock import (
+    SCHEMA_VERSION,
+    Kept,
+    Lock,
+    Pin,
+    Plan,
+    Step,
+    StepKind,
+    Uncleared,
+)
 from compat.model.unknown import Unknown
 
 
@@ -83,7 +93,6 @@ def plan(
             kind=StepKind.UNINSTALL,
             packages=tuple(remove),
             command=_cmd(installer, python, "uninstall", remove),
-            why="remove builds tied to the torch being replaced (another CUDA variant, or compiled against it)",
         ))
     if torch_family:
         index = next((p.index_url for p in torch_family if p.index_url), None)
@@ -93,8 +102,8 @@ def plan(
             kind=StepKind.TORCH,
             packages=tuple(reqs),
             command=_cmd(installer, python, "install", reqs + extra),
-            why="torch first, from " + ("the PyTorch wheel index" if index else "the default index") + "; "
-            + "; ".join(r for p in torch_family for r in p.reasons[-1:]),
+            index_url=index,
+            reasons=tuple(r for p in torch_family for r in p.reasons[-1:]),
         ))
     if packages:
         reqs = [_req(p) for p in packages]
@@ -106,7 +115,6 @@ def plan(
             kind=StepKind.PACKAGES,
             packages=tuple(reqs),
             command=_cmd(installer, python, "install", reqs + extra),
-            why="the packages that pin or need that torch",
         ))
     if extensions:
         reqs = [f"{p.name}=={p.version}" for p in extensions]
@@ -114,12 +122,11 @@ def plan(
             kind=StepKind.EXTENSIONS,
             packages=tuple(reqs),
             command=_cmd(installer, python, "install", ["--no-build-isolation", *reqs]),
-            why="compiled against torch: rebuilt last, against the torch now installed",
         ))
     steps = _attach_findings(steps, findings, lock)
-    kept = tuple(f"{p.name} {installed[p.name]}" for p in kept_pins if p not in extensions)
+    kept = tuple(Kept(name=p.name, version=installed[p.name]) for p in kept_pins if p not in extensions)
     uncleared = tuple(
-        f"{f.id}: {f.fix.advice or 'no version change clears it'}"
+        Uncleared(finding=f.id, advice=f.fix.advice or None)
         for f in findings
         if f.status is Status.FOUND and not any(f.id in s.clears for s in steps)
     )
@@ -185,5 +192,5 @@ def _attach_findings(steps: list[Step], findings: Sequence[Finding], lock: Lock)
                 if name in names and pin is not None and req.specifier.contains(pin.version, prereleases=True):
                     clears.append(f.id)
                     break
-        out.append(Step(kind=step.kind, packages=step.packages, command=step.command, why=step.why, clears=tuple(sorted(set(clears)))))
+        out.append(dataclasses.replace(step, clears=tuple(sorted(set(clears)))))
     return out

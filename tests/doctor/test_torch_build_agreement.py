@@ -21,8 +21,10 @@ from compat.matrix import Matrix, load_matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Status
 from compat.model.lock import Lock, StepKind
+from compat.model.rejection import RejectionKind
+from compat.report.lock import render_conflict
 from compat.resolve.plan import plan
-from compat.resolve.resolver import declared_target, resolve
+from compat.resolve import declared_target, resolve
 from compat.sources.declared import Declared, apply_declared
 from compat.sources.probe.torch import from_metadata
 
@@ -160,7 +162,10 @@ def test_doctor_quotes_one_minimum_driver_and_it_is_the_chooser_s(name, matrix):
         assert isinstance(rejection, Rejection)
         assert rejection.min_driver == case.min_driver
         lock = _lock(case, matrix)
-        assert isinstance(lock, ResolutionError) and "newer driver" in str(lock)
+        assert isinstance(lock, ResolutionError)
+        rejections = [r for c in lock.causes for r in c.rejections]
+        assert [r.min_driver for r in rejections if r.kind is RejectionKind.NEEDS_DRIVER] == [case.min_driver]
+        assert "newer driver" in render_conflict([case.torch], lock)
 
 
 def test_plan_removes_a_cpu_build_before_installing_the_public_one(matrix):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launch, Python
 from compat.matrix import Matrix, shipped_matrix_dir
 from compat.matrix._toml import read_toml
 from compat.matrix.cuda import load_cuda
@@ -15,11 +14,14 @@ from compat.matrix.gpus import GpuTable
 from compat.matrix.releases import ReleaseIndex
 from compat.matrix.signatures import load_signatures
 from compat.matrix.torch import load_torch
-from compat.resolve.resolver import target_facts
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launch, Python
 from compat.model.unknown import Unknown
+from compat.resolve import target_facts
 
 DATA = Path(__file__).parent / "data"
 SHIPPED = shipped_matrix_dir()
+
+NOT_DECLARED = Unknown(reason="not declared")
 
 GPU_NAMES = {
     "8.0": "NVIDIA A100-SXM4-80GB",
@@ -55,7 +57,7 @@ def make_facts(
     cc: str = "9.0",
     driver: str | None = "580.95.05",
     python: str = "3.11",
-    launcher: str | Unknown = Unknown(reason="not declared"),
+    launcher: str | Unknown = NOT_DECLARED,
     packages=(),
 ) -> Facts:
     base = Facts(

@@ -6,11 +6,10 @@ import json
 
 from compat.model.facts import Distribution
 from compat.model.findings import Finding, Fix, Severity, Status
-from compat.model.lock import StepKind
-from compat.resolve.plan import Installer, default_targets, plan
+from compat.model.lock import Kept, StepKind, Uncleared
 from compat.report.plan import render_json, render_text
-from compat.resolve.resolver import resolve
-
+from compat.resolve import resolve
+from compat.resolve.plan import Installer, default_targets, plan
 from tests.lock.conftest import make_facts
 
 BROKEN = (
@@ -46,8 +45,8 @@ def test_plan_out_of_the_seed_failure_keeps_what_can_stay(matrix, extensions):
     assert step.packages == ("vllm==0.7.2",)
     assert step.command[:4] == ("python", "-m", "pip", "install")
     assert step.clears == ("grpo-vllm-device-mismatch",)
-    assert "trl 0.15.2" in result.kept and "torch 2.5.1" in result.kept
-    assert result.uncleared == ("synced-gpus-nocache-rope: use ZeRO-2",)
+    assert Kept(name="trl", version="0.15.2") in result.kept and Kept(name="torch", version="2.5.1") in result.kept
+    assert result.uncleared == (Uncleared(finding="synced-gpus-nocache-rope", advice="use ZeRO-2"),)
 
 
 def test_torch_variant_change_orders_uninstall_torch_packages_extensions(matrix, extensions):
@@ -64,7 +63,7 @@ def test_torch_variant_change_orders_uninstall_torch_packages_extensions(matrix,
     assert result.steps[1].command[-2:] == ("--index-url", "https://download.pytorch.org/whl/cu126")
     text = render_text(result)
     assert text.index("uninstall") < text.index("torch==2.13.0+cu126")
-    assert json.loads(render_json(result))["schema_version"] == 1
+    assert json.loads(render_json(result))["schema_version"] == 2
 
 
 def test_nothing_to_do(matrix, extensions):
@@ -73,3 +72,34 @@ def test_nothing_to_do(matrix, extensions):
     lock = resolve(["torch"], facts, matrix, prefer_installed=True, extensions=extensions)
     result = plan(facts, lock)
     assert result.steps == () and "nothing to change" in render_text(result)
+
+
+def test_default_targets_and_fix_requirements_corners():
+    import dataclasses
+
+    from compat.model.unknown import Unknown
+    from compat.resolve.plan import fix_requirements
+
+    assert default_targets(dataclasses.replace(make_facts(), packages=Unknown(reason="not probed")), ("trl",)) == ()
+    odd = (
+        Distribution(name="trl", version="0.15.2", requires=("not a requirement ((", "vllm==0.7.2; extra == 'vllm'")),
+        Distribution(name="vllm", version="0.7.2", requires=()),
+    )
+    assert default_targets(make_facts(packages=odd), ("trl", "vllm")) == ("trl", "vllm")
+    cannot = Finding(id="x", severity=Severity.ERROR, status=Status.CANNOT_CHECK, title="t", cause="c", fix=Fix(requires=("a>=1",)))
+    assert fix_requirements((FINDING, FINDING, cannot)) == ("vllm==0.7.2",)
+
+
+def test_torch_move_rebuilds_extensions_last(matrix, extensions):
+    installed = (
+        Distribution(name="torch", version="2.13.0", requires=()),
+        Distribution(name="flash-attn", version="2.8.3", requires=("torch",)),
+        Distribution(name="accelerate", version="not-a-version", requires=()),
+    )
+    facts = make_facts(packages=installed)
+    lock = resolve(["flash-attn", "torch"], facts, matrix, extensions=extensions)
+    result = plan(facts, lock)
+    assert [s.kind for s in result.steps] == [StepKind.UNINSTALL, StepKind.TORCH, StepKind.EXTENSIONS]
+    assert result.steps[0].command == ("python", "-m", "pip", "uninstall", "-y", "flash-attn")
+    assert result.steps[2].command[-2:] == ("--no-build-isolation", "flash-attn==2.8.3")
+    assert render_text(result).index("torch==2.8.0") < render_text(result).index("--no-build-isolation")

@@ -1,4 +1,4 @@
-"""compat.resolve.resolver over a small fixture matrix (real torch/CUDA tables): seeds, hardware corners, conflicts."""
+"""compat.resolve over a small fixture matrix (real torch/CUDA tables): seeds, hardware corners, conflicts."""
 
 from __future__ import annotations
 
@@ -7,10 +7,18 @@ import json
 import pytest
 
 from compat.errors import ResolutionError, UsageError
+from compat.model.conflict import Alternative, ConflictKind
 from compat.model.facts import Distribution
-from compat.report.lock import LockFormat, render_lock
-from compat.resolve.resolver import resolve
-
+from compat.model.lock import ConstraintKind, PinReason, PinReasonKind
+from compat.model.rejection import RejectionKind
+from compat.report.lock import (
+    LockFormat,
+    hardware_lines,
+    reason_texts,
+    render_conflict,
+    render_lock,
+)
+from compat.resolve import resolve
 from tests.lock.conftest import make_facts
 
 
@@ -29,7 +37,9 @@ def test_newest_grpo_vllm_stack_on_h100_r580(matrix, extensions):
         "accelerate": "1.10.1", "torch": "2.13.0", "transformers": "5.17.0", "trl": "1.16.0", "vllm": "0.31.0",
     }
     torch = got.pin("torch")
-    assert torch.index_url is None and "vllm 0.31.0 pins torch==2.13.0" in torch.reasons
+    assert torch.index_url is None and "vllm 0.31.0 pins torch==2.13.0" in reason_texts(torch)
+    parent = PinReason(kind=PinReasonKind.PARENT, package="torch", specifier="==2.13.0", exact=True, parent="vllm", parent_version="0.31.0")
+    assert parent in torch.reasons
     assert got.pin("trl").extras == ("vllm",)
 
 
@@ -39,13 +49,14 @@ def test_old_driver_keeps_torch_on_a_cuda_it_supports(matrix, extensions):
     # R550 fully supports CUDA <= 12.4: no CUDA 13 torch, and vLLM follows torch down.
     assert torch.local in (None, "cu118", "cu121", "cu124")
     assert got.pin("vllm").version in ("0.7.2", "0.8.5", "0.9.0")
-    assert "driver 550.54.15 (CUDA <= 12.4)" in got.hardware
+    assert got.hardware.driver == "550.54.15" and got.hardware.max_cuda == "12.4"
+    assert "driver 550.54.15 (CUDA <= 12.4)" in hardware_lines(got.hardware)
 
 
 def test_seed_trl_0152_vllm_extra_gets_vllm_072(matrix, extensions):
     got = lock(matrix, extensions, ["trl[vllm]==0.15.2"], gpus=2, cc="8.0")
     assert versions(got)["vllm"] == "0.7.2"
-    assert "vllm 0.7.2 pins torch==2.5.1" in got.pin("torch").reasons
+    assert "vllm 0.7.2 pins torch==2.5.1" in reason_texts(got.pin("torch"))
 
 
 def test_seed_grpo_device_mismatch_is_avoided_on_two_gpus(matrix, extensions):
@@ -57,7 +68,8 @@ def test_seed_grpo_device_mismatch_is_avoided_on_two_gpus(matrix, extensions):
     assert versions(forced)["vllm"] == "0.7.0"  # one GPU: not exposed
     with pytest.raises(ResolutionError) as err:
         lock(matrix, extensions, ["trl==0.15.2", "vllm<0.7.1"], gpus=2, cc="8.0")
-    assert "grpo-vllm-device-mismatch" in str(err.value)
+    imposed = [c.constraint for c in err.value.causes if c.kind is ConflictKind.IMPOSED]
+    assert [(c.signature, c.kind, c.package) for c in imposed] == [("grpo-vllm-device-mismatch", ConstraintKind.EXCLUDE, "vllm")]
 
 
 def test_catalog_constraint_is_recorded_when_it_changes_the_answer(matrix, extensions):
@@ -65,7 +77,9 @@ def test_catalog_constraint_is_recorded_when_it_changes_the_answer(matrix, exten
     # Newest vLLM (0.31) with TRL < 0.27 is a known import failure; the pinned TRL cannot move, so vLLM does.
     assert got.pin("vllm").version == "0.9.0"
     assert [c.signature for c in got.constraints] == ["trl-vllm-guideddecodingparams"]
-    assert any("kept off trl-vllm-guideddecodingparams" in r for r in got.pin("vllm").reasons)
+    kept = [r for r in got.pin("vllm").reasons if r.kind is PinReasonKind.KEPT_OFF]
+    assert [r.constraint.signature for r in kept] == ["trl-vllm-guideddecodingparams"]
+    assert any(t.startswith("kept off trl-vllm-guideddecodingparams: ") for t in reason_texts(got.pin("vllm")))
 
 
 def test_launcher_fact_turns_on_a_catalog_constraint(matrix, extensions):
@@ -73,7 +87,7 @@ def test_launcher_fact_turns_on_a_catalog_constraint(matrix, extensions):
     assert plain.pin("trl").version == "0.17.0"
     with pytest.raises(ResolutionError) as err:
         lock(matrix, extensions, ["trl<0.17"], gpus=2, launcher="python")
-    assert "online-dpo-dataparallel-config" in str(err.value)
+    assert "online-dpo-dataparallel-config" in render_conflict(["trl<0.17"], err.value)
     fine = lock(matrix, extensions, ["trl<0.17"], gpus=2, launcher="accelerate")
     assert fine.pin("trl").version == "0.15.2"
 
@@ -81,8 +95,13 @@ def test_launcher_fact_turns_on_a_catalog_constraint(matrix, extensions):
 def test_rtx5090_with_old_vllm_explains_the_chain(matrix, extensions):
     with pytest.raises(ResolutionError) as err:
         lock(matrix, extensions, ["vllm==0.7.2"], cc="12.0")
-    text = str(err.value)
+    text = render_conflict(["vllm==0.7.2"], err.value)
     assert "vllm 0.7.2 pins torch==2.5.1" in text
+    (cause,) = err.value.causes
+    dead = cause.rejections[0]
+    assert dead.kind is RejectionKind.DEAD_DEPENDENCY and dead.dependency == "torch" and dead.exact
+    assert dead.because.kind is RejectionKind.NO_ARCH and dead.because.compute_capability == "12.0"
+    assert cause.alternative is Alternative.ANOTHER_GPU
     assert "no torch 2.5.1 build has sm_120 (NVIDIA GeForce RTX 5090)" in text
     assert "use vllm >= 0.9.0 or another GPU" in text
 
@@ -106,7 +125,9 @@ def test_v100_with_cuda13_torch_gets_the_cu126_build(matrix, extensions):
 def test_r470_driver_has_no_cuda12_torch(matrix, extensions):
     with pytest.raises(ResolutionError) as err:
         lock(matrix, extensions, ["torch"], cc="8.0", driver="470.82.01")
-    assert "needs driver >=" in str(err.value) or "newer driver" in str(err.value)
+    (cause,) = err.value.causes
+    assert {r.kind for r in cause.rejections} == {RejectionKind.NEEDS_DRIVER}
+    assert "needs a newer driver than 470.82.01" in render_conflict(["torch"], err.value)
     relaxed = lock(matrix, extensions, ["torch"], cc="8.0", driver="470.82.01", minor_compat=True)
     assert relaxed.pin("torch").local is not None and relaxed.pin("torch").local.startswith("cu11")
 
@@ -122,7 +143,7 @@ def test_python_version_changes_the_answer(matrix, extensions):
 def test_unsatisfiable_targets_name_both_sides(matrix, extensions):
     with pytest.raises(ResolutionError) as err:
         lock(matrix, extensions, ["trl[vllm]==1.16.0", "vllm==0.9.0"])
-    text = str(err.value)
+    text = render_conflict(["trl[vllm]==1.16.0", "vllm==0.9.0"], err.value)
     assert "you ask for vllm==0.9.0" in text and "trl 1.16.0[vllm] requires vllm" in text
 
 
@@ -146,7 +167,8 @@ def test_flash_attn_follows_torch_and_installs_last(matrix, extensions):
 def test_flash_attn_refuses_pre_ampere(matrix, extensions):
     with pytest.raises(ResolutionError) as err:
         lock(matrix, extensions, ["flash-attn"], cc="7.0")
-    assert "compute capability >= 8.0" in str(err.value)
+    assert err.value.causes[0].rejections[0].kind is RejectionKind.EXTENSION_MIN_ARCH
+    assert "compute capability >= 8.0" in render_conflict(["flash-attn"], err.value)
 
 
 def test_prefer_installed(matrix, extensions):
@@ -161,10 +183,37 @@ def test_output_is_deterministic_and_json_is_sorted(matrix, extensions):
     b = render_lock(lock(matrix, extensions, ["trl[vllm]"], gpus=8), LockFormat.REQUIREMENTS)
     assert a == b
     doc = json.loads(render_lock(lock(matrix, extensions, ["trl[vllm]"], gpus=8), LockFormat.JSON))
-    assert doc["schema_version"] == 1 and [p["name"] for p in doc["pins"]] == sorted(p["name"] for p in doc["pins"])
+    assert doc["schema_version"] == 2 and [p["name"] for p in doc["pins"]] == sorted(p["name"] for p in doc["pins"])
 
 
 @pytest.mark.parametrize("bad", ["trl[vllm", "", "pkg @ https://example.invalid/x.whl"])
 def test_bad_targets_are_usage_errors(matrix, extensions, bad):
     with pytest.raises(UsageError):
         lock(matrix, extensions, [bad] if bad else [])
+
+
+def _rejections(err) -> list:
+    return [r for c in err.value.causes for r in c.rejections]
+
+
+@pytest.mark.parametrize(("targets", "kw", "kind"), [
+    (["trl==1.16.0"], {"python": "3.10"}, RejectionKind.REQUIRES_PYTHON),
+    (["vllm>0.31.0,<0.32"], {}, RejectionKind.YANKED),
+    (["flash-attn==2.8.3.post2"], {}, RejectionKind.EXTENSION_NOT_CURATED),
+    (["flash-attn"], {"cc": "7.0"}, RejectionKind.EXTENSION_MIN_ARCH),
+    (["vllm==0.7.2"], {"cc": "12.0"}, RejectionKind.DEAD_DEPENDENCY),
+])
+def test_each_resolver_rejection_kind_is_recorded(matrix, extensions, targets, kw, kind):
+    with pytest.raises(ResolutionError) as err:
+        lock(matrix, extensions, targets, **kw)
+    assert kind in {r.kind for r in _rejections(err)}
+
+
+def test_a_kernel_package_names_the_torch_build_it_cannot_use(matrix, extensions):
+    with pytest.raises(ResolutionError) as err:
+        lock(matrix, extensions, ["vllm==0.31.0"], cc="7.0")
+    (dead,) = _rejections(err)
+    assert dead.kind is RejectionKind.DEAD_DEPENDENCY and dead.dependency == "torch"
+    other = dead.because
+    assert other.kind is RejectionKind.OTHER_CUDA_MAJOR and other.variant == "cu126"
+    assert (other.asker.package, other.asker.version) == ("vllm", "0.31.0")

@@ -13,5 +13,5 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.network
 def test_pip_agrees_with_the_sample_locks():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_locks.py")], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "verify_locks.py")], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

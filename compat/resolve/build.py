@@ -1,0 +1,122 @@
+"""From a resolution (resolvelib's mapping and criteria) to a `Lock`: pins with the reasons for each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+
+from compat.matrix import Matrix
+from compat.matrix.extensions import ExtensionTable
+from compat.matrix.torch import variant_cuda
+from compat.model.facts import Facts
+from compat.model.lock import (
+    SCHEMA_VERSION,
+    Constraint,
+    Lock,
+    LockNote,
+    LockNoteKind,
+    Pin,
+    PinReason,
+    PinReasonKind,
+)
+from compat.resolve.hardware import TargetHardware
+from compat.resolve.provider import Candidate, Need, is_exact, is_pin
+from compat.resolve.target import platform_name
+
+# Built from the torch wheel index and published with the same local tag as torch; they must
+# come from the same index as the torch build they ship next to.
+TORCH_COMPANIONS = frozenset({"torchvision", "torchaudio"})
+
+# Required by nearly everything, including packages the snapshot does not track (numba,
+# mistral-common cap numpy): a pin here would fight them, so the lock gives the range and pip picks.
+FLOATING = frozenset({"numpy"})
+
+
+def build_lock(
+    targets: Sequence[str],
+    facts: Facts,
+    matrix: Matrix,
+    hw: TargetHardware,
+    mapping: Mapping[str, Candidate],
+    criteria: Mapping[str, Any],
+    imposed: Sequence[Constraint],
+    extensions: ExtensionTable,
+) -> Lock:
+    pins: list[Pin] = []
+    unpinned: list[str] = []
+    notes: list[LockNote] = list(hw.notes)
+    extras_of: dict[str, set[str]] = {}
+    for cand in mapping.values():
+        if cand.extras:
+            extras_of.setdefault(cand.name, set()).update(cand.extras)
+    torch = mapping.get("torch")
+    torch_variant = torch.variant if torch is not None and not torch.default_variant else None
+    for ident in sorted(mapping):
+        cand = mapping[ident]
+        if cand.extras:
+            continue
+        exact_target = any(info.parent is None and is_exact(info.requirement.specifier) for info in criteria[ident].information)
+        if cand.version is None or (cand.name in FLOATING and not exact_target):
+            spec = SpecifierSet()
+            for info in criteria[ident].information:
+                spec &= info.requirement.specifier
+            unpinned.append(f"{cand.name}{spec}")
+            continue
+        if not cand.requires_known and extensions.find(cand.name) is None:
+            notes.append(LockNote(kind=LockNoteKind.REQUIREMENTS_UNKNOWN, package=cand.name, version=str(cand.version)))
+        local = torch_variant if cand.name == "torch" or cand.name in TORCH_COMPANIONS else None
+        reasons = _asked(criteria, ident)
+        if cand.name == "torch" and cand.variant:
+            reasons += (PinReason(
+                kind=PinReasonKind.TORCH_BUILD, variant=cand.variant, cuda=variant_cuda(cand.variant),
+                compute_capabilities=tuple(cc for cc, _ in hw.ccs), driver=hw.driver, default=cand.default_variant,
+            ),)
+        reasons += tuple(PinReason(kind=PinReasonKind.KEPT_OFF, constraint=c) for c in imposed if c.package == cand.name)
+        ext = extensions.find(cand.name)
+        pins.append(
+            Pin(
+                name=cand.name,
+                version=str(cand.version),
+                local=local,
+                extras=tuple(sorted(extras_of.get(cand.name, ()))),
+                reasons=reasons,
+                index_url=matrix.torch.index_url(local) if local else None,
+                after_torch=ext is not None,
+            )
+        )
+        if ext is not None:
+            notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version)))
+    return Lock(
+        schema_version=SCHEMA_VERSION,
+        targets=tuple(targets),
+        python_version=".".join(facts.python.version.split(".")[:2]),
+        platform=platform_name(facts),
+        hardware=hw.summary,
+        pins=tuple(pins),
+        unpinned=tuple(sorted(unpinned)),
+        constraints=tuple(imposed),
+        notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _asked(criteria: Mapping[str, Any], ident: str) -> tuple[PinReason, ...]:
+    """The targets and parents that asked for `ident` (and for it with extras)."""
+    out: list[PinReason] = []
+    names = [i for i in criteria if i == ident or i.startswith(ident + "[")]
+    for name in names:
+        for info in criteria[name].information:
+            req: Need = info.requirement
+            if info.parent is None:
+                out.append(PinReason(kind=PinReasonKind.TARGET, package=req.name, extras=tuple(sorted(req.extras)),
+                                     specifier=str(req.specifier)))
+            elif info.parent.name == req.name:
+                continue  # an extra's link to its own base
+            else:
+                parent: Candidate = info.parent
+                out.append(PinReason(
+                    kind=PinReasonKind.PARENT, package=req.name, specifier=str(req.specifier), exact=is_pin(req.specifier),
+                    parent=parent.name, parent_version=str(parent.version), parent_extras=tuple(sorted(parent.extras)),
+                ))
+    return tuple(sorted(dict.fromkeys(out), key=PinReason.sort_key))

@@ -1,0 +1,227 @@
+"""The catalog keeps a lock off known failures.
+
+After each resolution the result is laid over the target facts and every signature with a version
+fix is evaluated; a match becomes a constraint (its fix, or leaving one of its package ranges) and
+the set is resolved again, so the answer never lands on a known-bad combination. Each way out is a
+branch of the search; the first that resolves wins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from compat.errors import ResolutionError
+from compat.judge.conditions import Verdict, evaluate
+from compat.matrix import Matrix
+from compat.matrix.extensions import ExtensionTable
+from compat.matrix.releases import PackageReleases
+from compat.matrix.signatures import Signature
+from compat.matrix.torch import variant_cuda
+from compat.matrix.when import ScriptWhen, When
+from compat.model.asker import Asker, AskerKind
+from compat.model.conflict import ConflictCause, ConflictKind
+from compat.model.facts import Distribution, Facts, TorchBuild, TorchSource
+from compat.model.lock import Constraint, ConstraintKind, LockNote, LockNoteKind
+from compat.model.rejection import Rejection, RejectionKind
+from compat.model.unknown import Unknown
+from compat.resolve.filters import Filters
+from compat.resolve.provider import Candidate, Need, Provider, is_exact
+
+Resolved = Mapping[str, Candidate]
+
+
+@dataclass(frozen=True, kw_only=True)
+class State:
+    """What the catalog (and the extension table) has imposed so far on one branch of the search."""
+
+    constraints: Mapping[str, tuple[Need, ...]]
+    """Requirements added per package."""
+    excluded: Mapping[str, tuple[SpecifierSet, ...]]
+    """Ranges taken out per package."""
+    imposed: tuple[Constraint, ...]
+    """The catalog constraints behind them, in order."""
+    tried: frozenset[str]
+    """Signatures already worked around on this branch."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Search:
+    """What stays the same across the branches of one search."""
+
+    needs: tuple[Need, ...]
+    facts: Facts
+    matrix: Matrix
+    filters: Filters
+    extensions: ExtensionTable
+    preferred: Mapping[str, Version]
+    user: frozenset[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Found:
+    mapping: Resolved
+    criteria: Mapping[str, Any]
+    imposed: tuple[Constraint, ...]
+
+
+class Conflict(Exception):
+    """No set on one branch of the search; explained (which is slow) only if every branch fails."""
+
+    def __init__(self, causes: Sequence[Any], provider: Provider, imposed: tuple[Constraint, ...]) -> None:
+        super().__init__("no compatible set")
+        self.causes, self.provider, self.imposed = causes, provider, imposed
+
+
+def search(state: State, s: Search) -> Found:
+    """Resolve; when the result hits a known failure, try each way out of it in turn (its fix first)."""
+    provider = Provider(s.matrix, s.filters, state.constraints, state.excluded, s.preferred, s.user)
+    mapping, criteria = _run(provider, s.needs, state.imposed)
+    wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions)
+    if wrong_cuda is not None:
+        name, version = wrong_cuda.package, wrong_cuda.version
+        s.filters.rejected[(name, version)] = wrong_cuda
+        excluded = {**state.excluded, name: state.excluded.get(name, ()) + (SpecifierSet(f"=={version}"),)}
+        return search(dataclasses.replace(state, excluded=excluded), s)
+    hit = _known_failure(mapping, s.facts, s.matrix, state.tried)
+    if hit is None:
+        return Found(mapping=mapping, criteria=criteria, imposed=state.imposed)
+    sig, verdict = hit
+    first_error: Exception | None = None
+    for option in _ways_out(sig, verdict, s.needs, s.matrix, state):
+        try:
+            return search(option, s)
+        except (Conflict, ResolutionError) as exc:
+            first_error = first_error or exc
+    if first_error is None:
+        raise ResolutionError((ConflictCause(kind=ConflictKind.ALWAYS_KNOWN_FAILURE, signature=sig.id, title=sig.title),))
+    raise first_error
+
+
+def still_matching(mapping: Resolved, facts: Facts, matrix: Matrix) -> tuple[LockNote, ...]:
+    """Known failures with a version fix that the set still meets (every way out of them failed to resolve)."""
+    installed = facts_with(facts, mapping)
+    out = []
+    for sig in sorted(matrix.signatures, key=lambda s: s.id):
+        if sig.when.packages and sig.fix.requires and evaluate(_exposure(sig.when, facts), installed).matched:
+            out.append(LockNote(kind=LockNoteKind.STILL_MATCHES, signature=sig.id, title=sig.title,
+                                advice=sig.fix.advice or None, requires=tuple(sig.fix.requires)))
+    return tuple(out)
+
+
+def _run(provider: Provider, needs: Sequence[Need], imposed: tuple[Constraint, ...]) -> tuple[Resolved, Mapping[str, Any]]:
+    from resolvelib import BaseReporter, Resolver
+    from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+
+    try:
+        resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+        result = resolver.resolve(needs, max_rounds=10000)
+    except ResolutionImpossible as exc:
+        raise Conflict(list(exc.causes), provider, imposed) from exc
+    except ResolutionTooDeep as exc:
+        raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP),)) from exc
+    return result.mapping, result.criteria
+
+
+def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable) -> Rejection | None:
+    """An extension whose prebuilt wheels are not built for the CUDA major of the chosen torch build."""
+    torch = mapping.get("torch")
+    cuda = variant_cuda(torch.variant or "") if torch is not None else None
+    if cuda is None:
+        return None
+    major = int(cuda.split(".")[0])
+    for cand in mapping.values():
+        ext = extensions.find(cand.name)
+        if ext is None or cand.version is None or cand.extras:
+            continue
+        row = ext.release(cand.version)
+        if row is not None and major not in row.cuda_majors:
+            return Rejection(kind=RejectionKind.EXTENSION_CUDA_MAJOR, package=cand.name, version=str(cand.version), cuda_major=major)
+    return None
+
+
+def facts_with(facts: Facts, mapping: Resolved) -> Facts:
+    """The target facts with the resolved set installed: what the catalog will see after `pip install`."""
+    dists = []
+    torch = None
+    for ident, cand in mapping.items():
+        if "[" in ident or cand.version is None:
+            continue
+        version = str(cand.version) + (f"+{cand.variant}" if cand.variant and not cand.default_variant else "")
+        dists.append(Distribution(name=cand.name, version=version, requires=tuple(str(r) for r in cand.requires)))
+        if cand.name == "torch":
+            cuda = variant_cuda(cand.variant or "")
+            torch = TorchBuild(
+                version=version,
+                cuda=cuda if cand.variant else Unknown(reason="torch build variant not curated"),
+                cudnn=Unknown(reason="not installed yet"),
+                nccl=Unknown(reason="not installed yet"),
+                arch_list=Unknown(reason="not installed yet"),
+                cxx11_abi=Unknown(reason="not installed yet"),
+                source=TorchSource.DECLARED,
+            )
+    return dataclasses.replace(facts, packages=tuple(sorted(dists, key=lambda d: d.name)), torch=torch)
+
+
+def _exposure(when: When, facts: Facts) -> When:
+    """The clause as a lock judges it: without a script, the script may do anything the catalog knows."""
+    if facts.script is None and not when.script.is_empty():
+        return dataclasses.replace(when, script=ScriptWhen())
+    return when
+
+
+def _known_failure(mapping: Resolved, facts: Facts, matrix: Matrix, tried: frozenset[str]) -> tuple[Signature, Verdict] | None:
+    installed = facts_with(facts, mapping)
+    for sig in sorted(matrix.signatures, key=lambda s: s.id):
+        # Only a version fix can be imposed; conditions on packages are what a lock can change.
+        if sig.id in tried or not sig.when.packages or not sig.fix.requires:
+            continue
+        verdict = evaluate(_exposure(sig.when, facts), installed)
+        if verdict.matched:
+            return sig, verdict
+    return None
+
+
+def _ways_out(sig: Signature, verdict: Verdict, needs: Sequence[Need], matrix: Matrix, state: State) -> Iterator[State]:
+    """States that keep the next resolution off `sig`: its version fix, else leaving one of its package ranges."""
+    evidence = tuple(verdict.evidence)
+    user = {n.name: n.specifier for n in needs}
+    tried = state.tried | {sig.id}
+    for text in sig.fix.requires:
+        req = Requirement(text)
+        name = str(canonicalize_name(req.name))
+        if name in user and _disjoint(user[name], req.specifier, matrix.releases.get(name)):
+            continue  # the user asked for versions the fix rules out
+        need = Need(name=name, extras=frozenset(), specifier=req.specifier, asker=Asker(kind=AskerKind.CATALOG, signature=sig.id))
+        imposed = Constraint(kind=ConstraintKind.REQUIRE, package=name, specifier=str(req.specifier), signature=sig.id, evidence=evidence)
+        yield dataclasses.replace(
+            state,
+            constraints={**state.constraints, name: state.constraints.get(name, ()) + (need,)},
+            imposed=state.imposed + (imposed,),
+            tried=tried,
+        )
+    for name, spec in sig.when.packages:
+        if name in user and is_exact(user[name]):
+            continue  # an exact pin cannot move
+        left = Constraint(kind=ConstraintKind.EXCLUDE, package=name, specifier=str(spec), signature=sig.id, evidence=evidence)
+        yield dataclasses.replace(
+            state,
+            excluded={**state.excluded, name: state.excluded.get(name, ()) + (spec,)},
+            imposed=state.imposed + (left,),
+            tried=tried,
+        )
+
+
+def _disjoint(user: SpecifierSet, fix: SpecifierSet, releases: PackageReleases | None) -> bool:
+    """Whether no recorded release meets both what the user asked for and the fix."""
+    if releases is None:
+        return False
+    both = user & fix
+    return not any(both.contains(r.version, prereleases=True) for r in releases.releases)

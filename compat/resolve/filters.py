@@ -1,0 +1,124 @@
+"""Which releases fit the target, and a `Rejection` for each one that does not.
+
+Every release is filtered before the resolver sees it: Requires-Python, PEP 508 markers evaluated
+for the target interpreter and platform, and for torch the build `choose_torch_build` finds for
+the GPUs and driver. Packages that compile against torch (matrix/extensions.toml) must have
+prebuilt wheels for the target, and add a requirement on the torch those wheels were built for.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from compat.judge.torch_build import (
+    TorchBuildChoice,
+    TorchBuildPolicy,
+    choose_torch_build,
+)
+from compat.matrix import Matrix
+from compat.matrix.extensions import Extension, ExtensionTable
+from compat.matrix.releases import Release
+from compat.matrix.torch import variant_cuda
+from compat.model.facts import Facts
+from compat.model.rejection import Rejection, RejectionKind
+from compat.resolve.hardware import TargetHardware
+
+
+def contains(spec: SpecifierSet, version: Version, prereleases: bool | None) -> bool:
+    # Answers are cached per (specifier text, version): hashing a SpecifierSet canonicalizes every
+    # clause on each call, which cost more than the question itself while the resolver backtracks.
+    return _contains_text(str(spec), version, prereleases)
+
+
+@functools.lru_cache(maxsize=200_000)
+def _contains_text(spec: str, version: Version, prereleases: bool | None) -> bool:
+    return _spec(spec).contains(version, prereleases=prereleases)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _spec(text: str) -> SpecifierSet:
+    return SpecifierSet(text)
+
+
+class Filters:
+    """Which releases fit the target; `rejected` keeps the reason each dropped release was dropped for."""
+
+    def __init__(self, facts: Facts, matrix: Matrix, extensions: ExtensionTable, hw: TargetHardware, minor_compat: bool) -> None:
+        self.matrix = matrix
+        self.extensions = extensions
+        self.hw = hw
+        self.minor_compat = minor_compat
+        self.env = dict(facts.python.markers)
+        self.python = facts.python.version
+        self.rejected: dict[tuple[str, str], Rejection] = {}
+        self._torch: dict[tuple[str, bool], TorchBuildChoice | Rejection] = {}
+        self._markers: dict[tuple[str, frozenset[str]], bool] = {}
+
+    def markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
+        if req.marker is None:
+            return not extras
+        key = (str(req.marker), extras)
+        if key not in self._markers:
+            self._markers[key] = self._markers_hold(req, extras)
+        return self._markers[key]
+
+    def _markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
+        if req.marker is None:
+            return not extras
+        try:
+            if not extras:
+                return req.marker.evaluate({**self.env, "extra": ""})
+            return any(req.marker.evaluate({**self.env, "extra": e}) for e in extras) and not req.marker.evaluate({**self.env, "extra": ""})
+        except (UndefinedEnvironmentName, UndefinedComparison):
+            return False
+
+    def same_major_as_default(self, version: Version, variant: str | None) -> bool:
+        """Whether torch `version`'s `variant` build has the CUDA major of its public-index build."""
+        if variant is None:
+            return True
+        rel = self.matrix.torch.release(str(version))
+        mine, theirs = variant_cuda(variant), variant_cuda(rel.default_variant) if rel else None
+        if mine is None or theirs is None:
+            return mine == theirs
+        return mine.split(".")[0] == theirs.split(".")[0]
+
+    def torch_build(self, version: Version, *, same_major: bool = False) -> TorchBuildChoice | Rejection:
+        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major."""
+        key = (str(version), same_major)
+        if key not in self._torch:
+            policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major)
+            self._torch[key] = choose_torch_build(
+                self.matrix, str(version), gpus=self.hw.ccs, driver=self.hw.driver, python=self.python, policy=policy,
+            )
+        return self._torch[key]
+
+    def release_fits(self, name: str, release: Release, extension_gate: bool = True) -> Rejection | None:
+        """None when the release fits the target, else why not."""
+        v = release.version
+        if release.requires_python is not None and not release.requires_python.contains(self.python, prereleases=True):
+            return Rejection(kind=RejectionKind.REQUIRES_PYTHON, package=name, version=str(v), python=self.python,
+                             supported=str(release.requires_python))
+        if extension_gate:
+            ext = self.extensions.find(name)
+            if ext is not None:
+                return self._extension_fits(ext, v)
+        return None
+
+    def _extension_fits(self, ext: Extension, v: Version) -> Rejection | None:
+        if ext.min_compute_capability is not None:
+            old = [(cc, n) for cc, n in self.hw.ccs if Version(cc) < Version(ext.min_compute_capability)]
+            if old:
+                return Rejection(kind=RejectionKind.EXTENSION_MIN_ARCH, package=ext.package, version=str(v),
+                                 min_compute_capability=ext.min_compute_capability,
+                                 compute_capability=old[0][0], gpu=old[0][1])
+        row = ext.release(v)
+        if row is None:
+            return Rejection(kind=RejectionKind.EXTENSION_NOT_CURATED, package=ext.package, version=str(v))
+        if not row.python.contains(self.python, prereleases=True):
+            return Rejection(kind=RejectionKind.EXTENSION_NO_PYTHON, package=ext.package, version=str(v), python=self.python)
+        return None

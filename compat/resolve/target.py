@@ -1,0 +1,103 @@
+"""The target a lock is resolved for: interpreter and platform markers, declared or probed."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from compat.errors import UsageError
+from compat.model.asker import Asker, AskerKind
+from compat.model.facts import Facts, Hardware, HardwareSource, Launch, Python
+from compat.model.unknown import Unknown
+from compat.resolve.provider import Need
+
+PLATFORMS = {
+    "linux-x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix"},
+    "linux-aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64", "os_name": "posix"},
+    "macos-arm64": {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64", "os_name": "posix"},
+    "windows-amd64": {"sys_platform": "win32", "platform_system": "Windows", "platform_machine": "AMD64", "os_name": "nt"},
+}
+
+
+def target_facts(facts: Facts, *, python_version: str | None = None, platform: str | None = None) -> Facts:
+    """`facts` with the interpreter and platform replaced by a declared target; a complete marker environment either way."""
+    markers = dict(facts.python.markers)
+    version = facts.python.version
+    declared = list(facts.declared)
+    if python_version is not None:
+        if not re.fullmatch(r"3\.\d{1,2}(\.\d{1,2})?", python_version):
+            raise UsageError(f"--python-version {python_version!r}: expected 3.X or 3.X.Y (e.g. 3.11)")
+        version = python_version if python_version.count(".") == 2 else f"{python_version}.0"
+        declared.append("python")
+    if platform is not None:
+        if platform not in PLATFORMS:
+            raise UsageError(f"--platform {platform!r}: expected one of {', '.join(sorted(PLATFORMS))}")
+        markers.update(PLATFORMS[platform])
+        declared.append("platform")
+    major_minor = ".".join(version.split(".")[:2])
+    full = {
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "implementation_version": version,
+        "platform_release": "",
+        "platform_version": "",
+        **PLATFORMS["linux-x86_64"],
+        **markers,
+    }
+    if python_version is not None or "python_version" not in markers:
+        full.update(python_version=major_minor, python_full_version=version, implementation_version=version)
+    python = dataclasses.replace(facts.python, version=version, markers=full)
+    return dataclasses.replace(facts, python=python, declared=tuple(dict.fromkeys(declared)))
+
+
+def declared_target(*, python_version: str, platform: str | None = None) -> Facts:
+    """Facts for a target described entirely on the command line: nothing is probed.
+
+    `compat lock --gpus 8xH100 --driver 550.54.15 --python-version 3.11` in a Docker build has no
+    interpreter or GPU worth inspecting; lay the declared hardware on this with `apply_declared`.
+    """
+    why = Unknown(reason="not probed: the target was declared")
+    base = Facts(
+        schema_version=1,
+        python=Python(version=python_version, implementation="cpython", executable=why, markers={}, glibc=why),
+        packages=why,
+        torch=why,
+        hardware=Hardware(source=HardwareSource.DECLARED, driver=why, driver_cuda=why, gpus=why, links=why),
+        launch=Launch(launcher=why, accelerate=why, env={}, shm_bytes=why, container=None),
+    )
+    return target_facts(base, python_version=python_version, platform=platform or "linux-x86_64")
+
+
+def platform_name(facts: Facts) -> str:
+    m = facts.python.markers
+    for name, env in sorted(PLATFORMS.items()):
+        if all(m.get(k) == v for k, v in env.items() if k != "os_name"):
+            return name
+    return f"{m.get('sys_platform', '?')}-{m.get('platform_machine', '?')}"
+
+
+def parse_targets(targets: Sequence[str]) -> tuple[Need, ...]:
+    """The requirement strings asked for, as the resolver's needs."""
+    needs = []
+    for text in targets:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise UsageError(f"target {text!r} is not a requirement (e.g. 'trl[vllm]>=0.15'): {exc}") from exc
+        if req.url:
+            raise UsageError(f"target {text!r}: URL requirements cannot be locked from the matrix")
+        needs.append(
+            Need(
+                name=str(canonicalize_name(req.name)),
+                extras=frozenset(str(canonicalize_name(e)) for e in req.extras),
+                specifier=req.specifier,
+                asker=Asker(kind=AskerKind.TARGET),
+            )
+        )
+    if not needs:
+        raise UsageError("give at least one target (e.g. 'trl[vllm]')")
+    return tuple(needs)
