@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.model.facts import Facts, Gpu
+from compat.model.facts import Facts, Gpu, Launcher
 from compat.matrix.when import When
 from compat.model.unknown import Unknown
 
@@ -97,7 +97,7 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
     ):
         yield from _gpus(w, f)
     if w.launcher:
-        yield _member("launcher", f.launch.launcher, w.launcher)
+        yield _launcher(f.launch.launcher, w.launcher)
     if w.distributed_type or w.fsdp_version or w.zero_stage:
         yield from _accelerate(w, f)
     for name, text in w.env:
@@ -216,10 +216,10 @@ def _nvlink(f: Facts, want: bool) -> _Result:
     return (all_nvlink == want, text)
 
 
-def _member(label: str, value: str | Unknown, allowed: frozenset[str]) -> _Result:
+def _launcher(value: Launcher | Unknown, allowed: frozenset[Launcher]) -> _Result:
     if isinstance(value, Unknown):
-        return Unknown(reason=f"{label}: {value.reason}")
-    return (value in allowed, f"{label} {value}")
+        return Unknown(reason=f"launcher: {value.reason}")
+    return (value in allowed, f"launcher {value}")
 
 
 def _accelerate(w: When, f: Facts) -> Iterator[_Result]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import enum
 import json
 
+from collections.abc import Sequence
+
+from compat.errors import ResolutionError
 from compat.model import codec
 from compat.model.lock import Lock, Pin
 
@@ -57,3 +60,10 @@ def _line(pin: Pin, *, extras: bool) -> str:
     name = f"{pin.name}[{','.join(pin.extras)}]" if extras and pin.extras else pin.name
     why = "; ".join(pin.reasons)
     return f"{name}=={pin.full_version}" + (f"  # {why}" if why else "")
+
+
+def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:
+    """Why no set fits `targets` (for standard error): one line per cause."""
+    lines = ["compat: no compatible set for " + " ".join(targets) + ":"]
+    lines += [f"  - {cause}" for cause in error.causes]
+    return "\n".join(lines) + "\n"

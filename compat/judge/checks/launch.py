@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.judge.checks._util import legacy_cannot_check, declared_note
-from compat.model.facts import AccelerateConfig, Facts
+from compat.model.facts import AccelerateConfig, Facts, Launcher
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.matrix import Matrix
 from compat.model.unknown import Unknown
@@ -19,7 +19,7 @@ def check_launcher(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     launcher = facts.launch.launcher
     if isinstance(launcher, Unknown):
         yield legacy_cannot_check(fid, Severity.WARNING, title, f"launcher: {launcher.reason}")
-    elif launcher == "python":
+    elif launcher == Launcher.PYTHON:
         yield Finding(
             id=fid,
             severity=Severity.WARNING,

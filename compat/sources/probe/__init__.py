@@ -34,6 +34,8 @@ class ProbeRequest:
     """Training script to read (never run)."""
     timeout: float = 10.0
     """Seconds allowed to each external command."""
+    cache_dir: Path | None = None
+    """compat's cache directory (the torch import report is kept there); None: no cache."""
 
 
 def probe(request: ProbeRequest, matrix) -> Facts:
@@ -69,7 +71,7 @@ def probe(request: ProbeRequest, matrix) -> Facts:
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp)
+            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
             torch = parse_torch(result, torch_dist, matrix)
         hw = hardware.result() if hardware is not None else _not_probed()
         system = dataclasses.replace(tools.result(), platform=found.platform)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from compat.errors import UsageError
-from compat.model.facts import AccelerateConfig, Launch
+from compat.model.facts import AccelerateConfig, Launch, Launcher
 from compat.model.unknown import Unknown
 
 KEPT_NAMES = frozenset({
@@ -35,14 +35,14 @@ def kept_env(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def infer_launcher(environ: Mapping[str, str]) -> str | Unknown:
+def infer_launcher(environ: Mapping[str, str]) -> Launcher | Unknown:
     # accelerate launch runs torchrun underneath, so its own variables are checked first.
     if any(name.startswith("ACCELERATE_") for name in environ if name != "ACCELERATE_CONFIG_FILE"):
-        return "accelerate"
+        return Launcher.ACCELERATE
     if any(name.startswith(("DEEPSPEED_", "DLTS_")) for name in environ) or "CROSS_RANK" in environ:
-        return "deepspeed"
+        return Launcher.DEEPSPEED
     if "TORCHELASTIC_RUN_ID" in environ or "LOCAL_RANK" in environ:
-        return "torchrun"
+        return Launcher.TORCHRUN
     return Unknown(reason=NO_LAUNCHER)
 
 
