@@ -34,9 +34,30 @@ if TYPE_CHECKING:
     from compat.matrix.releases import PackageReleases
 
 __all__ = [
-    "Conflict", "Declared", "Installer", "DoctorRequest", "DoctorResult", "Environment", "ExplainRequest", "FactsRequest",
-    "LockRequest", "PlanRequest", "RefreshRequest", "Refreshed", "Settings", "ShowRequest", "ValidateRequest",
-    "doctor", "explain", "facts", "lock", "matrix_refresh", "matrix_show", "matrix_validate", "plan", "read_log",
+    "Conflict",
+    "Declared",
+    "DoctorRequest",
+    "DoctorResult",
+    "Environment",
+    "ExplainRequest",
+    "FactsRequest",
+    "Installer",
+    "LockRequest",
+    "PlanRequest",
+    "RefreshRequest",
+    "Refreshed",
+    "Settings",
+    "ShowRequest",
+    "ValidateRequest",
+    "doctor",
+    "explain",
+    "facts",
+    "lock",
+    "matrix_refresh",
+    "matrix_show",
+    "matrix_validate",
+    "plan",
+    "read_log",
     "read_settings",
 ]
 

@@ -10,7 +10,16 @@ import pytest
 from compat import api
 from compat.errors import UsageError
 from compat.model.facts import (
-    Distribution, Facts, Hardware, HardwareSource, Launch, Launcher, Python, TorchBuild, TorchSource, dump_facts,
+    Distribution,
+    Facts,
+    Hardware,
+    HardwareSource,
+    Launch,
+    Launcher,
+    Python,
+    TorchBuild,
+    TorchSource,
+    dump_facts,
 )
 from compat.model.findings import Severity, Status
 from compat.model.lock import Lock, Plan
@@ -44,25 +53,30 @@ def saved_facts(packages: dict[str, str], *, markers: dict[str, str] = LINUX, to
     )
 
 
+def write_facts(directory: Path, facts: Facts) -> api.Environment:
+    path = directory / "facts.json"
+    path.write_text(dump_facts(facts), encoding="utf-8")
+    return api.Environment(facts_file=path)
+
+
+def refuse_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any live probe fails the test: a facts file or fully declared hardware must be enough."""
+    import compat.sources.probe as probe_module
+
+    def refuse(*_a: object, **_k: object) -> Facts:
+        raise AssertionError("probed the host")
+
+    monkeypatch.setattr(probe_module, "probe", refuse)
+
+
 @pytest.fixture()
 def facts_file(tmp_path):
-    def write(facts: Facts) -> api.Environment:
-        path = tmp_path / "facts.json"
-        path.write_text(dump_facts(facts), encoding="utf-8")
-        return api.Environment(facts_file=path)
-
-    return write
+    return lambda facts: write_facts(tmp_path, facts)
 
 
 @pytest.fixture()
 def no_probe(monkeypatch):
-    """Any live probe fails the test: a facts file or fully declared hardware must be enough."""
-    import compat.sources.probe as probe_module
-
-    def refuse(*_a, **_k):
-        raise AssertionError("probed the host")
-
-    monkeypatch.setattr(probe_module, "probe", refuse)
+    refuse_probe(monkeypatch)
 
 
 GOOD = {"torch": "2.5.1+cu124", "vllm": "0.7.2", "transformers": "4.51.3", "trl": "0.15.2"}

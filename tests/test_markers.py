@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from packaging.markers import Marker
 
 from compat import api
@@ -12,7 +13,7 @@ from compat.matrix.when import When
 from compat.model.facts import Distribution
 from compat.model.findings import Status
 from compat.model.unknown import Unknown
-from tests.test_api import DECLARED, LINUX, facts_file, no_probe, saved_facts  # noqa: F401 - fixtures
+from tests.test_api import DECLARED, LINUX, refuse_probe, saved_facts, write_facts
 
 # What a facts file written by an older or hand-made tool may hold: the Python version only.
 PYTHON_ONLY = {"python_version": "3.11", "python_full_version": "3.11.9"}
@@ -47,18 +48,24 @@ def _with_linux_only_requirement(markers):
     return dataclasses.replace(facts, packages=(torch,))
 
 
+@pytest.fixture()
+def facts_file(tmp_path, monkeypatch):
+    refuse_probe(monkeypatch)
+    return lambda facts: write_facts(tmp_path, facts)
+
+
 def _unsatisfied(result):
     return [f for f in result.findings if f.id == "unsatisfied-requirement"]
 
 
-def test_doctor_reports_a_platform_marker_it_cannot_decide(facts_file, no_probe):
+def test_doctor_reports_a_platform_marker_it_cannot_decide(facts_file):
     undecided = api.doctor(api.DoctorRequest(environment=facts_file(_with_linux_only_requirement(PYTHON_ONLY)), declared=DECLARED))
     (finding,) = _unsatisfied(undecided)
     assert finding.status is Status.CANNOT_CHECK
     assert "nvidia-nccl-cu12" in finding.unknown[0] and "platform_machine, platform_system" in finding.unknown[0]
 
 
-def test_doctor_decides_when_the_facts_carry_the_keys(facts_file, no_probe):
+def test_doctor_decides_when_the_facts_carry_the_keys(facts_file):
     linux = api.doctor(api.DoctorRequest(environment=facts_file(_with_linux_only_requirement(LINUX)), declared=DECLARED))
     (finding,) = _unsatisfied(linux)
     assert finding.status is Status.FOUND and "nvidia-nccl-cu12" in finding.title

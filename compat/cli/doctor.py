@@ -9,8 +9,20 @@ import typer
 
 from compat.cli import app
 from compat.cli._common import (
-    AccelerateOpt, DriverOpt, FactsOpt, GpusOpt, JsonOpt, LauncherOpt, MatrixOpt, PythonOpt,
-    RequirementsOpt, ScriptOpt, declared, environment, overlays, settings,
+    AccelerateOpt,
+    DriverOpt,
+    FactsOpt,
+    GpusOpt,
+    JsonOpt,
+    LauncherOpt,
+    MatrixOpt,
+    PythonOpt,
+    RequirementsOpt,
+    ScriptOpt,
+    declared,
+    environment,
+    overlays,
+    settings,
 )
 
 

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
 from compat.cli import app
 from compat.cli._common import (
-    AccelerateOpt, DriverOpt, FactsOpt, GpusOpt, JsonOpt, LauncherOpt, MatrixOpt, PythonOpt,
-    ScriptOpt, declared, environment, overlays, settings,
+    AccelerateOpt,
+    DriverOpt,
+    FactsOpt,
+    GpusOpt,
+    JsonOpt,
+    LauncherOpt,
+    MatrixOpt,
+    PythonOpt,
+    ScriptOpt,
+    declared,
+    environment,
+    overlays,
+    settings,
 )
 
 
@@ -18,7 +28,7 @@ from compat.cli._common import (
 def explain(
     log: str = typer.Argument("-", help="Log file (plain or .gz); '-' reads standard input."),
     json_out: JsonOpt = False,
-    top: Optional[int] = typer.Option(None, "--top", min=1, help="Show at most N matches."),
+    top: int | None = typer.Option(None, "--top", min=1, help="Show at most N matches."),
     no_env: bool = typer.Option(False, "--no-env", help="Do not probe this environment; rank by the log alone."),
     python: PythonOpt = None,
     facts: FactsOpt = None,

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import Optional
 
 import typer
 
 from compat.cli import app
 from compat.cli._common import (
-    AccelerateOpt, DriverOpt, FactsOpt, GpusOpt, JsonOpt, LauncherOpt, MatrixOpt, PythonOpt, ScriptOpt,
-    declared, environment, overlays, settings,
+    AccelerateOpt,
+    DriverOpt,
+    FactsOpt,
+    GpusOpt,
+    JsonOpt,
+    LauncherOpt,
+    MatrixOpt,
+    PythonOpt,
+    ScriptOpt,
+    declared,
+    environment,
+    overlays,
+    settings,
 )
 
 
@@ -40,8 +50,8 @@ def lock(
     fmt: Format = typer.Option(Format.requirements, "--format", help="requirements (pip -r), constraints (pip -c) or json."),
     gpus: GpusOpt = None,
     driver: DriverOpt = None,
-    python_version: Optional[str] = PyVersionOpt,
-    platform: Optional[str] = PlatformOpt,
+    python_version: str | None = PyVersionOpt,
+    platform: str | None = PlatformOpt,
     launcher: LauncherOpt = None,
     prefer_installed: bool = typer.Option(False, "--prefer-installed", help="Prefer the installed version of each package."),
     minor_compat: bool = MinorCompatOpt,

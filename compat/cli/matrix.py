@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,7 +23,7 @@ app.add_typer(matrix_app, name="matrix")
 def show(
     package: Annotated[str, typer.Argument(help="A tracked package (vllm, trl, torch, ...).")],
     json_out: JsonOpt = False,
-    since: Annotated[Optional[str], typer.Option("--since", help="Only releases at or after this version.")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="Only releases at or after this version.")] = None,
     matrix: MatrixOpt = None,
 ) -> None:
     """Every recorded release of PACKAGE with what it requires."""
@@ -36,7 +36,7 @@ def show(
 
 @matrix_app.command("validate")
 def validate(
-    directory: Annotated[Optional[Path], typer.Argument(help="A matrix directory to check as an overlay on the shipped one.")] = None,
+    directory: Annotated[Path | None, typer.Argument(help="A matrix directory to check as an overlay on the shipped one.")] = None,
     alone: Annotated[bool, typer.Option("--alone", help="Check DIRECTORY by itself, without the shipped matrix.")] = False,
     audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Run the signature regex backtracking audit.")] = True,
 ) -> None:
@@ -53,12 +53,12 @@ def validate(
 
 @matrix_app.command("refresh")
 def refresh(
-    packages: Annotated[Optional[list[str]], typer.Argument(help="Packages to refresh (default: every tracked package).")] = None,
+    packages: Annotated[list[str] | None, typer.Argument(help="Packages to refresh (default: every tracked package).")] = None,
     index_url: Annotated[
-        Optional[str], typer.Option("--index-url", help="Simple API root (default: PIP_INDEX_URL, else pip's default index).")
+        str | None, typer.Option("--index-url", help="Simple API root (default: PIP_INDEX_URL, else pip's default index).")
     ] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Directory of the releases files (default: the shipped matrix/releases).")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Metadata cache (default: $XDG_CACHE_HOME/compat).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Directory of the releases files (default: the shipped matrix/releases).")] = None,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Metadata cache (default: $XDG_CACHE_HOME/compat).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every release's metadata from the index again.")] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Concurrent requests.")] = 8,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per request before retrying.")] = 30.0,

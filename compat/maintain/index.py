@@ -206,7 +206,7 @@ def parse_simple_json(data: Any, *, base_url: str, project: str) -> tuple[IndexF
             project=project,
             filename=entry["filename"],
             url=url,
-            hashes=entry.get("hashes") if isinstance(entry.get("hashes"), dict) else {},
+            hashes=hashes if isinstance(hashes := entry.get("hashes"), dict) else {},
             requires_python=entry.get("requires-python"),
             upload_time=entry.get("upload-time"),
             yanked=entry.get("yanked", False),

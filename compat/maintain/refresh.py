@@ -11,6 +11,7 @@ fails or is interrupted leaves the previous matrix as it was.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -189,7 +190,7 @@ def refresh(
     workers: int = 8,
 ) -> RefreshResult:
     """Fetch, then write every changed releases file atomically; raises PackageIndexError."""
-    names = [canonicalize_name(p) for p in packages] or list(TRACKED)
+    names: list[str] = [canonicalize_name(p) for p in packages] or list(TRACKED)
     unknown = sorted(set(names) - set(TRACKED))
     if unknown:
         raise UsageError(f"not a tracked package: {', '.join(unknown)} (tracked: {', '.join(TRACKED)})")
@@ -212,7 +213,7 @@ def refresh(
             old = None
         changed = old != text
         if changed:
-            write_atomic(path, text, check=lambda tmp, name=package.package: _check_written(tmp, name))
+            write_atomic(path, text, check=functools.partial(_check_written, package=package.package))
         outcomes.append(
             PackageOutcome(
                 package=package.package,

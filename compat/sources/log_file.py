@@ -41,7 +41,7 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
         peek = getattr(stream, "peek", None)
         head = peek(2)[:2] if peek is not None else b""
         if head == _GZIP_MAGIC:
-            stream = gzip.GzipFile(fileobj=stream, mode="rb")
+            stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]  # a GzipFile reads like a BinaryIO
         yield from blocks(stream)
     except (OSError, EOFError, zlib.error) as exc:
         raise UsageError(f"cannot read {label}: {getattr(exc, 'strerror', None) or exc}") from exc
