@@ -220,3 +220,20 @@ def test_cli_refresh(fake_index, out, tmp_path):
         ["matrix", "refresh", "trl", "vllm", "--index-url", fake_index.url, "--out", str(out), "--cache-dir", str(tmp_path / "c")],
     )
     assert "trl: 1 releases, 0 metadata fetched: unchanged" in again.output
+
+
+def test_api_refresh_takes_the_index_and_cache_from_settings(fake_index, out, tmp_path):
+    from compat import api
+    from compat.report.matrix import render_refresh
+    from compat.sources.settings import Settings
+
+    settings = Settings(cache_dir=tmp_path / "c", index_url=fake_index.url.replace("http://", "http://me:s3cret@"))
+    request = api.RefreshRequest(packages=("trl",), out=out, settings=settings, timeout=5.0)
+    refreshed = api.matrix_refresh(request)
+    assert "s3cret" not in refreshed.index and refreshed.index.endswith("/simple/")
+    assert list((tmp_path / "c" / "metadata").rglob("*.metadata"))
+    assert render_refresh(refreshed) == (
+        f"trl: 1 releases, 1 metadata fetched: updated\n{refreshed.result.requests} requests to {refreshed.index}\n"
+    )
+    uncached = api.matrix_refresh(api.RefreshRequest(packages=("trl",), out=out, settings=settings, use_cache=False, timeout=5.0))
+    assert [o.fetched for o in uncached.result.outcomes] == [1]

@@ -36,3 +36,18 @@ def test_the_process_environment_is_the_default(monkeypatch, tmp_path):
 
 def test_the_library_default_is_no_cache_and_the_public_index():
     assert Settings() == Settings(cache_dir=None, index_url=DEFAULT_INDEX_URL)
+
+
+def test_the_cli_passes_its_settings_to_the_matrix_loader(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from compat.cli import app
+
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(tmp_path / "on"))
+    monkeypatch.delenv("COMPAT_NO_CACHE", raising=False)
+    assert CliRunner().invoke(app, ["matrix", "show", "trl", "--json"]).exit_code == 0
+    assert list((tmp_path / "on" / "parsed").glob("*.json"))
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(tmp_path / "off"))
+    monkeypatch.setenv("COMPAT_NO_CACHE", "1")
+    assert CliRunner().invoke(app, ["matrix", "show", "trl", "--json"]).exit_code == 0
+    assert not (tmp_path / "off").exists()
