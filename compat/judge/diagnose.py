@@ -24,7 +24,7 @@ def catalog_findings(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     """Known failures this environment is exposed to, and those it may be exposed to."""
     empty = When()
     for sig in matrix.signatures:
-        if not sig.doctor or sig.when == empty or sig.id in checks.BUILTIN_IDS:
+        if not sig.doctor or sig.when == empty or sig.id in checks.OWNED_IDS:
             continue
         verdict = evaluate(sig.when, facts)
         if verdict.outcome is Outcome.NO_MATCH:

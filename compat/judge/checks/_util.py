@@ -6,6 +6,7 @@ whose text may name `{fields}` that the check fills with the facts it decided on
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping
 
 from compat.matrix import Matrix, Signature
@@ -31,8 +32,13 @@ def found(
     requires: tuple[str, ...] = (),
     commands: tuple[str, ...] = (),
     severity: Severity | None = None,
+    refs: tuple[str, ...] = (),
 ) -> Finding:
-    """A FOUND finding in the words of catalog entry `fid`, its `{fields}` filled from `values`."""
+    """A FOUND finding in the words of catalog entry `fid`, its `{fields}` filled from `values`.
+
+    `refs` adds sources that only this environment names (the metadata of the installed release)
+    after the entry's own.
+    """
     sig = entry(matrix, fid)
     fill = {k: str(v) for k, v in (values or {}).items()}
     return Finding(
@@ -47,7 +53,7 @@ def found(
             commands=commands,
         ),
         evidence=evidence,
-        refs=sig.refs,
+        refs=sig.refs + tuple(r for r in refs if r not in sig.refs),
     )
 
 
@@ -67,18 +73,14 @@ def cannot_check(matrix: Matrix, fid: str, why: str | Unknown) -> Finding:
     )
 
 
-def legacy_cannot_check(fid: str, severity: Severity, title: str, why: str | Unknown, *refs: str) -> Finding:
-    """The old form, with the words in the check; goes once every check points at its catalog entry."""
-    reason = why.reason if isinstance(why, Unknown) else why
-    return Finding(id=fid, severity=severity, status=Status.CANNOT_CHECK, title=title, cause="", fix=Fix(),
-                   unknown=(reason,), refs=tuple(refs))
+def fields(text: str) -> frozenset[str]:
+    """The `{field}` names in a catalog text (`{{` and `}}` are literal braces)."""
+    return frozenset(name for _, name, _, _ in string.Formatter().parse(text) if name)
 
 
 def _generic(title: str) -> str:
-    """A title with its `{fields}` left out, for a check that could not run."""
-    import string
-
-    return "".join(lit for lit, *_ in string.Formatter().parse(title)).strip()
+    """A title with each `{field}` shown as `…`, for a check that could not run: it decided on no facts."""
+    return "".join(lit + ("…" if name else "") for lit, name, _, _ in string.Formatter().parse(title)).strip()
 
 
 def declared_note(facts: Facts, name: str) -> str:

@@ -1,125 +1,173 @@
-"""torch's CUDA build against the driver and the GPUs: import, driver age, CPU builds, architectures."""
+"""torch's CUDA build against the driver and the GPUs: import, driver age, CPU builds, architectures.
+
+Which build should be installed instead is never decided here: `choose_torch_build` decides it,
+the same rule `compat lock` and `compat plan` follow, so the three name the same build and the
+same minimum driver.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import legacy_cannot_check, declared_note, distinct_gpus, gpu_label
-from compat.model.facts import Facts, TorchBuild, TorchSource
-from compat.model.findings import Finding, Fix, Severity, Status
+from packaging.version import Version
+
+from compat.judge.checks._util import (
+    cannot_check,
+    declared_note,
+    distinct_gpus,
+    found,
+    gpu_label,
+)
+from compat.judge.torch_build import (
+    Gpus,
+    TorchBuildChoice,
+    TorchBuildPolicy,
+    choose_torch_build,
+    install_command,
+    min_driver,
+    pin_text,
+)
 from compat.matrix import Matrix
-from compat.matrix.cuda import cuda_key
-from compat.matrix.torch import arch_list_runs_on, cuda_variant, variant_cuda
+from compat.matrix.torch import arch_list_runs_on, cuda_variant
+from compat.model.facts import Facts, TorchBuild, TorchSource
+from compat.model.findings import Finding
+from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
+
+IMPORT_FAILS = "torch-import-fails"
+DRIVER_TOO_OLD = "cuda-driver-too-old"
+MINOR_COMPAT = "torch-cuda-minor-compat"
+CPU_ONLY = "torch-cpu-only-build"
+NO_ARCH = "gpu-arch-not-in-torch-build"
+
+OWNS: dict[str, frozenset[str]] = {fid: frozenset() for fid in (IMPORT_FAILS, DRIVER_TOO_OLD, MINOR_COMPAT, CPU_ONLY, NO_ARCH)}
+"""The catalog entries these checks decide, and the `{fields}` each fills: none, since explain shows
+these entries too (each has log patterns) and their words must read right without this environment's
+facts, which go into the evidence and the commands instead."""
+
+POLICY = TorchBuildPolicy()
+"""What doctor recommends is what `compat lock` pins without --minor-compat."""
 
 
 def _torch(facts: Facts) -> TorchBuild | None:
     return facts.torch if isinstance(facts.torch, TorchBuild) else None
 
 
+def _base(torch: TorchBuild) -> str:
+    return torch.version.split("+")[0]
+
+
+def _local(version: str) -> str | None:
+    try:
+        return Version(version).local
+    except ValueError:
+        return None
+
+
+def _target(facts: Facts) -> tuple[Gpus, str | None]:
+    """The GPUs (distinct known architectures, lowest first) and driver the chooser is asked about."""
+    gpus = facts.hardware.gpus
+    ccs: dict[str, str] = {}
+    if not isinstance(gpus, Unknown):
+        for gpu in gpus:
+            if isinstance(gpu.compute_capability, str):
+                ccs.setdefault(gpu.compute_capability, gpu.name)
+    driver = facts.hardware.driver
+    return (
+        tuple(sorted(ccs.items(), key=lambda kv: Version(kv[0]))),
+        driver if isinstance(driver, str) else None,
+    )
+
+
+def _choose(facts: Facts, matrix: Matrix, version: str) -> TorchBuildChoice | Rejection:
+    gpus, driver = _target(facts)
+    return choose_torch_build(matrix, version, gpus=gpus, driver=driver, policy=POLICY)
+
+
+def _commands(torch: TorchBuild, choice: TorchBuildChoice) -> tuple[str, ...]:
+    """Commands that replace the installed build with `choice`.
+
+    `pip install torch==X` counts any installed X+local as satisfying it, so a build with a
+    local tag must go first when the public index's build (no tag) replaces it.
+    """
+    install = install_command(choice)
+    if choice.local is None and _local(torch.version) is not None:
+        return ("pip uninstall -y torch", install)
+    return (install,)
+
+
+def _sm(cc: str) -> str:
+    return "sm_" + cc.replace(".", "")
+
+
+def _no_build(rejection: Rejection) -> str:
+    """The evidence line for a release none of whose builds fits this machine."""
+    v = rejection.version
+    if rejection.kind is RejectionKind.NEEDS_DRIVER:
+        floor = f"the oldest driver one runs on is {rejection.min_driver}" if rejection.min_driver else "none is curated"
+        line = f"no build of torch {v} runs on driver {rejection.driver}: {floor}"
+        if rejection.fallback_variant:
+            line += f" ({rejection.fallback_variant} runs only through CUDA minor-version compatibility)"
+        return line
+    if rejection.kind is RejectionKind.NO_ARCH and rejection.compute_capability:
+        return f"no build of torch {v} has kernels for {_sm(rejection.compute_capability)} ({rejection.gpu})"
+    if rejection.kind is RejectionKind.TORCH_NOT_CURATED:
+        return f"the builds of torch {v} are not in matrix/torch.toml"
+    if rejection.kind is RejectionKind.NO_CUDA_BUILD:
+        return f"torch {v} has no CUDA build"
+    return f"no build of torch {v} has kernels for these GPUs and runs on this driver"
+
+
+def _first_release_with_a_build(facts: Facts, matrix: Matrix, after: str) -> str | None:
+    """The oldest curated release newer than `after` that has a build for this machine."""
+    for release in matrix.torch.releases:
+        if Version(release.version) > Version(after) and isinstance(_choose(facts, matrix, release.version), TorchBuildChoice):
+            return release.version
+    return None
+
+
 def check_torch_import(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     torch = _torch(facts)
     if torch is None or torch.import_error is None:
         return
-    yield Finding(
-        id="torch-import-fails",
-        severity=Severity.ERROR,
-        status=Status.FOUND,
-        title=f"torch {torch.version} fails to import",
-        cause="Importing torch failed in a separate interpreter; every training run will fail the same way. "
-        "The other torch facts below come from its package metadata.",
-        fix=Fix(advice="Run `compat explain` on the error below, or reinstall torch from the index that matches this driver."),
-        evidence=(torch.import_error,),
-    )
-
-
-def _support(matrix: Matrix, driver: str, cuda: str) -> str:
-    try:
-        return matrix.cuda.driver_runs(driver, cuda)
-    except ValueError:
-        return "unknown"
-
-
-def best_variant(matrix: Matrix, version: str, driver: str | None, cc: str | None) -> str | None:
-    """The newest CUDA variant of torch `version` that `driver` runs fully and that has kernels for `cc`."""
-    release = matrix.torch.release(version)
-    if release is None:
-        return None
-    candidates = [v for v in release.variants if v.startswith("cu")]
-    candidates.sort(key=lambda v: cuda_key(variant_cuda(v)), reverse=True)
-    for variant in candidates:
-        if driver is not None and _support(matrix, driver, variant_cuda(variant)) != "full":
-            continue
-        if cc is not None and matrix.torch.runs_on(version, variant, cc) is False:
-            continue
-        return variant
-    return None
-
-
-def _install_hint(matrix: Matrix, version: str, variant: str) -> str:
-    release = matrix.torch.release(version)
-    base = version.split("+")[0]
-    if release is not None and release.default_variant == variant:
-        return f"pip install 'torch=={base}'"
-    return f"pip install 'torch=={base}' --index-url {matrix.torch.index_url(variant)}"
+    yield found(matrix, IMPORT_FAILS, evidence=(f"torch {torch.version}: {torch.import_error}",))
 
 
 def check_driver(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
-    fid, title = "torch-cuda-newer-than-driver", "The NVIDIA driver runs torch's CUDA build"
     torch = _torch(facts)
     if torch is None or torch.cuda is None:
         return
     if isinstance(torch.cuda, Unknown):
-        yield legacy_cannot_check(fid, Severity.ERROR, title, torch.cuda)
+        yield cannot_check(matrix, DRIVER_TOO_OLD, torch.cuda)
         return
     driver = facts.hardware.driver
     if driver is None:
         return  # no NVIDIA driver at all: the CPU-build check and the GPU checks speak for this
     if isinstance(driver, Unknown):
-        yield legacy_cannot_check(fid, Severity.ERROR, title, f"driver version: {driver.reason}")
+        yield cannot_check(matrix, DRIVER_TOO_OLD, f"driver version: {driver.reason}")
         return
-    support = _support(matrix, driver, torch.cuda)
-    if support in ("full", "unknown"):
+    try:
+        support = matrix.cuda.driver_runs(driver, torch.cuda)
+        top = matrix.cuda.max_cuda(driver) or "none"
+        choice = _choose(facts, matrix, _base(torch))
+    except ValueError as exc:
+        yield cannot_check(matrix, DRIVER_TOO_OLD, f"driver version {driver!r}: {exc}")
         return
-    top = matrix.cuda.max_cuda(driver) or "none"
-    need = matrix.cuda.min_driver(torch.cuda)
-    family = matrix.cuda.family(int(torch.cuda.split(".")[0]))
-    gpus = facts.hardware.gpus
-    cc = None if isinstance(gpus, Unknown) or not gpus else gpus[0].compute_capability
-    variant = best_variant(matrix, torch.version.split("+")[0], driver, cc if isinstance(cc, str) else None)
-    alt = f"or install a build this driver runs: {_install_hint(matrix, torch.version, variant)}" if variant else (
-        "no build of this torch release runs on this driver: use an older torch release"
-    )
-    evidence = (
-        f"torch {torch.version} is built for CUDA {torch.cuda}",
-        f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}",
-    )
-    if support == "no":
-        floor = family.min_driver if family else need
-        yield Finding(
-            id=fid,
-            severity=Severity.ERROR,
-            status=Status.FOUND,
-            title=f"torch {torch.version} needs a newer NVIDIA driver than {driver}",
-            cause=f"The CUDA {torch.cuda} runtime in this torch wheel needs driver >= {floor}; on this driver torch "
-            "reports `The NVIDIA driver on your system is too old` and CUDA is unavailable.",
-            fix=Fix(advice=f"Upgrade the driver to >= {need or floor}, {alt}."),
-            evidence=evidence,
-            refs=("https://docs.nvidia.com/deploy/cuda-compatibility/", "pytorch/pytorch#162531"),
-        )
+    if support == "full":
+        return
+    need = min_driver(matrix, torch.cuda, POLICY)
+    driver_line = f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}"
+    if isinstance(choice, TorchBuildChoice):
+        built = f"torch {torch.version} is built for CUDA {torch.cuda}, which needs driver >= {need}"
+        evidence = (built, driver_line, f"the {choice.variant} build of torch {choice.version} runs on it: {pin_text(choice)}")
+        commands = _commands(torch, choice)
     else:
-        yield Finding(
-            id="torch-cuda-minor-compat",
-            severity=Severity.WARNING,
-            status=Status.FOUND,
-            title=f"torch {torch.version} runs on driver {driver} only through CUDA minor-version compatibility",
-            cause=f"CUDA {torch.cuda} is newer than the driver's CUDA {top}. Plain kernels work, but PTX newer than "
-            "the driver cannot be JIT-compiled: Triton, torch.compile and JIT kernels (vLLM, flashinfer) can fail "
-            "with `the provided PTX was compiled with an unsupported toolchain`.",
-            fix=Fix(advice=f"Upgrade the driver to >= {need}, {alt}."),
-            evidence=evidence,
-            refs=("https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",),
-        )
+        evidence = (f"torch {torch.version} is built for CUDA {torch.cuda}", driver_line, _no_build(choice))
+        commands = ()
+    if support == "no":
+        yield found(matrix, DRIVER_TOO_OLD, evidence=evidence, commands=commands)
+    else:
+        yield found(matrix, MINOR_COMPAT, evidence=evidence, commands=commands)
 
 
 def check_cpu_build(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
@@ -127,38 +175,35 @@ def check_cpu_build(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     gpus = facts.hardware.gpus
     if torch is None or torch.cuda is not None or isinstance(gpus, Unknown) or not gpus:
         return
-    driver = facts.hardware.driver if isinstance(facts.hardware.driver, str) else None
-    cc = gpus[0].compute_capability if isinstance(gpus[0].compute_capability, str) else None
-    variant = best_variant(matrix, torch.version.split("+")[0], driver, cc)
-    hint = _install_hint(matrix, torch.version, variant) if variant else "install a CUDA build of torch"
-    yield Finding(
-        id="torch-cpu-build-on-gpu-machine",
-        severity=Severity.ERROR,
-        status=Status.FOUND,
-        title=f"torch {torch.version} is a CPU-only build on a machine with {len(gpus)} GPU(s)",
-        cause="A CPU wheel of torch cannot use the GPUs (`Torch not compiled with CUDA enabled`). It usually "
-        "arrives when another package's install resolves torch from an index that only has CPU wheels.",
-        fix=Fix(advice=f"Reinstall torch with CUDA: {hint} (keep the version other packages pin)."),
-        evidence=(f"torch {torch.version} has no CUDA", f"{len(gpus)} GPU(s){declared_note(facts, 'gpus')}: {gpu_label(gpus[0])}"),
-        refs=("vllm-project/vllm#9701",),
-    )
+    try:
+        choice = _choose(facts, matrix, _base(torch))
+    except ValueError as exc:
+        yield cannot_check(matrix, CPU_ONLY, f"driver version: {exc}")
+        return
+    evidence = (f"torch {torch.version} has no CUDA", f"{len(gpus)} GPU(s){declared_note(facts, 'gpus')}: {gpu_label(gpus[0])}")
+    if isinstance(choice, TorchBuildChoice):
+        yield found(
+            matrix, CPU_ONLY, evidence=evidence + (f"the {choice.variant} build fits: {pin_text(choice)}",),
+            requires=(f"torch=={choice.version}",), commands=_commands(torch, choice),
+        )
+    else:
+        yield found(matrix, CPU_ONLY, evidence=evidence + (_no_build(choice),))
 
 
 def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
-    fid, title = "gpu-arch-not-in-torch-build", "torch has kernels for every GPU"
     torch = _torch(facts)
     gpus = facts.hardware.gpus
     if torch is None or torch.cuda is None or isinstance(gpus, Unknown) or not gpus:
         return
     if isinstance(torch.cuda, Unknown):
-        yield legacy_cannot_check(fid, Severity.ERROR, title, torch.cuda)
+        yield cannot_check(matrix, NO_ARCH, torch.cuda)
         return
     variant = cuda_variant(torch.cuda)
-    base = torch.version.split("+")[0]
+    base = _base(torch)
     for gpu in distinct_gpus(gpus):
         cc = gpu.compute_capability
         if isinstance(cc, Unknown):
-            yield legacy_cannot_check(fid, Severity.ERROR, title, f"compute capability of {gpu.name}: {cc.reason}")
+            yield cannot_check(matrix, NO_ARCH, f"compute capability of {gpu.name}: {cc.reason}")
             continue
         if torch.source is TorchSource.IMPORT and not isinstance(torch.arch_list, Unknown) and torch.arch_list:
             covered: bool | None = arch_list_runs_on(torch.arch_list, cc)
@@ -166,38 +211,29 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         else:
             covered = matrix.torch.runs_on(base, variant, cc)
             row = matrix.torch.archs(base, variant)
-            archs = " ".join(f"sm_{a.replace('.', '')}" for a in row.archs) if row else "not curated"
+            archs = " ".join(_sm(a) for a in row.archs) if row else "not curated"
         if covered is None:
-            yield legacy_cannot_check(fid, Severity.ERROR, title, f"the architectures of torch {base} {variant} are not curated")
+            yield cannot_check(matrix, NO_ARCH, f"the architectures of torch {base} {variant} are not curated")
             continue
         if covered:
             continue
-        driver = facts.hardware.driver if isinstance(facts.hardware.driver, str) else None
-        fix_variant = best_variant(matrix, base, driver, cc)
-        if fix_variant:
-            advice = f"Install a build of the same release that has sm_{cc.replace('.', '')}: {_install_hint(matrix, base, fix_variant)}."
-        else:
-            newer = _first_release_covering(matrix, cc, driver)
-            advice = (
-                f"No build of torch {base} has kernels for sm_{cc.replace('.', '')}; use torch>={newer} "
-                "(and versions of vLLM/flash-attn that match it), or `compat lock` for this GPU."
-                if newer else "No curated torch build supports this GPU."
+        evidence = (f"{gpu_label(gpu)}{declared_note(facts, 'gpus')}", f"torch {torch.version} ({variant}) archs: {archs}")
+        try:
+            choice = _choose(facts, matrix, base)
+        except ValueError:
+            yield found(matrix, NO_ARCH, evidence=evidence)
+            continue
+        if isinstance(choice, TorchBuildChoice):
+            yield found(
+                matrix, NO_ARCH, evidence=evidence + (f"the {choice.variant} build has it: {pin_text(choice)}",),
+                requires=(f"torch=={choice.version}",), commands=_commands(torch, choice),
             )
-        yield Finding(
-            id=fid,
-            severity=Severity.ERROR,
-            status=Status.FOUND,
-            title=f"torch {torch.version} has no kernels for {gpu_label(gpu)}",
-            cause=f"The build contains {archs}. Without a cubin for this compute capability or PTX it can JIT, "
-            "kernels fail with `no kernel image is available for execution on the device`.",
-            fix=Fix(advice=advice),
-            evidence=(f"{gpu_label(gpu)}{declared_note(facts, 'gpus')}", f"torch {torch.version} ({variant}) archs: {archs}"),
-            refs=("pytorch/pytorch#150733", "pytorch/pytorch#158301"),
-        )
-
-
-def _first_release_covering(matrix: Matrix, cc: str, driver: str | None) -> str | None:
-    for release in matrix.torch.releases:
-        if best_variant(matrix, release.version, driver, cc):
-            return release.version
-    return None
+            continue
+        newer = _first_release_with_a_build(facts, matrix, base)
+        if newer is None:
+            yield found(matrix, NO_ARCH, evidence=evidence + (_no_build(choice), "no curated torch release has a build for it"))
+        else:
+            yield found(
+                matrix, NO_ARCH, evidence=evidence + (_no_build(choice), f"torch {newer} is the first release with one"),
+                requires=(f"torch>={newer}",),
+            )

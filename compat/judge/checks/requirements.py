@@ -12,23 +12,30 @@ from collections.abc import Iterator
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from compat.judge.checks._util import legacy_cannot_check
+from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import in_spec, marker_holds
 from compat.model.facts import Distribution, Facts
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Finding
 from compat.matrix import Matrix
 from compat.model.unknown import Unknown
 
-ID = "unsatisfied-requirement"
+WRONG_VERSION = "unsatisfied-requirement"
+MISSING = "missing-requirement"
+
+OWNS = {
+    WRONG_VERSION: frozenset({"dist", "project", "wanted", "dep"}),
+    MISSING: frozenset({"dist", "project", "wanted", "name"}),
+}
+"""The catalog entries this check speaks through, and the `{fields}` it fills in each."""
 
 
 def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if isinstance(facts.packages, Unknown):
-        yield legacy_cannot_check(ID, Severity.ERROR, "Installed packages satisfy each other's requirements", facts.packages)
+        yield cannot_check(matrix, WRONG_VERSION, facts.packages)
         return
     env = dict(facts.python.markers)
     installed = {d.name: d for d in facts.packages}
-    undecided: list[str] = []
+    undecided: dict[str, list[str]] = {}  # catalog id -> why each unmet requirement may not apply
     for dist in facts.packages:
         for text in dist.requires:
             if _only_for_an_extra(text):
@@ -44,11 +51,12 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
                 continue
             if isinstance(applies, Unknown):
                 # Unmet, but whether it applies depends on a marker key the facts lack: never guessed from this host.
-                undecided.append(f"{dist.name} {dist.version} requires {req}: {applies.reason}")
+                fid = MISSING if dep is None else WRONG_VERSION
+                undecided.setdefault(fid, []).append(f"{dist.name} {dist.version} requires {req}: {applies.reason}")
                 continue
             yield _finding(dist, req, dep, matrix, env)
-    if undecided:
-        yield legacy_cannot_check(ID, Severity.ERROR, "Installed packages satisfy each other's requirements", "; ".join(undecided))
+    for fid, reasons in sorted(undecided.items()):
+        yield cannot_check(matrix, fid, "; ".join(reasons))
 
 
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
@@ -73,33 +81,19 @@ def _parse(text: str) -> Requirement | None:
 
 def _finding(dist: Distribution, req: Requirement, dep: Distribution | None, matrix: Matrix, env: dict[str, str]) -> Finding:
     wanted = f"{req.name}{req.specifier}"
+    values = {"dist": f"{dist.name} {dist.version}", "project": dist.name, "wanted": wanted}
+    declares = f"{dist.name} {dist.version} declares {wanted}"
+    # The release's own metadata is the source of this requirement.
+    source = (f"pypi:{dist.name}=={dist.version.split('+')[0]}",)
     if dep is None:
-        title = f"{dist.name} {dist.version} requires {wanted}, which is not installed"
-        evidence = (f"{dist.name} {dist.version} declares {wanted}", f"{req.name} is not installed")
-    else:
-        title = f"{dist.name} {dist.version} requires {wanted}, but {dep.name} {dep.version} is installed"
-        evidence = (f"{dist.name} {dist.version} declares {wanted}", f"{dep.name} {dep.version} is installed")
-    advice = f"Install {wanted} (pip install '{wanted}')."
-    if dep is not None:
-        alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env)
-        if alternatives:
-            advice += f" Or keep {dep.name} {dep.version} and install {dist.name} {alternatives}."
-    exact = any(s.operator in ("==", "===") for s in req.specifier)
-    cause = (
-        f"{dist.name} {dist.version} was built against {wanted}; "
-        + ("an exact pin means its compiled parts or APIs only match that release." if exact
-           else "other versions are outside the range it declares and tests.")
-    )
-    return Finding(
-        id=ID,
-        severity=Severity.ERROR,
-        status=Status.FOUND,
-        title=title,
-        cause=cause,
-        fix=Fix(requires=(wanted,), advice=advice),
-        evidence=evidence,
-        refs=(f"pypi:{dist.name}=={dist.version.split('+')[0]}",),
-    )
+        return found(matrix, MISSING, values={**values, "name": req.name}, requires=(wanted,), refs=source,
+                     evidence=(declares, f"{req.name} is not installed"))
+    evidence = [declares, f"{dep.name} {dep.version} is installed"]
+    alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env)
+    if alternatives:
+        evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
+    return found(matrix, WRONG_VERSION, values={**values, "dep": f"{dep.name} {dep.version}"},
+                 requires=(wanted,), refs=source, evidence=tuple(evidence))
 
 
 def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str]) -> str:

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import legacy_cannot_check, declared_note
+from compat.judge.checks._util import cannot_check, declared_note, found
 from compat.model.facts import Facts, Interconnect, TorchBuild
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Finding, Severity
 from compat.matrix import Matrix
 from compat.model.unknown import Unknown
+
+P2P = "nccl-p2p-hang-pcie"
+SHM = "nccl-shm-too-small"
+NCCL = "nccl-version-mismatch"
+
+OWNS = {
+    P2P: frozenset[str](),
+    SHM: frozenset[str](),
+    NCCL: frozenset({"loaded", "wheel", "wheel_version", "torch"}),
+}
+"""The catalog entries these checks speak through, and the `{fields}` they fill in each."""
 
 _SHM_FLOOR_MIB = 1024
 
@@ -34,47 +45,28 @@ def check_p2p(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     evidence = [f"{len(gpus)}x {name}{declared_note(facts, 'gpus')}, no NVLink"]
     if refused:
         evidence.append(f"driver reports P2P unsupported between GPU {refused[0].a} and GPU {refused[0].b}")
-    yield Finding(
-        id="pcie-p2p-consumer-gpus",
-        severity=Severity.WARNING,
-        status=Status.FOUND,
-        title=f"{name} GPUs on PCIe without NCCL_P2P_DISABLE: collectives can hang",
-        cause="GeForce and workstation boards often lack working peer-to-peer over PCIe (ACS/IOMMU, driver "
-        "limits). NCCL still tries P2P and hangs or fails; accelerate refuses RTX 40xx multi-GPU runs unless "
-        "P2P and IB are disabled.",
-        fix=Fix(advice="export NCCL_P2P_DISABLE=1 NCCL_IB_DISABLE=1 before launching (accelerate launch sets it "
-                "for RTX 40xx), or disable ACS / use iommu=pt and verify with nccl-tests."),
-        evidence=tuple(evidence),
-        refs=("huggingface/accelerate#2195", "NVIDIA/nccl-tests#117", "NVIDIA/nccl#1637"),
-    )
+    yield found(matrix, P2P, evidence=tuple(evidence))
 
 
 def check_shm(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
-    fid, title = "small-dev-shm", "/dev/shm has room for NCCL"
     count = facts.visible_gpus()
     if isinstance(count, Unknown) or count < 2:
         return
     if "gpus" in facts.declared:
-        yield legacy_cannot_check(fid, Severity.WARNING, title, "the GPUs are declared: this /dev/shm is not the one the job will run with")
+        yield cannot_check(matrix, SHM, "the GPUs are declared: this /dev/shm is not the one the job will run with")
         return
     shm = facts.launch.shm_bytes
     if isinstance(shm, Unknown):
-        yield legacy_cannot_check(fid, Severity.WARNING, title, f"/dev/shm: {shm.reason}")
+        yield cannot_check(matrix, SHM, f"/dev/shm: {shm.reason}")
         return
     mib = shm // 2**20
     if mib >= _SHM_FLOOR_MIB:
         return
-    yield Finding(
-        id=fid,
-        severity=Severity.WARNING,
-        status=Status.FOUND,
-        title=f"/dev/shm is {mib} MiB on a {count}-GPU machine",
-        cause="NCCL puts its intra-node buffers in /dev/shm; Docker's default 64 MiB makes it fail with "
-        "`unhandled system error` / `Error while creating shared memory segment`.",
-        fix=Fix(advice="Run the container with --ipc=host or --shm-size=16g (Kubernetes: an emptyDir with medium: "
-                "Memory at /dev/shm)."),
+    # Docker's 64 MiB default is a certain failure; a small /dev/shm outside a container is rarer
+    # and may be deliberate, so it warns.
+    yield found(
+        matrix, SHM, severity=None if facts.launch.container else Severity.WARNING,
         evidence=(f"/dev/shm {mib} MiB", f"{count} visible GPUs", f"container: {facts.launch.container or 'none'}"),
-        refs=("NVIDIA/nccl#342", "vllm-project/vllm#6574"),
     )
 
 
@@ -88,19 +80,10 @@ def check_nccl(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     wheel = wheels[0]
     if _same(torch.nccl, wheel.version):
         return
-    yield Finding(
-        id="nccl-version-mismatch",
-        severity=Severity.WARNING,
-        status=Status.FOUND,
-        title=f"torch loads NCCL {torch.nccl}, but {wheel.name} {wheel.version} is installed",
-        cause="The NCCL library torch actually loaded is not the one pip's metadata names: a system libnccl "
-        "earlier on LD_LIBRARY_PATH, or nvidia-nccl-cu12 and -cu13 wheels writing the same libnccl.so.2. "
-        "Ranks or vLLM workers can then run different NCCL versions, and collectives fail or hang.",
-        fix=Fix(advice="Remove system CUDA/NCCL directories from LD_LIBRARY_PATH, or reinstall "
-                f"{wheel.name} at the version torch {torch.version} requires."),
+    yield found(
+        matrix, NCCL, values={"loaded": torch.nccl, "wheel": wheel.name, "wheel_version": wheel.version, "torch": torch.version},
         evidence=(f"torch.cuda.nccl.version() = {torch.nccl}", f"{wheel.name} {wheel.version} installed",
                   f"LD_LIBRARY_PATH={facts.launch.env.get('LD_LIBRARY_PATH', '(unset)')}"),
-        refs=("verl-project/verl#6621", "marin-community/marin#7344", "pytorch/pytorch#72768"),
     )
 
 

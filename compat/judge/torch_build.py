@@ -1,0 +1,191 @@
+"""The one rule for which torch build fits a GPU set and a driver; doctor, lock and plan all ask it.
+
+A release's public-index (default) build comes first, since that is what `pip install torch==X`
+installs and what vLLM, xformers and flashinfer wheels are compiled against; the other CUDA
+builds on the PyTorch index follow, newest CUDA first. A build fits when it has kernels for
+every GPU and the driver runs its CUDA fully (or, when the policy allows it, only through
+NVIDIA's minor-version compatibility).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+from compat.matrix import Matrix
+from compat.matrix.torch import TorchRelease, variant_cuda
+from compat.model.rejection import Rejection, RejectionKind
+
+
+@dataclass(frozen=True, kw_only=True)
+class TorchBuildPolicy:
+    """What a caller accepts beyond the plain rule."""
+
+    minor_compat: bool = False
+    """Accept a build the driver runs only under CUDA minor-version compatibility (no PTX JIT)."""
+    same_cuda_major_as_default: bool = False
+    """Only builds with the CUDA major of the public-index build: another package's kernels were built for it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TorchBuildChoice:
+    """The build of a torch release to install."""
+
+    version: str
+    """The release ("2.6.0")."""
+    variant: str | None
+    """Its build tag ("cu124"); None when nothing about the hardware is known and any build will do."""
+    cuda: str | None
+    """The CUDA of that build ("12.4"); None for a CPU build or an unknown variant."""
+    default: bool
+    """The public index serves this build: `pip install torch==X` gets it."""
+    index_url: str | None
+    """The PyTorch wheel index to install it from; None when the public index has it."""
+    min_driver: str | None
+    """The lowest driver that runs this build under the policy; None without CUDA or when not curated."""
+
+    @property
+    def local(self) -> str | None:
+        """The local version tag a pin needs ("cu126"), only for a build the public index does not serve."""
+        return None if self.default else self.variant
+
+
+def pin_text(choice: TorchBuildChoice) -> str:
+    """The requirement that installs exactly this build ("torch==2.6.0+cu126"), as lock pins it."""
+    return f"torch=={choice.version}+{choice.local}" if choice.local else f"torch=={choice.version}"
+
+
+def install_command(choice: TorchBuildChoice) -> str:
+    """The pip command that installs this build, from the index that serves it."""
+    index = f" --index-url {choice.index_url}" if choice.index_url else ""
+    return f"pip install '{pin_text(choice)}'{index}"
+
+
+Gpus = Sequence[tuple[str, str]]
+"""(compute capability, GPU name) of each distinct architecture, lowest first."""
+
+
+def driver_text(version: Version) -> str:
+    """NVIDIA writes driver versions with two-digit fields after the branch (560.28.03)."""
+    first, *rest = version.release
+    return ".".join([str(first), *(f"{p:02d}" for p in rest)])
+
+
+def min_driver(matrix: Matrix, cuda: str, policy: TorchBuildPolicy) -> str | None:
+    """The lowest driver that runs a CUDA `cuda` runtime under `policy`; None when not curated."""
+    floor = matrix.cuda.min_driver(cuda)
+    if policy.minor_compat:
+        family = matrix.cuda.family(int(cuda.split(".")[0]))
+        if family is not None and (floor is None or family.min_driver < floor):
+            floor = family.min_driver
+    return driver_text(floor) if floor is not None else None
+
+
+def choose_torch_build(
+    matrix: Matrix,
+    version: str,
+    *,
+    gpus: Gpus,
+    driver: str | None,
+    python: str | None = None,
+    policy: TorchBuildPolicy = TorchBuildPolicy(),
+) -> TorchBuildChoice | Rejection:
+    """The build of torch `version` to install for `gpus` on `driver`, or why none fits.
+
+    `driver` None means no NVIDIA driver is known; with no GPUs and no driver any build does,
+    and the default one is chosen. `python` None skips the interpreter check (an installed torch).
+    """
+    base = version.split("+")[0]
+    release = matrix.torch.release(base)
+    if release is None:
+        if not gpus and driver is None:
+            return TorchBuildChoice(version=base, variant=None, cuda=None, default=True, index_url=None, min_driver=None)
+        return Rejection(kind=RejectionKind.TORCH_NOT_CURATED, package="torch", version=base)
+    if python is not None and not release.python.contains(python, prereleases=True):
+        return Rejection(
+            kind=RejectionKind.NO_PYTHON_WHEELS, package="torch", version=base, python=python,
+            supported=str(release.python),
+        )
+    if not gpus and driver is None:
+        return _choice(matrix, release, release.default_variant, policy)
+    problems: list[Rejection] = []
+    fallback: str | None = None
+    for variant in _in_order(release):
+        cuda = variant_cuda(variant)
+        if cuda is None:
+            continue  # CPU and ROCm builds do not use an NVIDIA GPU
+        missing = [(cc, name) for cc, name in gpus if matrix.torch.runs_on(base, variant, cc) is not True]
+        if missing:
+            cc, name = missing[0]
+            problems.append(Rejection(
+                kind=RejectionKind.NO_ARCH, package="torch", version=base, variant=variant,
+                compute_capability=cc, gpu=name,
+            ))
+            continue
+        if driver is not None:
+            support = matrix.cuda.driver_runs(driver, cuda)
+            if support == "no" or (support == "minor-compat" and not policy.minor_compat):
+                if support == "minor-compat" and fallback is None:
+                    fallback = variant
+                problems.append(Rejection(
+                    kind=RejectionKind.NEEDS_DRIVER, package="torch", version=base, variant=variant,
+                    driver=driver, max_cuda=matrix.cuda.max_cuda(driver), min_driver=min_driver(matrix, cuda, policy),
+                ))
+                continue
+        if policy.same_cuda_major_as_default and not _same_major(variant, release.default_variant):
+            problems.append(Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=base, variant=variant))
+            continue
+        return _choice(matrix, release, variant, policy)
+    return _rejection(base, problems, driver=driver, max_cuda=matrix.cuda.max_cuda(driver) if driver else None,
+                      fallback=fallback)
+
+
+def _in_order(release: TorchRelease) -> list[str]:
+    others = [v for v in release.variants if v != release.default_variant and variant_cuda(v)]
+    others.sort(key=lambda v: Version(variant_cuda(v) or "0"), reverse=True)
+    return [release.default_variant, *others]
+
+
+def _same_major(variant: str, default: str) -> bool:
+    mine, theirs = variant_cuda(variant), variant_cuda(default)
+    if mine is None or theirs is None:
+        return mine == theirs
+    return mine.split(".")[0] == theirs.split(".")[0]
+
+
+def _choice(matrix: Matrix, release: TorchRelease, variant: str, policy: TorchBuildPolicy) -> TorchBuildChoice:
+    cuda = variant_cuda(variant)
+    default = variant == release.default_variant
+    return TorchBuildChoice(
+        version=release.version,
+        variant=variant,
+        cuda=cuda,
+        default=default,
+        index_url=None if default else matrix.torch.index_url(variant),
+        min_driver=min_driver(matrix, cuda, policy) if cuda else None,
+    )
+
+
+def _rejection(
+    version: str, problems: list[Rejection], *, driver: str | None, max_cuda: str | None, fallback: str | None,
+) -> Rejection:
+    if not problems:
+        return Rejection(kind=RejectionKind.NO_CUDA_BUILD, package="torch", version=version)
+    kinds = {p.kind for p in problems}
+    if kinds == {RejectionKind.NO_ARCH}:
+        return Rejection(
+            kind=RejectionKind.NO_ARCH, package="torch", version=version,
+            compute_capability=problems[0].compute_capability, gpu=problems[0].gpu, problems=tuple(problems),
+        )
+    if kinds == {RejectionKind.NEEDS_DRIVER}:
+        floors = [Version(p.min_driver) for p in problems if p.min_driver]
+        return Rejection(
+            kind=RejectionKind.NEEDS_DRIVER, package="torch", version=version, driver=driver, max_cuda=max_cuda,
+            min_driver=driver_text(min(floors)) if floors else None, fallback_variant=fallback,
+            problems=tuple(problems),
+        )
+    if kinds == {RejectionKind.OTHER_CUDA_MAJOR}:
+        return Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=version, problems=tuple(problems))
+    return Rejection(kind=RejectionKind.NO_BUILD_FITS, package="torch", version=version, problems=tuple(problems))
