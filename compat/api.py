@@ -6,9 +6,21 @@ the same functions. Which environment is judged (a facts file, a live probe of t
 interpreter, a requirements file), the lock shortcut that skips probing, and the plan workflow
 are decided here, once.
 
-Nothing here reads the process environment: settings (cache directory, package index) arrive in
-the request (`Settings()` means no cache and the public index; the CLI passes
-`compat.sources.settings.read_settings()`).
+Nothing here reads the process environment on its own: settings (cache directory, package index)
+arrive in the request. `Settings()` means no cache and the public index; the CLI passes
+`read_settings()` (compat.sources.settings, re-exported here), which reads COMPAT_CACHE_DIR,
+XDG_CACHE_HOME, COMPAT_NO_CACHE and PIP_INDEX_URL.
+
+    from compat import api
+
+    result = api.doctor(api.DoctorRequest(
+        environment=api.Environment(facts_file=Path("facts.json")),
+        declared=api.Declared(gpus="8xH100", driver="550.54.15"),
+    ))
+    locked = api.lock(api.LockRequest(targets=("trl[vllm]",), declared=..., python_version="3.11"))
+    if isinstance(locked, api.Conflict): ...   # no compatible set is an answer, not an exception
+
+Usage errors (a bad option value, an unreadable file) raise compat.errors.UsageError.
 """
 
 from __future__ import annotations
