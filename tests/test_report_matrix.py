@@ -60,3 +60,12 @@ def test_conflict_names_the_targets_and_each_cause():
         "  - vllm 0.7.2 pins torch==2.5.1\n"
         "  - torch==2.6.0 was asked for\n"
     )
+
+
+GOLDEN = Path(__file__).parent / "data" / "golden"
+
+
+def test_show_renderers_match_their_golden_files():
+    # Regenerate after an intended change: write render_releases_table/json(_package()) over these files.
+    assert render_releases_table(_package()) == (GOLDEN / "matrix-show.txt").read_text(encoding="utf-8")
+    assert render_releases_json(_package()) == (GOLDEN / "matrix-show.json").read_text(encoding="utf-8")
