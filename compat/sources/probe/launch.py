@@ -79,8 +79,8 @@ def parse_accelerate_config(text: str, *, path: str) -> AccelerateConfig | Unkno
         return Unknown(reason=f"{path} is not valid YAML or JSON: {first}")
     if not isinstance(data, dict):
         return Unknown(reason=f"{path} does not hold a mapping of settings")
-    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
-    deepspeed = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    fsdp = fsdp_config if isinstance(fsdp_config := data.get("fsdp_config"), dict) else {}
+    deepspeed = ds_config if isinstance(ds_config := data.get("deepspeed_config"), dict) else {}
     return AccelerateConfig(
         path=path,
         distributed_type=_str(data.get("distributed_type")),
