@@ -16,8 +16,9 @@ _CHILD = """
 import json, time
 t0 = time.perf_counter()
 from compat.matrix import load_matrix
+from compat.sources.settings import read_settings
 t1 = time.perf_counter()
-m = load_matrix()
+m = load_matrix(cache_dir=read_settings().cache_dir)  # as the CLI does
 t2 = time.perf_counter()
 packages = m.releases.all()
 t3 = time.perf_counter()

@@ -9,8 +9,20 @@ import typer
 
 from compat.cli import app
 from compat.cli._common import (
-    AccelerateOpt, DriverOpt, FactsOpt, GpusOpt, JsonOpt, LauncherOpt, MatrixOpt, PythonOpt,
-    RequirementsOpt, ScriptOpt, gather, load_matrix_for,
+    AccelerateOpt,
+    DriverOpt,
+    FactsOpt,
+    GpusOpt,
+    JsonOpt,
+    LauncherOpt,
+    MatrixOpt,
+    PythonOpt,
+    RequirementsOpt,
+    ScriptOpt,
+    declared,
+    environment,
+    overlays,
+    settings,
 )
 
 
@@ -39,19 +51,24 @@ def doctor(
 
     Exit code: 0 clean, 1 findings at or above --fail-on, 2 usage or data error.
     """
-    from compat.judge.diagnose import diagnose, fails
+    from compat import api
     from compat.model.findings import Severity
     from compat.report.doctor import render_json, render_text
 
-    m = load_matrix_for(matrix)
-    env = gather(m, python=python, facts=facts, gpus=gpus, driver=driver, launcher=launcher,
-                 accelerate_config=accelerate_config, script=script, requirements=requirements)
-    findings = diagnose(env, m)
+    result = api.doctor(api.DoctorRequest(
+        environment=environment(python=python, facts=facts, requirements=requirements,
+                                accelerate_config=accelerate_config, script=script),
+        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
+        matrix=overlays(matrix),
+        settings=settings(),
+        fail_on=Severity(fail_on.value),
+        strict=strict,
+    ))
     if json_out:
-        sys.stdout.write(render_json(env, findings))
+        sys.stdout.write(render_json(result.facts, result.findings))
     else:
-        sys.stdout.write(render_text(env, findings, color=sys.stdout.isatty()))
-    raise typer.Exit(1 if fails(findings, Severity(fail_on.value), strict=strict) else 0)
+        sys.stdout.write(render_text(result.facts, result.findings, color=sys.stdout.isatty()))
+    raise typer.Exit(1 if result.failed else 0)
 
 
 @app.command("facts")
@@ -67,9 +84,14 @@ def facts_command(
     matrix: MatrixOpt = None,
 ) -> None:
     """Print the facts snapshot of this environment as JSON (for bug reports, fleets and tests)."""
+    from compat import api
     from compat.model.facts import dump_facts
 
-    m = load_matrix_for(matrix)
-    env = gather(m, python=python, facts=facts, gpus=gpus, driver=driver, launcher=launcher,
-                 accelerate_config=accelerate_config, script=script, requirements=requirements)
+    env = api.facts(api.FactsRequest(
+        environment=environment(python=python, facts=facts, requirements=requirements,
+                                accelerate_config=accelerate_config, script=script),
+        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
+        matrix=overlays(matrix),
+        settings=settings(),
+    ))
     sys.stdout.write(dump_facts(env))

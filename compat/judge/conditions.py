@@ -8,13 +8,15 @@ a check is never passed silently for lack of data.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.model.facts import Facts, Gpu
+from compat.model.facts import Facts, Gpu, Launcher
 from compat.matrix.when import When
 from compat.model.unknown import Unknown
 
@@ -61,6 +63,35 @@ def evaluate(when: When, facts: Facts) -> Verdict:
     return Verdict(outcome=Outcome.MATCH, evidence=tuple(evidence))
 
 
+# PEP 508 marker variables (and the legacy dotted spellings packaging still accepts).
+_MARKER_VARIABLES = re.compile(
+    r"\b(implementation_name|implementation_version|os_name|platform_machine|platform_python_implementation"
+    r"|platform_release|platform_system|platform_version|python_full_version|python_version|sys_platform"
+    r"|os\.name|sys\.platform|platform\.version|platform\.machine|platform\.python_implementation)\b"
+)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_LEGACY = {"os.name": "os_name", "sys.platform": "sys_platform", "platform.version": "platform_version",
+           "platform.machine": "platform_machine", "platform.python_implementation": "platform_python_implementation"}
+
+
+def marker_variables(marker: Marker) -> frozenset[str]:
+    """The environment keys a PEP 508 marker reads (`extra` aside)."""
+    code = _QUOTED.sub("''", str(marker))  # a value may contain a variable's name ("linux" in 'sys_platform')
+    return frozenset(_LEGACY.get(name, name) for name in _MARKER_VARIABLES.findall(code))
+
+
+def marker_holds(marker: Marker, env: Mapping[str, str], *, extra: str = "") -> bool | Unknown:
+    """`marker` evaluated against `env` alone: Unknown when it reads a key the facts lack.
+
+    packaging fills every missing key from the interpreter running compat, which would judge a
+    facts file from another machine partly with this host's platform.
+    """
+    missing = sorted(marker_variables(marker) - set(env))
+    if missing:
+        return Unknown(reason=f"marker {marker} needs {', '.join(missing)}, which the facts do not record")
+    return marker.evaluate({**env, "extra": extra})
+
+
 def in_spec(version: str, spec: SpecifierSet) -> bool:
     """`version` satisfies `spec`, pre-releases and local tags included ("2.5.1+cu124")."""
     try:
@@ -81,8 +112,11 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
             yield (dist is None, f"{name} not installed" if dist is None else f"{name} {dist.version} installed")
     if w.python is not None:
         env = f.python.markers
-        held = w.python.evaluate(dict(env))
-        yield (held, f"python {env.get('python_full_version', f.python.version)} ({w.python})")
+        held = marker_holds(w.python, env)
+        if isinstance(held, Unknown):
+            yield Unknown(reason=f"python: {held.reason}")
+        else:
+            yield (held, f"python {env.get('python_full_version', f.python.version)} ({w.python})")
     if w.driver is not None:
         yield _version_fact("driver", f.hardware.driver, w.driver, absent="no NVIDIA driver")
     if w.driver_cuda is not None:
@@ -97,7 +131,7 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
     ):
         yield from _gpus(w, f)
     if w.launcher:
-        yield _member("launcher", f.launch.launcher, w.launcher)
+        yield _launcher(f.launch.launcher, w.launcher)
     if w.distributed_type or w.fsdp_version or w.zero_stage:
         yield from _accelerate(w, f)
     for name, text in w.env:
@@ -216,10 +250,10 @@ def _nvlink(f: Facts, want: bool) -> _Result:
     return (all_nvlink == want, text)
 
 
-def _member(label: str, value: str | Unknown, allowed: frozenset[str]) -> _Result:
+def _launcher(value: Launcher | Unknown, allowed: frozenset[Launcher]) -> _Result:
     if isinstance(value, Unknown):
-        return Unknown(reason=f"{label}: {value.reason}")
-    return (value in allowed, f"{label} {value}")
+        return Unknown(reason=f"launcher: {value.reason}")
+    return (value in allowed, f"launcher {value}")
 
 
 def _accelerate(w: When, f: Facts) -> Iterator[_Result]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import html.parser
 import io
-import os
 import threading
 import time
 import urllib.parse
@@ -39,16 +38,6 @@ _ACCEPT = (
     "text/html;q=0.01"
 )
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-def default_index_url() -> str:
-    """PIP_INDEX_URL when set, else pip's own default (never spelled out here)."""
-    from_env = os.environ.get("PIP_INDEX_URL", "").strip()
-    if from_env:
-        return from_env
-    from pip._internal.models.index import PyPI
-
-    return PyPI.simple_url
 
 
 def redact(url: str) -> str:
@@ -217,7 +206,7 @@ def parse_simple_json(data: Any, *, base_url: str, project: str) -> tuple[IndexF
             project=project,
             filename=entry["filename"],
             url=url,
-            hashes=entry.get("hashes") if isinstance(entry.get("hashes"), dict) else {},
+            hashes=hashes if isinstance(hashes := entry.get("hashes"), dict) else {},
             requires_python=entry.get("requires-python"),
             upload_time=entry.get("upload-time"),
             yanked=entry.get("yanked", False),

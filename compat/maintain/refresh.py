@@ -11,9 +11,8 @@ fails or is interrupted leaves the previous matrix as it was.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.sources.cache import cache_root
+from compat.atomic import write_atomic
 from compat.errors import MatrixError, PackageIndexError, UsageError
 from compat.maintain.index import IndexClient, IndexFile
 from compat.matrix._toml import read_toml
@@ -55,10 +54,6 @@ class RefreshResult:
     outcomes: tuple[PackageOutcome, ...]
     requests: int
     """HTTP requests sent, retries included."""
-
-
-def default_cache_dir() -> Path:
-    return cache_root()
 
 
 def choose_file(files: Sequence[IndexFile]) -> IndexFile | None:
@@ -149,28 +144,9 @@ class MetadataCache:
         if path is None:
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, data)
+            write_atomic(path, data)
         except OSError:
             pass  # a cache that cannot be written only costs a later refresh some requests
-
-
-def _atomic_write(path: Path, data: bytes, check: Callable[[Path], None] | None = None) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if check is not None:
-            check(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def fetch_package(
@@ -214,7 +190,7 @@ def refresh(
     workers: int = 8,
 ) -> RefreshResult:
     """Fetch, then write every changed releases file atomically; raises PackageIndexError."""
-    names = [canonicalize_name(p) for p in packages] or list(TRACKED)
+    names: list[str] = [canonicalize_name(p) for p in packages] or list(TRACKED)
     unknown = sorted(set(names) - set(TRACKED))
     if unknown:
         raise UsageError(f"not a tracked package: {', '.join(unknown)} (tracked: {', '.join(TRACKED)})")
@@ -237,7 +213,7 @@ def refresh(
             old = None
         changed = old != text
         if changed:
-            _atomic_write(path, text, check=lambda tmp, name=package.package: _check_written(tmp, name))
+            write_atomic(path, text, check=functools.partial(_check_written, package=package.package))
         outcomes.append(
             PackageOutcome(
                 package=package.package,
@@ -259,4 +235,4 @@ def _check_written(tmp: Path, package: str) -> None:
         raise PackageIndexError(f"refusing to write {package}.toml: {exc}") from exc
 
 
-__all__ = ["refresh", "RefreshResult", "PackageOutcome", "choose_file", "release_from_metadata", "default_cache_dir"]
+__all__ = ["refresh", "RefreshResult", "PackageOutcome", "choose_file", "release_from_metadata"]

@@ -58,8 +58,11 @@ def file_label(root: Path, path: Path, shipped: bool) -> str:
     return f"matrix/{rel}" if shipped else str(path)
 
 
-def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None) -> Matrix:
-    """Load and validate the shipped matrix and the overlays; raises MatrixError."""
+def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cache_dir: Path | None = None) -> Matrix:
+    """Load and validate the shipped matrix and the overlays; raises MatrixError.
+
+    `cache_dir` (compat's cache, from compat.sources.settings) memoises parsed release files; None parses them.
+    """
     base = base or shipped_matrix_dir()
     roots = (base, *overlays)
     for root in roots:
@@ -84,7 +87,7 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None) -> M
         torch=load_torch(per_file["torch.toml"]),
         gpus=load_gpus(per_file["gpus.toml"]),
         extensions=load_extensions(per_file["extensions.toml"]),
-        releases=ReleaseIndex(tuple(root / "releases" for root in roots)),
+        releases=ReleaseIndex(tuple(root / "releases" for root in roots), cache_dir=cache_dir),
         signatures=load_signatures(signature_files),
         roots=roots,
     )

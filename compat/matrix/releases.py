@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.sources.cache import cache_root, write_atomic
+from compat.atomic import write_atomic
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
 from compat.model.unknown import Unknown
@@ -250,8 +249,10 @@ def merge_releases(parts: Sequence[PackageReleases]) -> PackageReleases:
 class ReleaseIndex:
     """Loads matrix/releases/<package>.toml on first use (doctor rarely needs them all)."""
 
-    def __init__(self, dirs: Sequence[Path]) -> None:
+    def __init__(self, dirs: Sequence[Path], *, cache_dir: Path | None = None) -> None:
         self.dirs = tuple(dirs)
+        self.cache_dir = cache_dir
+        """compat's cache directory (parsed files go under parsed/); None: parse every time."""
         self._cache: dict[str, PackageReleases | None] = {}
         self._lock = threading.Lock()
 
@@ -284,19 +285,13 @@ class ReleaseIndex:
         for i, d in enumerate(self.dirs):
             path = d / f"{name}.toml"
             if path.is_file():
-                parts.append(parse_releases_file(_read_cached(path, self._label(i, path)), expected=name))
+                parts.append(parse_releases_file(_read_cached(path, self._label(i, path), self.cache_dir), expected=name))
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else merge_releases(parts)
 
 
-def _parsed_cache_dir() -> Path | None:
-    if os.environ.get("COMPAT_NO_CACHE"):
-        return None
-    return cache_root() / "parsed"
-
-
-def _read_cached(path: Path, label: str) -> Table:
+def _read_cached(path: Path, label: str, cache_dir: Path | None) -> Table:
     """read_toml, memoised as JSON keyed by the file's sha256.
 
     tomllib is pure Python and the release files are large: parsing them is most of the cost of
@@ -304,7 +299,7 @@ def _read_cached(path: Path, label: str) -> Table:
     the content, so an edited or refreshed file is parsed again; any cache trouble falls back to
     parsing (validation always runs on the tables either way).
     """
-    cache = _parsed_cache_dir()
+    cache = cache_dir / "parsed" if cache_dir is not None else None
     try:
         raw = path.read_bytes()
     except OSError:
@@ -323,7 +318,10 @@ def _read_cached(path: Path, label: str) -> Table:
             blob = json.dumps(table.data).encode()
         except (TypeError, ValueError):
             return table  # a hand-written overlay with TOML dates: parse it every time
-        write_atomic(entry, blob)  # an unwritable cache only costs speed
+        try:
+            write_atomic(entry, blob)
+        except OSError:
+            pass  # an unwritable cache only costs speed
     return table
 
 

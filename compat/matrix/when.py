@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
-from compat.model.facts import canonical
+from compat.model.facts import Launcher, canonical
 from compat.matrix._toml import Table, parse_specifier
 
 
@@ -52,7 +52,7 @@ class When:
     """The torch build's CUDA version is in this range (a CPU build never matches)."""
     torch_cpu: bool | None = None
     """True: torch is a CPU-only build."""
-    launcher: frozenset[str] = frozenset()
+    launcher: frozenset[Launcher] = frozenset()
     distributed_type: frozenset[str] = frozenset()
     fsdp_version: frozenset[int] = frozenset()
     zero_stage: frozenset[int] = frozenset()
@@ -65,7 +65,7 @@ class When:
     script: ScriptWhen = ScriptWhen()
 
 
-LAUNCHERS = frozenset({"python", "torchrun", "accelerate", "deepspeed"})
+LAUNCHERS = frozenset(launcher.value for launcher in Launcher)
 _KEYS = (
     "packages", "absent", "python", "gpu_count", "compute_capability", "gpu_name", "nvlink",
     "driver", "driver_cuda", "torch_cuda", "torch_cpu", "launcher", "distributed_type",
@@ -85,9 +85,10 @@ def parse_when(t: Table) -> When:
         packages = tuple(
             sorted((canonical(name), pt.specifier(name)) for name in pt.data)
         )
-    launcher = frozenset(t.strs("launcher", ()))
-    for name in launcher - LAUNCHERS:
+    launcher_names = frozenset(t.strs("launcher", ()))
+    for name in launcher_names - LAUNCHERS:
         t.fail("launcher", f"{name!r} is not one of {', '.join(sorted(LAUNCHERS))}")
+    launcher = frozenset(Launcher(name) for name in launcher_names)
     env = ()
     if "env" in t:
         et = t.table("env")

@@ -28,6 +28,18 @@ class Interconnect(str, enum.Enum):
     SAME = "same"  # a GPU with itself (X)
 
 
+class Launcher(str, enum.Enum):
+    """How training is started; the values are the words of facts files, --launcher and `when.launcher`."""
+
+    PYTHON = "python"  # plain `python train.py`: one process, whatever the GPU count
+    TORCHRUN = "torchrun"
+    ACCELERATE = "accelerate"
+    DEEPSPEED = "deepspeed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class TorchSource(str, enum.Enum):
     """Where the torch build facts came from."""
 
@@ -176,8 +188,8 @@ class AccelerateConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class Launch:
-    launcher: str | Unknown
-    """python, torchrun, accelerate or deepspeed: how training is (or will be) started."""
+    launcher: Launcher | Unknown
+    """How training is (or will be) started."""
     accelerate: AccelerateConfig | None | Unknown
     """The accelerate config in effect; None when there is none."""
     env: dict[str, str]

@@ -1,4 +1,6 @@
 """Where facts come from: a saved facts file, values declared on the command line, and the host probes.
 
-The only package that touches the host (processes, environment variables, NVML, the cache directory).
+The only package that touches the host (processes, environment variables, NVML, the cache directory):
+settings.py reads compat's own variables into a Settings record, facts_file.py and log_file.py open
+the files a command names, cache.py stores what can be recomputed, probe/ inspects the machine.
 """

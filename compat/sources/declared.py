@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from compat.errors import UsageError
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Link
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launcher, Link
 from compat.matrix.cuda import driver_version
 from compat.matrix.gpus import GpuModel, GpuTable
 from compat.model.unknown import Unknown
@@ -21,7 +21,7 @@ from compat.model.unknown import Unknown
 if TYPE_CHECKING:
     from compat.matrix import Matrix
 
-LAUNCHERS = ("python", "torchrun", "accelerate", "deepspeed")
+LAUNCHERS = tuple(launcher.value for launcher in Launcher)
 MAX_GPUS = 64
 
 # "8xH100", "8 x H100", "8*H100", "H100"; several groups joined by commas.
@@ -88,9 +88,10 @@ def apply_declared(facts: Facts, declared: Declared, matrix: Matrix) -> Facts:
     names: list[str] = []
     launch = facts.launch
     if declared.launcher is not None:
-        launcher = declared.launcher.strip().lower()
-        if launcher not in LAUNCHERS:
-            raise UsageError(f"--launcher {declared.launcher!r} is not one of {', '.join(LAUNCHERS)}")
+        try:
+            launcher = Launcher(declared.launcher.strip().lower())
+        except ValueError:
+            raise UsageError(f"--launcher {declared.launcher!r} is not one of {', '.join(LAUNCHERS)}") from None
         launch = replace(launch, launcher=launcher)
         names.append("launcher")
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from compat.errors import UsageError
 from compat.model.facts import (
-    AccelerateConfig, Distribution, Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Link,
+    AccelerateConfig, Distribution, Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Launcher, Link,
     Python, Script, TorchBuild, TorchSource, dump_facts, load_facts,
 )
 from compat.sources.probe import ProbeRequest, probe, probe_launch_and_script
@@ -134,7 +134,7 @@ facts_strategy = st.builds(
     hardware=st.builds(Hardware, source=st.sampled_from(HardwareSource), driver=maybe(text), driver_cuda=maybe(text),
                        gpus=st.one_of(unknown, st.lists(gpus, max_size=3).map(tuple)),
                        links=st.one_of(unknown, st.lists(links, max_size=3).map(tuple))),
-    launch=st.builds(Launch, launcher=maybe(text, none=False),
+    launch=st.builds(Launch, launcher=maybe(st.sampled_from(Launcher), none=False),
                      accelerate=st.one_of(st.none(), unknown, st.builds(
                          AccelerateConfig, path=text, distributed_type=st.one_of(st.none(), text),
                          num_processes=st.one_of(st.none(), st.integers(0, 64)), mixed_precision=st.one_of(st.none(), text),

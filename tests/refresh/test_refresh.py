@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.errors import PackageIndexError
-from compat.maintain.index import IndexClient, default_index_url, parse_simple_html, redact
+from compat.maintain.index import IndexClient, parse_simple_html, redact
+from compat.sources.settings import DEFAULT_INDEX_URL, read_settings
 from compat.matrix._toml import read_toml
 from compat.matrix.releases import parse_releases_file
 from compat.maintain.refresh import refresh
@@ -191,14 +192,11 @@ def test_unknown_package_and_missing_page(fake_index, out):
     assert list(out.iterdir()) == []
 
 
-def test_index_url_comes_from_pip_index_url_and_credentials_are_redacted(monkeypatch):
-    monkeypatch.setenv("PIP_INDEX_URL", "https://user:s3cret@mirror.example/simple/")
-    assert default_index_url() == "https://user:s3cret@mirror.example/simple/"
-    assert "s3cret" not in redact(default_index_url())
-    monkeypatch.delenv("PIP_INDEX_URL")
-    from pip._internal.models.index import PyPI
-
-    assert default_index_url() == PyPI.simple_url
+def test_index_url_comes_from_pip_index_url_and_credentials_are_redacted():
+    url = read_settings({"PIP_INDEX_URL": "https://user:s3cret@mirror.example/simple/"}).index_url
+    assert url == "https://user:s3cret@mirror.example/simple/"
+    assert "s3cret" not in redact(url) and "mirror.example" in redact(url)
+    assert read_settings({}).index_url == DEFAULT_INDEX_URL == "https://pypi.org/simple/"
 
 
 def test_error_messages_never_show_credentials(fake_index, out):
@@ -222,3 +220,20 @@ def test_cli_refresh(fake_index, out, tmp_path):
         ["matrix", "refresh", "trl", "vllm", "--index-url", fake_index.url, "--out", str(out), "--cache-dir", str(tmp_path / "c")],
     )
     assert "trl: 1 releases, 0 metadata fetched: unchanged" in again.output
+
+
+def test_api_refresh_takes_the_index_and_cache_from_settings(fake_index, out, tmp_path):
+    from compat import api
+    from compat.report.matrix import render_refresh
+    from compat.sources.settings import Settings
+
+    settings = Settings(cache_dir=tmp_path / "c", index_url=fake_index.url.replace("http://", "http://me:s3cret@"))
+    request = api.RefreshRequest(packages=("trl",), out=out, settings=settings, timeout=5.0)
+    refreshed = api.matrix_refresh(request)
+    assert "s3cret" not in refreshed.index and refreshed.index.endswith("/simple/")
+    assert list((tmp_path / "c" / "metadata").rglob("*.metadata"))
+    assert render_refresh(refreshed) == (
+        f"trl: 1 releases, 1 metadata fetched: updated\n{refreshed.result.requests} requests to {refreshed.index}\n"
+    )
+    uncached = api.matrix_refresh(api.RefreshRequest(packages=("trl",), out=out, settings=settings, use_cache=False, timeout=5.0))
+    assert [o.fetched for o in uncached.result.outcomes] == [1]

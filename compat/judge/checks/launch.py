@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.judge.checks._util import cannot_check, declared_note, found
-from compat.model.facts import AccelerateConfig, Facts
+from compat.model.facts import AccelerateConfig, Facts, Launcher
 from compat.model.findings import Finding
 from compat.matrix import Matrix
 from compat.model.unknown import Unknown
@@ -27,7 +27,7 @@ def check_launcher(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     launcher = facts.launch.launcher
     if isinstance(launcher, Unknown):
         yield cannot_check(matrix, NO_LAUNCHER, f"launcher: {launcher.reason}")
-    elif launcher == "python":
+    elif launcher == Launcher.PYTHON:
         yield found(
             matrix, NO_LAUNCHER, values={"count": count},
             evidence=(f"launcher python{declared_note(facts, 'launcher')}", f"{count} visible GPUs{declared_note(facts, 'gpus')}"),

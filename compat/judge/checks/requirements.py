@@ -13,7 +13,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.judge.checks._util import cannot_check, found
-from compat.judge.conditions import in_spec
+from compat.judge.conditions import in_spec, marker_holds
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding
 from compat.matrix import Matrix
@@ -35,17 +35,28 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         return
     env = dict(facts.python.markers)
     installed = {d.name: d for d in facts.packages}
+    undecided: dict[str, list[str]] = {}  # catalog id -> why each unmet requirement may not apply
     for dist in facts.packages:
         for text in dist.requires:
             if _only_for_an_extra(text):
                 continue
             req = _parse(text)
-            if req is None or (req.marker is not None and not req.marker.evaluate({**env, "extra": ""})):
+            if req is None:
+                continue
+            applies = True if req.marker is None else marker_holds(req.marker, env)
+            if applies is False:
                 continue
             dep = installed.get(str(canonicalize_name(req.name)))
             if dep is not None and (not str(req.specifier) or in_spec(dep.version, req.specifier)):
                 continue
+            if isinstance(applies, Unknown):
+                # Unmet, but whether it applies depends on a marker key the facts lack: never guessed from this host.
+                fid = MISSING if dep is None else WRONG_VERSION
+                undecided.setdefault(fid, []).append(f"{dist.name} {dist.version} requires {req}: {applies.reason}")
+                continue
             yield _finding(dist, req, dep, matrix, env)
+    for fid, reasons in sorted(undecided.items()):
+        yield cannot_check(matrix, fid, "; ".join(reasons))
 
 
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
@@ -100,7 +111,7 @@ def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: s
         reqs = [
             r for r in release.requires
             if canonicalize_name(r.name) == dep_key
-            and (r.marker is None or r.marker.evaluate({**env, "extra": ""}))
+            and (r.marker is None or marker_holds(r.marker, env) is not False)  # unknown: assume it applies
         ]
         if reqs and all(in_spec(dep_version, r.specifier) for r in reqs):
             runs[-1].append(str(release.version))

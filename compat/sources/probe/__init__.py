@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource
+from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
@@ -34,6 +34,8 @@ class ProbeRequest:
     """Training script to read (never run)."""
     timeout: float = 10.0
     """Seconds allowed to each external command."""
+    cache_dir: Path | None = None
+    """compat's cache directory (the torch import report is kept there); None: no cache."""
 
 
 def probe(request: ProbeRequest, matrix) -> Facts:
@@ -64,12 +66,13 @@ def probe(request: ProbeRequest, matrix) -> Facts:
         else:
             packages = found.distributions
         torch_dist = next((d for d in packages if d.name == "torch"), None)
+        torch: TorchBuild | None | Unknown
         if request.requirements is not None:
             torch = None if torch_dist is None else from_metadata(
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp)
+            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
             torch = parse_torch(result, torch_dist, matrix)
         hw = hardware.result() if hardware is not None else _not_probed()
         system = dataclasses.replace(tools.result(), platform=found.platform)
@@ -91,12 +94,12 @@ def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, scr
     from compat.sources.probe.script import read_script
     import os
 
-    changes = {}
     if accelerate_config is not None:
-        changes["launch"] = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
+        launch = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
+        facts = dataclasses.replace(facts, launch=launch)
     if script is not None:
-        changes["script"] = read_script(script)
-    return dataclasses.replace(facts, **changes) if changes else facts
+        facts = dataclasses.replace(facts, script=read_script(script))
+    return facts
 
 
 def _not_probed() -> Hardware:

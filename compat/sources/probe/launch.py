@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from compat.errors import UsageError
-from compat.model.facts import AccelerateConfig, Launch
+from compat.model.facts import AccelerateConfig, Launch, Launcher
 from compat.model.unknown import Unknown
 
 KEPT_NAMES = frozenset({
@@ -35,14 +35,14 @@ def kept_env(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def infer_launcher(environ: Mapping[str, str]) -> str | Unknown:
+def infer_launcher(environ: Mapping[str, str]) -> Launcher | Unknown:
     # accelerate launch runs torchrun underneath, so its own variables are checked first.
     if any(name.startswith("ACCELERATE_") for name in environ if name != "ACCELERATE_CONFIG_FILE"):
-        return "accelerate"
+        return Launcher.ACCELERATE
     if any(name.startswith(("DEEPSPEED_", "DLTS_")) for name in environ) or "CROSS_RANK" in environ:
-        return "deepspeed"
+        return Launcher.DEEPSPEED
     if "TORCHELASTIC_RUN_ID" in environ or "LOCAL_RANK" in environ:
-        return "torchrun"
+        return Launcher.TORCHRUN
     return Unknown(reason=NO_LAUNCHER)
 
 
@@ -79,8 +79,8 @@ def parse_accelerate_config(text: str, *, path: str) -> AccelerateConfig | Unkno
         return Unknown(reason=f"{path} is not valid YAML or JSON: {first}")
     if not isinstance(data, dict):
         return Unknown(reason=f"{path} does not hold a mapping of settings")
-    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
-    deepspeed = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    fsdp = fsdp_config if isinstance(fsdp_config := data.get("fsdp_config"), dict) else {}
+    deepspeed = ds_config if isinstance(ds_config := data.get("deepspeed_config"), dict) else {}
     return AccelerateConfig(
         path=path,
         distributed_type=_str(data.get("distributed_type")),

@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from compat.sources.cache import cache_root, write_atomic
+from compat.sources.cache import store
 from compat.matrix.torch import variant_cuda
 
 from compat.model.facts import Distribution, TorchBuild, TorchSource
@@ -76,31 +76,33 @@ print("COMPAT-TORCH:" + json.dumps({
 '''
 
 
-def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None) -> RunResult:
+def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None, cache_dir: Path | None = None) -> RunResult:
     """Import torch in a child of `python`; with a `stamp`, reuse the report of an identical install.
 
     Importing torch costs a second or more. The report depends only on the files the stamp
     digests and on the library search path, so a successful import is cached under that key.
-    Failures are never cached: they may depend on the moment (a driver being reloaded).
+    Failures are never cached: they may depend on the moment (a driver being reloaded). No
+    `cache_dir`, no cache.
     """
     key = _cache_key(stamp)
-    if key is not None:
+    entry = cache_dir / "torch" / f"{key}.json" if cache_dir is not None and key is not None else None
+    if entry is not None:
         try:
-            cached = (cache_root() / "torch" / f"{key}.json").read_text(encoding="utf-8")
+            cached = entry.read_text(encoding="utf-8")
         except OSError:
             cached = None
         if cached is not None and cached.startswith(MARK):
             return RunResult(argv=(str(python), "-I", "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
     result = run([str(python), "-I", "-c", CHILD], timeout=timeout)
-    if key is not None and result.ok:
+    if entry is not None and result.ok:
         line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
         if line is not None and '"installed": true' in line:
-            write_atomic(cache_root() / "torch" / f"{key}.json", (line + "\n").encode())
+            store(entry, (line + "\n").encode())
     return result
 
 
 def _cache_key(stamp: str | None) -> str | None:
-    if not stamp or os.environ.get("COMPAT_NO_CACHE"):
+    if not stamp:
         return None
     # What the dynamic loader would pick up differently, and what this compat asks the child.
     context = "\0".join((stamp, os.environ.get("LD_LIBRARY_PATH", ""), os.environ.get("LD_PRELOAD", ""), CHILD))

@@ -1,0 +1,415 @@
+"""The library API: one function per command, each taking a frozen request record.
+
+The command line (compat/cli) only turns its arguments into one of these requests, renders the
+result with compat/report and maps it to an exit code; a program that wants compat's answers calls
+the same functions. Which environment is judged (a facts file, a live probe of this or another
+interpreter, a requirements file), the lock shortcut that skips probing, and the plan workflow
+are decided here, once.
+
+Nothing here reads the process environment on its own: settings (cache directory, package index)
+arrive in the request. `Settings()` means no cache and the public index; the CLI passes
+`read_settings()` (compat.sources.settings, re-exported here), which reads COMPAT_CACHE_DIR,
+XDG_CACHE_HOME, COMPAT_NO_CACHE and PIP_INDEX_URL.
+
+    from compat import api
+
+    result = api.doctor(api.DoctorRequest(
+        environment=api.Environment(facts_file=Path("facts.json")),
+        declared=api.Declared(gpus="8xH100", driver="550.54.15"),
+    ))
+    locked = api.lock(api.LockRequest(targets=("trl[vllm]",), declared=..., python_version="3.11"))
+    if isinstance(locked, api.Conflict): ...   # no compatible set is an answer, not an exception
+
+Usage errors (a bad option value, an unreadable file) raise compat.errors.UsageError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compat.errors import CompatError, ResolutionError, UsageError
+from compat.model.facts import Facts
+from compat.model.findings import Finding, Severity
+from compat.model.lock import Lock, Plan
+from compat.resolve.plan import Installer
+from compat.sources.declared import Declared
+from compat.sources.settings import Settings, read_settings
+
+if TYPE_CHECKING:
+    from compat.explain.match import Explanation
+    from compat.maintain.refresh import RefreshResult
+    from compat.maintain.validate import Validation
+    from compat.matrix import Matrix
+    from compat.matrix.releases import PackageReleases
+
+__all__ = [
+    "Conflict",
+    "Declared",
+    "DoctorRequest",
+    "DoctorResult",
+    "Environment",
+    "ExplainRequest",
+    "FactsRequest",
+    "Installer",
+    "LockRequest",
+    "PlanRequest",
+    "RefreshRequest",
+    "Refreshed",
+    "Settings",
+    "ShowRequest",
+    "ValidateRequest",
+    "doctor",
+    "explain",
+    "facts",
+    "lock",
+    "matrix_refresh",
+    "matrix_show",
+    "matrix_validate",
+    "plan",
+    "read_log",
+    "read_settings",
+]
+
+
+# ----------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True, kw_only=True)
+class Environment:
+    """Which environment is judged. Neither `facts_file` nor `python`: a live probe of this interpreter."""
+
+    facts_file: Path | None = None
+    """A saved `compat facts` snapshot, read instead of probing."""
+    python: Path | None = None
+    """Another interpreter to probe live (a virtual environment's python)."""
+    requirements: Path | None = None
+    """Judge the pinned set of this requirements file instead of the installed packages (live probe only)."""
+    accelerate_config: Path | None = None
+    """accelerate config file (default: the one under the Hugging Face home); read on this host."""
+    script: Path | None = None
+    """Training script to read (never run); read on this host."""
+
+    def named(self) -> bool:
+        """The caller named something about the environment (so its errors are theirs to see)."""
+        return any(v is not None for v in (self.facts_file, self.python, self.requirements, self.accelerate_config, self.script))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FactsRequest:
+    environment: Environment = field(default_factory=Environment)
+    """Where the facts come from."""
+    declared: Declared = field(default_factory=Declared)
+    """GPUs, driver and launcher given by the caller, laid over the probed or saved ones."""
+    matrix: tuple[Path, ...] = ()
+    """Overlay directories laid over the shipped matrix."""
+    settings: Settings = field(default_factory=Settings)
+    """Cache directory and package index."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DoctorRequest(FactsRequest):
+    fail_on: Severity = Severity.ERROR
+    """A finding of this severity or worse makes the result `failed`."""
+    strict: bool = False
+    """A check at that severity that could not run also makes it `failed`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DoctorResult:
+    facts: Facts
+    """The environment that was judged."""
+    findings: tuple[Finding, ...]
+    """What is wrong or at risk, most severe first."""
+    failed: bool
+    """Some finding reaches the request's `fail_on` (the CLI exits 1)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplainRequest(FactsRequest):
+    use_environment: bool = True
+    """False: rank by the log alone unless the environment is named (`--no-env`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockRequest(FactsRequest):
+    targets: tuple[str, ...]
+    """Requirements to lock: "trl[vllm]", "vllm>=0.7.2", "flash-attn"."""
+    python_version: str | None = None
+    """Target Python ("3.11"); None: the inspected interpreter's."""
+    platform: str | None = None
+    """Target platform (linux-x86_64, ...); None: the inspected interpreter's."""
+    prefer_installed: bool = False
+    """Prefer the installed version of each package."""
+    minor_compat: bool = False
+    """Accept torch builds that run on the driver only under CUDA minor-version compatibility."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanRequest(FactsRequest):
+    targets: tuple[str, ...] = ()
+    """Where to go; empty: the installed top-level tracked packages, with the findings' fixes."""
+    latest: bool = False
+    """Newest compatible versions instead of keeping what is installed."""
+    minor_compat: bool = False
+    """Accept torch builds that run on the driver only under CUDA minor-version compatibility."""
+    installer: Installer = Installer.PIP
+    """Commands for pip or uv."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Conflict:
+    """No compatible set: the targets that were resolved and the resolver's error."""
+
+    targets: tuple[str, ...]
+    """Everything that was asked of the resolver (plan adds the findings' fixes to the caller's targets)."""
+    error: ResolutionError
+    """Why no set fits (its causes)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShowRequest:
+    package: str
+    """A tracked package."""
+    since: str | None = None
+    """Only releases at or after this version (checked here; the renderer filters)."""
+    matrix: tuple[Path, ...] = ()
+    """Overlay directories whose releases/ extend the shipped ones."""
+    settings: Settings = field(default_factory=Settings)
+    """Cache directory (parsed release files)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidateRequest:
+    directory: Path | None = None
+    """A matrix directory to check as an overlay on the shipped one."""
+    alone: bool = False
+    """Check `directory` by itself, without the shipped matrix."""
+    audit: bool = True
+    """Run the signature regex backtracking audit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefreshRequest:
+    packages: tuple[str, ...] = ()
+    """Packages to refresh; empty: every tracked package."""
+    index_url: str | None = None
+    """Simple API root; None: settings.index_url."""
+    out: Path | None = None
+    """Directory of the releases files; None: the shipped matrix/releases."""
+    cache_dir: Path | None = None
+    """Metadata cache; None: settings.cache_dir."""
+    use_cache: bool = True
+    """False: read every release's metadata from the index again."""
+    workers: int = 8
+    """Concurrent requests."""
+    timeout: float = 30.0
+    """Seconds per request before retrying."""
+    settings: Settings = field(default_factory=Settings)
+    """Default cache directory and package index."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refreshed:
+    result: RefreshResult
+    """What changed per package and how many requests it took."""
+    index: str
+    """The index that was read, credentials redacted (safe to print)."""
+
+
+# ----------------------------------------------------------------------------- environment
+
+
+def _matrix(overlays: tuple[Path, ...], settings: Settings) -> Matrix:
+    from compat.matrix import load_matrix
+
+    return load_matrix(overlays, cache_dir=settings.cache_dir)
+
+
+def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
+    """Facts from a snapshot or a live probe, with declared values laid on top."""
+    from compat.sources.declared import apply_declared
+
+    env = request.environment
+    if env.facts_file is not None and env.python is not None:
+        raise UsageError("--facts and --python both name the environment; give one")
+    if env.facts_file is not None:
+        base = _read_facts(env.facts_file)
+        if env.script is not None or env.accelerate_config is not None:
+            from compat.sources.probe import probe_launch_and_script
+
+            base = probe_launch_and_script(base, accelerate_config=env.accelerate_config, script=env.script)
+    else:
+        from compat.sources.probe import ProbeRequest, probe
+
+        base = probe(
+            ProbeRequest(
+                python=env.python,
+                requirements=env.requirements,
+                hardware=request.declared.gpus is None,  # declared GPUs: never wait on nvidia-smi in a Docker build
+                accelerate_config=env.accelerate_config,
+                script=env.script,
+                cache_dir=request.settings.cache_dir,
+            ),
+            matrix,
+        )
+    return apply_declared(base, request.declared, matrix)
+
+
+def _read_facts(path: Path) -> Facts:
+    from compat.model.facts import load_facts
+    from compat.sources.facts_file import read_text
+
+    return load_facts(read_text(path), origin=str(path))
+
+
+# ----------------------------------------------------------------------------- commands
+
+
+def facts(request: FactsRequest) -> Facts:
+    """The facts of the requested environment (`compat facts`)."""
+    return _gather(request, _matrix(request.matrix, request.settings))
+
+
+def doctor(request: DoctorRequest) -> DoctorResult:
+    """What is wrong or at risk in the environment, and whether that fails the request's threshold."""
+    from compat.judge.diagnose import diagnose, fails
+
+    m = _matrix(request.matrix, request.settings)
+    env = _gather(request, m)
+    findings = diagnose(env, m)
+    return DoctorResult(facts=env, findings=findings, failed=fails(findings, request.fail_on, strict=request.strict))
+
+
+def read_log(name: str) -> Iterator[bytes]:
+    """Blocks of whole lines of a log file, a gzip file or standard input ("-"); raises UsageError lazily."""
+    from compat.explain.scan import read_blocks
+    from compat.sources.log_file import read_log as read
+
+    return read(name, read_blocks)
+
+
+def explain(request: ExplainRequest, log: Iterable[str | bytes]) -> Explanation:
+    """The known failures the log shows, ranked for the environment when there is one."""
+    from compat.explain.match import explain as run_explain
+
+    m = _matrix(request.matrix, request.settings)
+    env, note = _explain_environment(request, m)
+    return run_explain(log, m, env, environment=note)
+
+
+def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts | None, str]:
+    d = request.declared
+    explicit = request.environment.named() or any(v is not None for v in (d.gpus, d.driver, d.launcher))
+    if not request.use_environment and not explicit:
+        return None, "environment not used (--no-env)"
+    try:
+        env = _gather(request, matrix)
+    except CompatError:
+        if explicit:
+            raise  # the caller named the environment: a bad facts file is their error to see
+        return None, "environment not probed: the probe failed"
+    except Exception as exc:  # noqa: BLE001 - a probe bug must never hide the log's answer
+        if explicit:
+            raise
+        return None, f"environment not probed ({type(exc).__name__})"
+    where = request.environment
+    source = (
+        f"facts from {where.facts_file}" if where.facts_file is not None
+        else (f"interpreter {where.python}" if where.python else "this environment")
+    )
+    return env, f"ranked for {source}"
+
+
+def lock(request: LockRequest) -> Lock | Conflict:
+    """A pinned set for the targets on the environment's (or the declared) hardware."""
+    from compat.resolve import declared_target, resolve, target_facts
+    from compat.sources.declared import apply_declared
+
+    m = _matrix(request.matrix, request.settings)
+    d = request.declared
+    fully_declared = d.gpus is not None and d.driver is not None and request.python_version is not None
+    if fully_declared and not (request.prefer_installed or request.environment.named()):
+        # Nothing on this host matters: skip the probe (it imports torch in a child process).
+        env = apply_declared(declared_target(python_version=request.python_version or "", platform=request.platform), d, m)
+    else:
+        env = target_facts(_gather(request, m), python_version=request.python_version, platform=request.platform)
+    try:
+        return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat)
+    except ResolutionError as exc:
+        return Conflict(targets=request.targets, error=exc)
+
+
+def plan(request: PlanRequest) -> Plan | Conflict:
+    """The ordered steps from the installed environment to a good set: diagnose, choose the targets
+    (the installed tracked packages by default) plus the findings' fixes, resolve, then plan."""
+    from compat.judge.diagnose import diagnose
+    from compat.matrix.releases import TRACKED
+    from compat.resolve.plan import default_targets, fix_requirements
+    from compat.resolve.plan import plan as make_plan
+    from compat.resolve import resolve, target_facts
+
+    m = _matrix(request.matrix, request.settings)
+    env = target_facts(_gather(request, m))
+    findings = diagnose(env, m)
+    wanted = list(request.targets or default_targets(env, TRACKED))
+    if not wanted:
+        raise UsageError("no tracked package is installed; name the targets (compat plan 'trl[vllm]')")
+    wanted += [r for r in fix_requirements(findings) if r not in wanted]
+    try:
+        result = resolve(wanted, env, m, prefer_installed=not request.latest, minor_compat=request.minor_compat)
+    except ResolutionError as exc:
+        return Conflict(targets=tuple(wanted), error=exc)
+    python = request.environment.python
+    return make_plan(env, result, findings, installer=request.installer, python=str(python) if python else None)
+
+
+def matrix_show(request: ShowRequest) -> PackageReleases:
+    """Every recorded release of a package (only the releases are read: show works while another part is broken)."""
+    from packaging.version import InvalidVersion, Version
+
+    from compat.matrix import shipped_matrix_dir
+    from compat.matrix.releases import ReleaseIndex
+
+    if request.since is not None:
+        try:
+            Version(request.since)
+        except InvalidVersion as exc:
+            raise UsageError(f"--since: {request.since!r} is not a version") from exc
+    dirs = [shipped_matrix_dir() / "releases", *(Path(d) / "releases" for d in request.matrix)]
+    index = ReleaseIndex(dirs, cache_dir=request.settings.cache_dir)
+    found = index.get(request.package)
+    if found is None:
+        raise UsageError(f"no releases recorded for {request.package!r} (known: {', '.join(index.packages())})")
+    return found
+
+
+def matrix_validate(request: ValidateRequest) -> Validation:
+    """Schemas, cross-references and sources of the whole matrix (shipped + directory, or directory alone)."""
+    from compat.maintain.validate import validate_matrix
+
+    if request.alone and request.directory is None:
+        raise UsageError("--alone needs a DIRECTORY")
+    if request.alone:
+        return validate_matrix(base=request.directory, complete=False, audit_patterns=request.audit)
+    return validate_matrix(tuple([request.directory] if request.directory else ()), audit_patterns=request.audit)
+
+
+def matrix_refresh(request: RefreshRequest) -> Refreshed:
+    """Regenerate matrix/releases/<package>.toml from the package index."""
+    from compat.maintain.index import IndexClient, redact
+    from compat.maintain.refresh import refresh
+    from compat.matrix import shipped_matrix_dir
+
+    url = request.index_url or request.settings.index_url
+    client = IndexClient(url, timeout=request.timeout)
+    result = refresh(
+        request.packages,
+        out_dir=request.out or shipped_matrix_dir() / "releases",
+        client=client,
+        cache_dir=(request.cache_dir or request.settings.cache_dir) if request.use_cache else None,
+        workers=request.workers,
+    )
+    return Refreshed(result=result, index=redact(url))

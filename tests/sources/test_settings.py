@@ -1,0 +1,53 @@
+"""compat's environment variables are read in one place, into a Settings record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compat.sources.settings import DEFAULT_INDEX_URL, Settings, read_settings
+
+
+def test_defaults_live_under_the_home_directory(tmp_path):
+    assert read_settings({}, home=tmp_path) == Settings(cache_dir=tmp_path / ".cache" / "compat", index_url=DEFAULT_INDEX_URL)
+
+
+def test_xdg_cache_home_then_compat_cache_dir_win():
+    assert read_settings({"XDG_CACHE_HOME": "/x"}).cache_dir == Path("/x/compat")
+    both = {"XDG_CACHE_HOME": "/x", "COMPAT_CACHE_DIR": "/c"}
+    assert read_settings(both).cache_dir == Path("/c")
+    assert read_settings({"COMPAT_CACHE_DIR": "  ", "XDG_CACHE_HOME": "/x"}).cache_dir == Path("/x/compat")
+
+
+def test_compat_no_cache_turns_every_cache_off():
+    assert read_settings({"COMPAT_NO_CACHE": "1", "COMPAT_CACHE_DIR": "/c"}).cache_dir is None
+    assert read_settings({"COMPAT_NO_CACHE": ""}, home=Path("/h")).cache_dir == Path("/h/.cache/compat")
+
+
+def test_pip_index_url_names_the_index():
+    assert read_settings({"PIP_INDEX_URL": " https://mirror.example/simple/ "}).index_url == "https://mirror.example/simple/"
+    assert read_settings({"PIP_INDEX_URL": ""}).index_url == DEFAULT_INDEX_URL
+
+
+def test_the_process_environment_is_the_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("COMPAT_NO_CACHE", raising=False)
+    assert read_settings().cache_dir == tmp_path
+
+
+def test_the_library_default_is_no_cache_and_the_public_index():
+    assert Settings() == Settings(cache_dir=None, index_url=DEFAULT_INDEX_URL)
+
+
+def test_the_cli_passes_its_settings_to_the_matrix_loader(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from compat.cli import app
+
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(tmp_path / "on"))
+    monkeypatch.delenv("COMPAT_NO_CACHE", raising=False)
+    assert CliRunner().invoke(app, ["matrix", "show", "trl", "--json"]).exit_code == 0
+    assert list((tmp_path / "on" / "parsed").glob("*.json"))
+    monkeypatch.setenv("COMPAT_CACHE_DIR", str(tmp_path / "off"))
+    monkeypatch.setenv("COMPAT_NO_CACHE", "1")
+    assert CliRunner().invoke(app, ["matrix", "show", "trl", "--json"]).exit_code == 0
+    assert not (tmp_path / "off").exists()
