@@ -49,9 +49,9 @@ def main() -> None:
         # uv reads the same requirements file; flash-attn-style commented pins stay comments.
         pins.write_text(proc.stdout)
         # uv does not read pip's configuration: hand it the same index and CA bundle pip uses.
-        index = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
+        index = os.environ.get("PIP_INDEX_URL")
         cmd = [args.uv, "pip", "compile", str(pins), "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28",
-               "--index-strategy", "unsafe-best-match", "--index-url", index, "-q"]
+               "--index-strategy", "unsafe-best-match", *(["--index-url", index] if index else []), "-q"]
         env = dict(os.environ)
         if os.environ.get("PIP_CERT"):
             env.setdefault("SSL_CERT_FILE", os.environ["PIP_CERT"])

@@ -404,6 +404,8 @@ def matrix_refresh(request: RefreshRequest) -> Refreshed:
     from compat.matrix import shipped_matrix_dir
 
     url = request.index_url or request.settings.index_url
+    if not url:
+        raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
     client = IndexClient(url, timeout=request.timeout)
     result = refresh(
         request.packages,

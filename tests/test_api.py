@@ -192,3 +192,10 @@ def test_matrix_validate(tmp_path):
     assert api.matrix_validate(api.ValidateRequest(audit=False)).ok
     with pytest.raises(UsageError, match="--alone needs"):
         api.matrix_validate(api.ValidateRequest(alone=True))
+
+
+def test_matrix_refresh_without_an_index_asks_for_one(tmp_path):
+    request = api.RefreshRequest(packages=("trl",), out=tmp_path, settings=Settings())
+    with pytest.raises(UsageError, match="--index-url"):
+        api.matrix_refresh(request)
+    assert list(tmp_path.iterdir()) == []

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 
 from compat.model.unknown import Unknown
 
-SCHEMA_VERSION = 2
-"""Version of the lock and plan JSON layout. 2: reasons, constraints, hardware and notes are records."""
+LOCK_SCHEMA_VERSION = 2
+"""Version of the lock JSON layout. 2: reasons, constraints, hardware and notes are records."""
+
+PLAN_SCHEMA_VERSION = 2
+"""Version of the plan JSON layout (its lock is laid out as LOCK_SCHEMA_VERSION says). 2: steps carry records."""
 
 
 class PinReasonKind(str, enum.Enum):

@@ -12,7 +12,7 @@ from compat.matrix.extensions import ExtensionTable
 from compat.matrix.torch import variant_cuda
 from compat.model.facts import Facts
 from compat.model.lock import (
-    SCHEMA_VERSION,
+    LOCK_SCHEMA_VERSION,
     Constraint,
     Lock,
     LockNote,
@@ -89,7 +89,7 @@ def build_lock(
         if ext is not None:
             notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version)))
     return Lock(
-        schema_version=SCHEMA_VERSION,
+        schema_version=LOCK_SCHEMA_VERSION,
         targets=tuple(targets),
         python_version=".".join(facts.python.version.split(".")[:2]),
         platform=platform_name(facts),

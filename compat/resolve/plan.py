@@ -19,7 +19,7 @@ from packaging.version import InvalidVersion, Version
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Status
 from compat.model.lock import (
-    SCHEMA_VERSION,
+    PLAN_SCHEMA_VERSION,
     Kept,
     Lock,
     Pin,
@@ -130,7 +130,7 @@ def plan(
         for f in findings
         if f.status is Status.FOUND and not any(f.id in s.clears for s in steps)
     )
-    return Plan(schema_version=SCHEMA_VERSION, lock=lock, steps=tuple(steps), kept=kept, uncleared=uncleared)
+    return Plan(schema_version=PLAN_SCHEMA_VERSION, lock=lock, steps=tuple(steps), kept=kept, uncleared=uncleared)
 
 
 def _same(installed: str | None, pin: Pin) -> bool:

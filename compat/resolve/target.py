@@ -11,6 +11,7 @@ from packaging.utils import canonicalize_name
 
 from compat.errors import UsageError
 from compat.model.asker import Asker, AskerKind
+from compat.model.facts import SCHEMA_VERSION as FACTS_SCHEMA_VERSION
 from compat.model.facts import Facts, Hardware, HardwareSource, Launch, Python
 from compat.model.unknown import Unknown
 from compat.resolve.provider import Need
@@ -62,7 +63,7 @@ def declared_target(*, python_version: str, platform: str | None = None) -> Fact
     """
     why = Unknown(reason="not probed: the target was declared")
     base = Facts(
-        schema_version=1,
+        schema_version=FACTS_SCHEMA_VERSION,
         python=Python(version=python_version, implementation="cpython", executable=why, markers={}, glibc=why),
         packages=why,
         torch=why,

@@ -7,7 +7,7 @@ monkeypatching the process environment.
     COMPAT_CACHE_DIR   the cache directory (default: $XDG_CACHE_HOME/compat, else ~/.cache/compat)
     XDG_CACHE_HOME     the base of the default cache directory
     COMPAT_NO_CACHE    any non-empty value: read and write no cache at all
-    PIP_INDEX_URL      the package index `compat matrix refresh` reads (default: DEFAULT_INDEX_URL)
+    PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
 """
@@ -19,22 +19,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT_INDEX_URL = "https://pypi.org/simple/"
-"""pip's default index; pip.conf is not read (a mirror is named with PIP_INDEX_URL or --index-url)."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     cache_dir: Path | None = None
     """Where compat keeps what it can recompute (parsed matrix files, torch reports, index metadata); None: no cache."""
-    index_url: str = DEFAULT_INDEX_URL
-    """The simple-API root that `matrix refresh` reads."""
+    index_url: str | None = None
+    """The simple-API root that `matrix refresh` reads; None until PIP_INDEX_URL or --index-url names one
+    (pip.conf is not read, and compat does not guess a registry)."""
 
 
 def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
     """Settings from `environ` (default: this process's environment) and the user's home directory."""
     env = os.environ if environ is None else environ
-    return Settings(cache_dir=_cache_dir(env, home), index_url=env.get("PIP_INDEX_URL", "").strip() or DEFAULT_INDEX_URL)
+    return Settings(cache_dir=_cache_dir(env, home), index_url=env.get("PIP_INDEX_URL", "").strip() or None)
 
 
 def _cache_dir(env: Mapping[str, str], home: Path | None) -> Path | None:

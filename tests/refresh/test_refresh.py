@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from compat.cli import app
 from compat.errors import PackageIndexError
 from compat.maintain.index import IndexClient, parse_simple_html, redact
-from compat.sources.settings import DEFAULT_INDEX_URL, read_settings
+from compat.sources.settings import read_settings
 from compat.matrix._toml import read_toml
 from compat.matrix.releases import parse_releases_file
 from compat.maintain.refresh import refresh
@@ -196,7 +196,7 @@ def test_index_url_comes_from_pip_index_url_and_credentials_are_redacted():
     url = read_settings({"PIP_INDEX_URL": "https://user:s3cret@mirror.example/simple/"}).index_url
     assert url == "https://user:s3cret@mirror.example/simple/"
     assert "s3cret" not in redact(url) and "mirror.example" in redact(url)
-    assert read_settings({}).index_url == DEFAULT_INDEX_URL == "https://pypi.org/simple/"
+    assert read_settings({}).index_url is None
 
 
 def test_error_messages_never_show_credentials(fake_index, out):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compat.sources.settings import DEFAULT_INDEX_URL, Settings, read_settings
+from compat.sources.settings import Settings, read_settings
 
 
 def test_defaults_live_under_the_home_directory(tmp_path):
-    assert read_settings({}, home=tmp_path) == Settings(cache_dir=tmp_path / ".cache" / "compat", index_url=DEFAULT_INDEX_URL)
+    assert read_settings({}, home=tmp_path) == Settings(cache_dir=tmp_path / ".cache" / "compat", index_url=None)
 
 
 def test_xdg_cache_home_then_compat_cache_dir_win():
@@ -25,7 +25,7 @@ def test_compat_no_cache_turns_every_cache_off():
 
 def test_pip_index_url_names_the_index():
     assert read_settings({"PIP_INDEX_URL": " https://mirror.example/simple/ "}).index_url == "https://mirror.example/simple/"
-    assert read_settings({"PIP_INDEX_URL": ""}).index_url == DEFAULT_INDEX_URL
+    assert read_settings({"PIP_INDEX_URL": ""}).index_url is None
 
 
 def test_the_process_environment_is_the_default(monkeypatch, tmp_path):
@@ -35,7 +35,7 @@ def test_the_process_environment_is_the_default(monkeypatch, tmp_path):
 
 
 def test_the_library_default_is_no_cache_and_the_public_index():
-    assert Settings() == Settings(cache_dir=None, index_url=DEFAULT_INDEX_URL)
+    assert Settings() == Settings(cache_dir=None, index_url=None)
 
 
 def test_the_cli_passes_its_settings_to_the_matrix_loader(monkeypatch, tmp_path):
