@@ -213,11 +213,12 @@ def parse_simple_json(data: Any, *, base_url: str, project: str) -> tuple[IndexF
             raise ValueError("a file entry without a filename")
         url, _ = _split_url(base_url, str(entry.get("url", "")))
         core = entry.get("core-metadata", entry.get("dist-info-metadata", False))
+        hashes = entry.get("hashes")
         item = _file(
             project=project,
             filename=entry["filename"],
             url=url,
-            hashes=entry.get("hashes") if isinstance(entry.get("hashes"), dict) else {},
+            hashes=hashes if isinstance(hashes, dict) else {},
             requires_python=entry.get("requires-python"),
             upload_time=entry.get("upload-time"),
             yanked=entry.get("yanked", False),

@@ -9,6 +9,7 @@ source. Problems read `file: key: message`, like any MatrixError.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,9 +24,9 @@ from compat.matrix._toml import Table, read_toml
 from compat.matrix.cuda import load_cuda
 from compat.matrix.extensions import load_extensions
 from compat.matrix.gpus import load_gpus
+from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 from compat.matrix.signatures import check_patterns, load_signatures
 from compat.matrix.torch import load_torch
-from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 
 _SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
 _SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml")
@@ -64,6 +65,12 @@ class _Collector:
         self.problems.append(str(MatrixError(file, key, message)))
 
 
+def _read_labelled(path: Path, root: Path, shipped: bool) -> Table:
+    from compat.matrix import file_label
+
+    return read_toml(path, label=file_label(root, path, shipped))
+
+
 def validate_matrix(
     overlays: Sequence[Path] = (),
     *,
@@ -90,12 +97,12 @@ def validate_matrix(
         for name in _SINGLE_FILES:
             path = root / name
             if path.is_file():
-                table = out.run(lambda p=path, s=as_shipped, r=root: read_toml(p, label=file_label(r, p, s)))
+                table = out.run(functools.partial(_read_labelled, path, root, as_shipped))
                 if table is not None:
                     tables[name].append(table)
         sig_dir = root / "signatures"
         for path in sorted(sig_dir.glob("*.toml")) if sig_dir.is_dir() else ():
-            table = out.run(lambda p=path, s=as_shipped, r=root: read_toml(p, label=file_label(r, p, s)))
+            table = out.run(functools.partial(_read_labelled, path, root, as_shipped))
             if table is not None:
                 sig_files.append((table, path.stem))
     if complete:
@@ -121,15 +128,16 @@ def validate_matrix(
         if canonicalize_name(name) != name:
             out.add(f"releases/{name}.toml", "", f"file name must be the canonical name ({canonicalize_name(name)}.toml)")
             continue
-        package = out.run(lambda n=name: index.get(n))
+        package = out.run(functools.partial(index.get, name))
         if package is not None:
             loaded[name] = package
             for release in package.releases:  # requirements are parsed lazily on load: force them here
-                out.run(lambda r=release: r.requires)
+                out.run(functools.partial(getattr, release, "requires"))
     if complete:
         for name in TRACKED:
             if name not in index.packages():
-                out.add(file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
+                where = file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name
+                out.add(where, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
     known = set(TRACKED) | set(loaded)
 
     def label(name: str) -> str:

@@ -39,10 +39,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.sources.cache import cache_root, write_atomic
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
 from compat.model.unknown import Unknown
+from compat.sources.cache import cache_root, write_atomic
 
 TRACKED: tuple[str, ...] = (
     "accelerate",
@@ -402,11 +402,11 @@ def emit_releases(package: PackageReleases, *, header: str = "") -> str:
 
 __all__ = [
     "TRACKED",
-    "Release",
     "PackageReleases",
+    "Release",
     "ReleaseIndex",
-    "parse_releases_file",
-    "merge_releases",
     "emit_releases",
+    "merge_releases",
+    "parse_releases_file",
     "toml_string",
 ]

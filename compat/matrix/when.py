@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
-from compat.model.facts import canonical
 from compat.matrix._toml import Table, parse_specifier
+from compat.model.facts import canonical
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +79,7 @@ _SCRIPT_KEYS = (
 
 def parse_when(t: Table) -> When:
     t.only(*_KEYS)
-    packages = ()
+    packages: tuple[tuple[str, SpecifierSet], ...] = ()
     if "packages" in t:
         pt = t.table("packages")
         packages = tuple(
@@ -88,7 +88,7 @@ def parse_when(t: Table) -> When:
     launcher = frozenset(t.strs("launcher", ()))
     for name in launcher - LAUNCHERS:
         t.fail("launcher", f"{name!r} is not one of {', '.join(sorted(LAUNCHERS))}")
-    env = ()
+    env: tuple[tuple[str, str], ...] = ()
     if "env" in t:
         et = t.table("env")
         env = tuple(sorted((name, et._get(name, str, "a string", "")) for name in et.data))
@@ -137,4 +137,4 @@ def _parse_script(t: Table) -> ScriptWhen:
     )
 
 
-__all__ = ["When", "ScriptWhen", "parse_when", "parse_specifier", "LAUNCHERS"]
+__all__ = ["LAUNCHERS", "ScriptWhen", "When", "parse_specifier", "parse_when"]

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launch, Python
 from compat.matrix import Matrix, shipped_matrix_dir
 from compat.matrix._toml import read_toml
 from compat.matrix.cuda import load_cuda
@@ -15,8 +14,9 @@ from compat.matrix.gpus import GpuTable
 from compat.matrix.releases import ReleaseIndex
 from compat.matrix.signatures import load_signatures
 from compat.matrix.torch import load_torch
-from compat.resolve.resolver import target_facts
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launch, Python
 from compat.model.unknown import Unknown
+from compat.resolve.resolver import target_facts
 
 DATA = Path(__file__).parent / "data"
 SHIPPED = shipped_matrix_dir()

@@ -7,10 +7,9 @@ import json
 from compat.model.facts import Distribution
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.model.lock import StepKind
-from compat.resolve.plan import Installer, default_targets, plan
 from compat.report.plan import render_json, render_text
+from compat.resolve.plan import Installer, default_targets, plan
 from compat.resolve.resolver import resolve
-
 from tests.lock.conftest import make_facts
 
 BROKEN = (

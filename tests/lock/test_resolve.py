@@ -10,7 +10,6 @@ from compat.errors import ResolutionError, UsageError
 from compat.model.facts import Distribution
 from compat.report.lock import LockFormat, render_lock
 from compat.resolve.resolver import resolve
-
 from tests.lock.conftest import make_facts
 
 

@@ -13,9 +13,13 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource
+from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    from compat.matrix import Matrix
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 
@@ -36,7 +40,7 @@ class ProbeRequest:
     """Seconds allowed to each external command."""
 
 
-def probe(request: ProbeRequest, matrix) -> Facts:
+def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     """Facts about this host (or another interpreter on it); never raises on a host quirk.
 
     Raises UsageError when the request itself cannot be served (an interpreter that does not
@@ -44,8 +48,8 @@ def probe(request: ProbeRequest, matrix) -> Facts:
     """
     from compat.sources.probe.interpreter import fetch_interpreter
     from compat.sources.probe.launch import probe_launch
-    from compat.sources.probe.script import read_script
     from compat.sources.probe.nvidia import probe_hardware
+    from compat.sources.probe.script import read_script
     from compat.sources.probe.system import probe_system
     from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
@@ -64,6 +68,7 @@ def probe(request: ProbeRequest, matrix) -> Facts:
         else:
             packages = found.distributions
         torch_dist = next((d for d in packages if d.name == "torch"), None)
+        torch: TorchBuild | Unknown | None
         if request.requirements is not None:
             torch = None if torch_dist is None else from_metadata(
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
@@ -87,16 +92,17 @@ def probe(request: ProbeRequest, matrix) -> Facts:
 
 def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, script: Path | None) -> Facts:
     """A saved snapshot with the accelerate config and/or the script read from this host."""
-    from compat.sources.probe.launch import read_accelerate_config
-    from compat.sources.probe.script import read_script
     import os
 
-    changes = {}
+    from compat.sources.probe.launch import read_accelerate_config
+    from compat.sources.probe.script import read_script
+
+    if accelerate_config is None and script is None:
+        return facts
+    launch = facts.launch
     if accelerate_config is not None:
-        changes["launch"] = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
-    if script is not None:
-        changes["script"] = read_script(script)
-    return dataclasses.replace(facts, **changes) if changes else facts
+        launch = dataclasses.replace(launch, accelerate=read_accelerate_config(accelerate_config, os.environ))
+    return dataclasses.replace(facts, launch=launch, script=read_script(script) if script is not None else facts.script)
 
 
 def _not_probed() -> Hardware:

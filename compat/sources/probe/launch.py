@@ -79,8 +79,10 @@ def parse_accelerate_config(text: str, *, path: str) -> AccelerateConfig | Unkno
         return Unknown(reason=f"{path} is not valid YAML or JSON: {first}")
     if not isinstance(data, dict):
         return Unknown(reason=f"{path} does not hold a mapping of settings")
-    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
-    deepspeed = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    fsdp = data.get("fsdp_config")
+    fsdp = fsdp if isinstance(fsdp, dict) else {}
+    deepspeed = data.get("deepspeed_config")
+    deepspeed = deepspeed if isinstance(deepspeed, dict) else {}
     return AccelerateConfig(
         path=path,
         distributed_type=_str(data.get("distributed_type")),
@@ -110,7 +112,8 @@ def detect_container(environ: Mapping[str, str], root: Path = Path("/")) -> str 
         cgroup = (root / "proc" / "1" / "cgroup").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    for word, name in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc")):
+    runtimes = (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc"))
+    for word, name in runtimes:
         if word in cgroup:
             return name
     return None
