@@ -1,6 +1,7 @@
 """Compare a renderer's output with its golden file under tests/golden/data.
 
-Regenerate after a deliberate output change with `COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/golden`
+Regenerate after a deliberate output change with `COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/golden --no-cov`
+(`--no-cov`: a partial run cannot reach the suite-wide coverage floor)
 and read the diff: every changed line is an output change to explain in the commit.
 """
 
