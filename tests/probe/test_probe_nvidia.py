@@ -213,3 +213,31 @@ def test_broken_driver_falls_back_to_proc(tmp_path):
 def test_no_nvidia_at_all():
     hw = probe_hardware(nvml=_no_nvml(), smi="/nonexistent/nvidia-smi", proc_version=NO_PROC)
     assert (hw.source, hw.driver, hw.driver_cuda, hw.gpus, hw.links) == (HardwareSource.NONE, None, None, (), ())
+
+
+def test_smi_topology_and_banner_failures_are_unknown_with_the_reason(tmp_path):
+    # topo and the banner exit 9 (not stashed): the GPUs are still read, links and CUDA are unknown.
+    smi = fake_smi(tmp_path, query=read("query/titan-v-rtx5880.csv"))
+    hw = probe_hardware(nvml=_no_nvml(), smi=smi, proc_version=NO_PROC, timeout=5)
+    assert hw.source is HardwareSource.NVIDIA_SMI
+    assert len(hw.gpus) == 2
+    assert hw.links == Unknown(reason="nvidia-smi exited with status 9")
+    assert hw.driver_cuda == Unknown(reason="nvidia-smi exited with status 9")
+
+
+def test_smi_topology_garbage_is_unknown(tmp_path):
+    smi = fake_smi(tmp_path, query=read("query/titan-v-rtx5880.csv"), banner=read("rtx4090-pcie/nvidia-smi-banner.txt"),
+                   topo="nothing like a matrix\n")
+    hw = probe_hardware(nvml=_no_nvml(), smi=smi, proc_version=NO_PROC, timeout=5)
+    assert isinstance(hw.links, Unknown)
+    assert hw.links.reason.startswith("nvidia-smi topo -m printed something compat cannot read")
+
+
+def test_a_proc_file_without_a_driver_and_a_failing_smi(tmp_path):
+    proc = tmp_path / "version"
+    proc.write_text("not the NVIDIA module\n")
+    smi = fake_smi(tmp_path / "bin", body="#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    hw = probe_hardware(nvml=_no_nvml(), smi=smi, proc_version=proc, timeout=5)
+    assert hw.source is HardwareSource.NONE
+    assert isinstance(hw.driver, Unknown) and "NVIDIA-SMI has failed" in hw.driver.reason
+    assert "NVML Shared Library Not Found" in hw.driver.reason
