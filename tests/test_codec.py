@@ -1,9 +1,17 @@
+import pytest
+
+from compat.errors import FactsError
 from compat.model.facts import (
-    Distribution, Facts, Hardware, HardwareSource, Launch, Python, dump_facts, load_facts,
+    Distribution,
+    Facts,
+    Hardware,
+    HardwareSource,
+    Launch,
+    Python,
+    dump_facts,
+    load_facts,
 )
 from compat.model.unknown import Unknown
-import pytest
-from compat.errors import FactsError
 
 
 def _facts() -> Facts:

@@ -4,13 +4,13 @@
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from compat.judge.conditions import Outcome, evaluate
-from compat.sources.declared import Declared, apply_declared, parse_gpus
 from compat.errors import UsageError
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Python
+from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import load_matrix
 from compat.matrix.when import When
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Python
 from compat.model.unknown import Unknown
+from compat.sources.declared import Declared, apply_declared, parse_gpus
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +103,8 @@ def test_declared_nvlink_board(matrix):
     assert hw.source is HardwareSource.DECLARED
     assert len(hw.gpus) == 8
     assert len(hw.links) == 28
-    assert {(l.interconnect, l.nvlinks) for l in hw.links} == {(Interconnect.NVLINK, 18)}
-    assert all(l.a < l.b and l.p2p == Unknown(reason="declared") for l in hw.links)
+    assert {(link.interconnect, link.nvlinks) for link in hw.links} == {(Interconnect.NVLINK, 18)}
+    assert all(link.a < link.b and link.p2p == Unknown(reason="declared") for link in hw.links)
     assert hw.driver == Unknown(reason="not declared; pass --driver")
     assert isinstance(hw.driver_cuda, Unknown)
     assert facts.declared == ("gpus",)
@@ -113,24 +113,24 @@ def test_declared_nvlink_board(matrix):
 def test_declared_consumer_boards_have_no_p2p(matrix):
     links = apply_declared(_facts(), Declared(gpus="4xRTX4090"), matrix).hardware.links
     assert len(links) == 6
-    assert {(l.interconnect, l.p2p) for l in links} == {(Interconnect.PCIE_HOST_BRIDGE, False)}
+    assert {(link.interconnect, link.p2p) for link in links} == {(Interconnect.PCIE_HOST_BRIDGE, False)}
 
 
 def test_declared_data_center_pcie_boards_leave_p2p_unknown(matrix):
     links = apply_declared(_facts(), Declared(gpus="2xL40S"), matrix).hardware.links
-    assert [(l.interconnect, l.p2p) for l in links] == [(Interconnect.PCIE_HOST_BRIDGE, Unknown(reason="declared"))]
+    assert [(link.interconnect, link.p2p) for link in links] == [(Interconnect.PCIE_HOST_BRIDGE, Unknown(reason="declared"))]
 
 
 def test_nvl_bridges_link_pairs_only(matrix):
     links = apply_declared(_facts(), Declared(gpus="4xH100-NVL"), matrix).hardware.links
-    nvlink = {(l.a, l.b) for l in links if l.interconnect is Interconnect.NVLINK}
+    nvlink = {(link.a, link.b) for link in links if link.interconnect is Interconnect.NVLINK}
     assert nvlink == {(0, 1), (2, 3)}
     assert len(links) == 6
 
 
 def test_mixed_models_meet_over_pcie(matrix):
     links = apply_declared(_facts(), Declared(gpus="1xH100,1xRTX4090"), matrix).hardware.links
-    assert [(l.interconnect, l.p2p) for l in links] == [(Interconnect.PCIE_HOST_BRIDGE, False)]
+    assert [(link.interconnect, link.p2p) for link in links] == [(Interconnect.PCIE_HOST_BRIDGE, False)]
 
 
 def test_one_gpu_has_no_links(matrix):

@@ -14,17 +14,21 @@ import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
 from compat.errors import CompatError
-from compat.model.facts import Facts
 from compat.explain.scan import Scanner, clean, count_lines, dedup_key
+from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
+from compat.model.facts import Facts
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    from compat.matrix import Matrix
 
 MAX_LINES_PER_MATCH = 5
 """Distinct lines kept as evidence for one match (more ranks repeating it only add to a count)."""
@@ -98,7 +102,7 @@ class _Acc:
 
 def explain(
     lines: Iterable[str | bytes],
-    matrix,
+    matrix: Matrix,
     facts: Facts | None = None,
     *,
     environment: str | None = None,
@@ -148,12 +152,14 @@ def explain(
         # only for signatures that just matched (rare), so a big log costs nothing extra.
         pending = [si for si in new_sigs if si in context_rx and not acc[si].context]
         if pending:
-            is_bytes = isinstance(block, (bytes, bytearray))
-            text = (b"" if is_bytes else "").join(b for b in recent if isinstance(b, (bytes, bytearray)) == is_bytes)
-            for si in pending:
-                rx = context_rx[si][1 if is_bytes else 0]
-                if rx.search(text):
-                    acc[si].context = True
+            if isinstance(block, (bytes, bytearray)):
+                btext = b"".join(b for b in recent if isinstance(b, (bytes, bytearray)))
+                found = [si for si in pending if context_rx[si][1].search(btext)]
+            else:
+                stext = "".join(b for b in recent if isinstance(b, str))
+                found = [si for si in pending if context_rx[si][0].search(stext)]
+            for si in found:
+                acc[si].context = True
         line_base += count_lines(block)
     env_note = environment or ("environment facts given" if facts is not None else "no environment facts: ranked by the log alone")
     matches = [_rank(signatures[si], a, facts, matrix) for si, a in acc.items()]
@@ -174,7 +180,7 @@ def _scanner(regexes: list[str]) -> Scanner:
     return scanner
 
 
-def _rank(sig: Signature, a: _Acc, facts: Facts | None, matrix) -> Match:
+def _rank(sig: Signature, a: _Acc, facts: Facts | None, matrix: Matrix) -> Match:
     score = _BASE
     context_found: bool | None = None
     if sig.context:
@@ -209,7 +215,7 @@ def _rank(sig: Signature, a: _Acc, facts: Facts | None, matrix) -> Match:
     )
 
 
-def tailor_fix(sig: Signature, facts: Facts, matrix=None) -> list[str]:
+def tailor_fix(sig: Signature, facts: Facts, matrix: Matrix | None = None) -> list[str]:
     """The fix's requirements compared with what is installed, and what a pinned fix would
     pull in ("vllm 0.7.2 requires torch==2.5.1; you have torch 2.5.1")."""
     notes: list[str] = []
@@ -240,7 +246,7 @@ def _pinned_version(req: Requirement) -> str | None:
     return None
 
 
-def _pulled_in(name: str, version: str, facts: Facts, matrix) -> list[str]:
+def _pulled_in(name: str, version: str, facts: Facts, matrix: Matrix | None) -> list[str]:
     releases = getattr(matrix, "releases", None)
     if releases is None:
         return []

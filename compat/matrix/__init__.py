@@ -20,7 +20,7 @@ from compat.matrix.releases import ReleaseIndex
 from compat.matrix.signatures import Signature, load_signatures
 from compat.matrix.torch import TorchTable, load_torch
 
-__all__ = ["Matrix", "load_matrix", "shipped_matrix_dir", "Signature"]
+__all__ = ["Matrix", "Signature", "load_matrix", "shipped_matrix_dir"]
 
 
 @dataclass(frozen=True, kw_only=True)

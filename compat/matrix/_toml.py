@@ -6,6 +6,7 @@ like `matrix/signatures/vllm.toml: signature[3].when.gpu_count: "two" is not a s
 
 from __future__ import annotations
 
+import builtins
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -80,13 +81,13 @@ class Table:
             self.fail(key, "must not be empty")
         return value
 
-    def int(self, key: str, default: Any = _MISSING) -> Any:
+    def int(self, key: builtins.str, default: Any = _MISSING) -> Any:
         return self._get(key, int, "an integer", default)
 
-    def bool(self, key: str, default: Any = _MISSING) -> Any:
+    def bool(self, key: builtins.str, default: Any = _MISSING) -> Any:
         return self._get(key, bool, "true or false", default)
 
-    def strs(self, key: str, default: Any = _MISSING) -> Any:
+    def strs(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, list, "a list of strings", default)
         if value is default:
             return default
@@ -95,13 +96,13 @@ class Table:
                 self.fail(f"{key}[{i}]", f"expected a string, got {type(item).__name__}")
         return tuple(value)
 
-    def table(self, key: str, default: Any = _MISSING) -> Any:
+    def table(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, dict, "a table", default)
         if value is default:
             return default
         return Table(value, file=self.file, path=self.key(key))
 
-    def tables(self, key: str, default: Any = _MISSING) -> Any:
+    def tables(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, list, "an array of tables", default)
         if value is default:
             return default
@@ -112,7 +113,7 @@ class Table:
             out.append(Table(item, file=self.file, path=f"{self.key(key)}[{i}]"))
         return tuple(out)
 
-    def version(self, key: str, default: Any = _MISSING) -> Any:
+    def version(self, key: builtins.str, default: Any = _MISSING) -> Any:
         text = self.str(key, default)
         if text is default:
             return default
@@ -121,13 +122,13 @@ class Table:
         except InvalidVersion:
             self.fail(key, f"{text!r} is not a version")
 
-    def specifier(self, key: str, default: Any = _MISSING) -> Any:
+    def specifier(self, key: builtins.str, default: Any = _MISSING) -> Any:
         text = self.str(key, default) if not (key in self.data and self.data[key] == "") else ""
         if text is default:
             return default
         return parse_specifier(text, lambda msg: self.fail(key, msg))
 
-    def marker(self, key: str, default: Any = _MISSING) -> Any:
+    def marker(self, key: builtins.str, default: Any = _MISSING) -> Any:
         text = self.str(key, default)
         if text is default:
             return default
@@ -136,7 +137,7 @@ class Table:
         except InvalidMarker as exc:
             self.fail(key, f"{text!r} is not a PEP 508 marker: {exc}")
 
-    def requirements(self, key: str, default: Any = _MISSING) -> Any:
+    def requirements(self, key: builtins.str, default: Any = _MISSING) -> Any:
         texts = self.strs(key, default)
         if texts is default:
             return default
@@ -154,4 +155,4 @@ def parse_specifier(text: str, fail: Any) -> SpecifierSet:
         return SpecifierSet(text)
     except InvalidSpecifier:
         fail(f"{text!r} is not a PEP 440 specifier (e.g. '>=2.5,<2.7')")
-        raise AssertionError("unreachable")  # fail() raises
+        raise AssertionError("unreachable") from None  # fail() raises

@@ -9,6 +9,7 @@ set; it never crosses a major version.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -159,7 +160,7 @@ def load_cuda(tables: Sequence[Table]) -> CudaTable:
             families[major] = (fam, row)
     ordered = sorted(toolkits.values(), key=lambda pair: pair[0].key)
     # A newer toolkit never needs an older driver; a row that breaks this is a typo.
-    for (prev, _), (cur, row) in zip(ordered, ordered[1:]):
+    for (prev, _), (cur, row) in itertools.pairwise(ordered):
         if cur.min_driver < prev.min_driver:
             row.fail("min_driver", f"{cur.min_driver} is older than CUDA {prev.version}'s {prev.min_driver}")
     return CudaTable(

@@ -14,8 +14,8 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.model.facts import canonical
 from compat.matrix._toml import Table, read_toml
+from compat.model.facts import canonical
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.errors import MatrixError
-from compat.model.findings import Fix, Severity
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.when import When, parse_when
+from compat.model.findings import Fix, Severity
 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

@@ -77,7 +77,7 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
         except ValueError:
             choices = ", ".join(repr(m.value) for m in tp)
             raise DecodeError(f"{path}: {data!r} is not one of {choices}") from None
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, path)
     if tp is bool:
         if isinstance(data, bool):

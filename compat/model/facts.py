@@ -11,8 +11,8 @@ import enum
 import json
 from dataclasses import dataclass, field
 
-from compat.model import codec
 from compat.errors import FactsError
+from compat.model import codec
 from compat.model.unknown import Unknown
 
 SCHEMA_VERSION = 1

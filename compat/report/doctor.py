@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -69,7 +71,7 @@ def render_text(facts: Facts, findings: tuple[Finding, ...], *, color: bool = Fa
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
 
 
-def _known(value: object, fmt=str) -> str:
+def _known(value: object, fmt: Callable[[Any], str] = str) -> str:
     return str(value) if isinstance(value, Unknown) else fmt(value)
 
 
@@ -94,7 +96,10 @@ def _environment(facts: Facts) -> Table:
     launcher = _known(launch.launcher) + declared("launcher")
     cfg = launch.accelerate
     if isinstance(cfg, AccelerateConfig):
-        launcher += f" · accelerate {cfg.distributed_type or 'NO'}, {cfg.num_processes or '?'} processes, {cfg.mixed_precision or 'no'} precision ({cfg.path})"
+        launcher += (
+            f" · accelerate {cfg.distributed_type or 'NO'}, {cfg.num_processes or '?'} processes,"
+            f" {cfg.mixed_precision or 'no'} precision ({cfg.path})"
+        )
     grid.add_row("launch", launcher)
     if facts.script is not None:
         s = facts.script

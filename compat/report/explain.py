@@ -57,7 +57,10 @@ def render_text(explanation: Explanation, *, top: int | None = None) -> str:
             out.append("The error does not look like an environment problem compat knows; read the first traceback.")
         return "\n".join(out) + "\n"
     roots = [m for m in matches if not m.signature.wrapper]
-    out.append(f"Known failure{'s' if len(roots) > 1 else ''} in {explanation.lines_scanned} line(s) of log, most likely first ({explanation.environment}):")
+    plural = "s" if len(roots) > 1 else ""
+    out.append(
+        f"Known failure{plural} in {explanation.lines_scanned} line(s) of log, most likely first ({explanation.environment}):"
+    )
     for i, m in enumerate(matches, 1):
         sig = m.signature
         out.append("")

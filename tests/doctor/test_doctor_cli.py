@@ -76,9 +76,10 @@ def test_json_is_deterministic(env, doctor):
 
 def test_bad_facts_file_is_one_line_exit_2(tmp_path):
 
-    from compat.cli import main  # noqa: F401 - the entry point wraps CompatError
     import subprocess
     import sys
+
+    from compat.cli import main  # noqa: F401 - the entry point wraps CompatError
 
     broken = tmp_path / "facts.json"
     broken.write_text('{"schema_version": 1, "python": {', encoding="utf-8")

@@ -65,8 +65,8 @@ def test_truncated_gzip_and_missing_file_are_usage_errors(tmp_path):
 
 
 def test_facts_file_ranks_and_tailors(tmp_path):
-    from tests.explain.test_explain import GRPO_VLLM, _facts
     from compat.model.facts import dump_facts
+    from tests.explain.test_explain import GRPO_VLLM, _facts
     facts = tmp_path / "facts.json"
     facts.write_text(dump_facts(_facts({"trl": "0.15.0", "vllm": "0.6.6", "torch": "2.5.1"}, script=GRPO_VLLM)))
     line = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!\n"

@@ -37,3 +37,31 @@ def test_unparsable_and_unreadable_scripts_give_parse_error(tmp_path):
     nul.write_bytes(b"x = 1\x00\n")
     assert read_script(nul).parse_error.startswith("not valid Python")
     assert read_script(tmp_path).parse_error.startswith("cannot read")
+
+
+def test_more_shapes_of_a_training_script():
+    s = parse_script(
+        "class MyTrainer(trl.SFTTrainer):\n"
+        "    def compute_loss(self, model, inputs):\n"
+        "        return model.config.vocab_size\n"
+        "class Plain(object):\n"
+        "    pass\n"
+        "a, b = accelerator.prepare(a, b)\n"
+        "dpo = DPOConfig(gradient_checkpointing=False, use_cache=True, vllm_mode='server', **extra)\n"
+        "load(device_map=0)\n"
+        "load(device_map=None)\n",
+        path="x.py",
+    )
+    assert s.parse_error is None
+    assert s.trainers == ("DPOConfig", "SFTTrainer")
+    assert s.config_access is True  # `model` inside a Trainer subclass may be wrapped
+    assert (s.gradient_checkpointing, s.use_cache, s.vllm_mode) == (False, True, "server")
+    assert s.device_maps == ("0", DYNAMIC)
+
+
+def test_a_huge_or_deeply_nested_file_is_not_a_training_script(tmp_path):
+    big = tmp_path / "big.py"
+    big.write_bytes(b"#" * (5 * 1024 * 1024 + 1))
+    assert read_script(big).parse_error == "larger than 5 MiB: not a training script"
+    deep = parse_script("x = " + "(" * 100_000 + ")" * 100_000 + "\n", path="deep.py")
+    assert deep.parse_error is not None and deep.parse_error.startswith("not valid Python")

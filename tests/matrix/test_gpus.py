@@ -7,10 +7,7 @@ import pytest
 from compat.errors import MatrixError
 from compat.matrix import load_matrix
 
-REQUIRED = (
-    "H100 H200 H100-PCIE A100-80GB A100-40GB A100 A10G A10 L4 L40S T4 V100 P100 RTX3090 RTX4090 RTX5090 "
-    "RTX6000-ADA RTX-PRO-6000 B200 GB200 B300 GH200 H20"
-).split()
+REQUIRED = ["H100", "H200", "H100-PCIE", "A100-80GB", "A100-40GB", "A100", "A10G", "A10", "L4", "L40S", "T4", "V100", "P100", "RTX3090", "RTX4090", "RTX5090", "RTX6000-ADA", "RTX-PRO-6000", "B200", "GB200", "B300", "GH200", "H20"]
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.errors import MatrixError
+from compat.maintain.validate import validate_matrix
 from compat.matrix import shipped_matrix_dir
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.releases import TRACKED, ReleaseIndex, emit_releases, parse_releases_file, toml_string
-from compat.maintain.validate import validate_matrix
 from compat.model.unknown import Unknown
 
 if sys.version_info >= (3, 11):
@@ -92,7 +92,7 @@ def test_errors_name_the_file_and_the_key(edit, where):
 def test_a_bad_requirement_names_the_file_and_key_when_parsed():
     demo = parse(GOOD.replace('"torch==2.5.1"', '"torch=2.5.1"'))
     with pytest.raises(MatrixError, match=r"^releases/demo.toml: release\[0\].requires\[0\]: 'torch=2.5.1' is not a PEP 508"):
-        demo.find("1.0.0").requires
+        _ = demo.find("1.0.0").requires
 
 
 def test_overlay_adds_versions_and_packages_and_rejects_duplicates(tmp_path):

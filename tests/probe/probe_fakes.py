@@ -31,7 +31,7 @@ class FakeNvml:
                 setattr(self, name, getattr(pynvml, name))
 
     @classmethod
-    def shape(cls, name: str) -> "FakeNvml":
+    def shape(cls, name: str) -> FakeNvml:
         return cls(json.loads((NVIDIA / name / "nvml.json").read_text()))
 
     def _gpu(self, h):

@@ -9,10 +9,10 @@ import pytest
 
 from compat.errors import UsageError
 from compat.model.facts import Distribution, TorchSource
+from compat.model.unknown import Unknown
 from compat.sources.probe._run import RunResult
 from compat.sources.probe.interpreter import fetch_interpreter
 from compat.sources.probe.torch import cuda_of_version, fetch_torch_import, parse_torch
-from compat.model.unknown import Unknown
 from tests.probe.probe_fakes import DATA
 
 ENV_DISTS = {"torch": "2.5.1+cu124", "transformers": "4.51.3", "trl": "0.15.2", "vllm": "0.7.2"}

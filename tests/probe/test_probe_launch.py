@@ -3,10 +3,15 @@ import shutil
 import pytest
 
 from compat.errors import UsageError
-from compat.sources.probe.launch import (
-    NO_LAUNCHER, detect_container, infer_launcher, kept_env, probe_launch, read_accelerate_config,
-)
 from compat.model.unknown import Unknown
+from compat.sources.probe.launch import (
+    NO_LAUNCHER,
+    detect_container,
+    infer_launcher,
+    kept_env,
+    probe_launch,
+    read_accelerate_config,
+)
 from tests.probe.probe_fakes import DATA
 
 ACC = DATA / "accelerate"

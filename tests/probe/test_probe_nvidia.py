@@ -3,10 +3,14 @@ from pathlib import Path
 import pytest
 
 from compat.model.facts import HardwareSource, Interconnect
-from compat.sources.probe.nvidia import (
-    parse_proc_version, parse_query_gpu, parse_smi_header, parse_topo, probe_hardware,
-)
 from compat.model.unknown import Unknown
+from compat.sources.probe.nvidia import (
+    parse_proc_version,
+    parse_query_gpu,
+    parse_smi_header,
+    parse_topo,
+    probe_hardware,
+)
 from tests.probe.probe_fakes import FakeNvml, fake_smi, read
 
 NO_PROC = Path("/nonexistent/proc/driver/nvidia/version")
@@ -37,12 +41,12 @@ def test_banner_cuda_na_is_unknown_with_the_text():
 def test_topo_h100_is_nvlink_18_everywhere():
     links = parse_topo(read("h100-8x-sxm/topo-m.txt"))
     assert len(links) == 28
-    assert {(l.interconnect, l.nvlinks) for l in links} == {(Interconnect.NVLINK, 18)}
-    assert all(isinstance(l.p2p, Unknown) for l in links)
+    assert {(link.interconnect, link.nvlinks) for link in links} == {(Interconnect.NVLINK, 18)}
+    assert all(isinstance(link.p2p, Unknown) for link in links)
 
 
 def test_topo_pcie_classes():
-    links = {(l.a, l.b): l.interconnect for l in parse_topo(read("rtx4090-pcie/topo-m.txt"))}
+    links = {(link.a, link.b): link.interconnect for link in parse_topo(read("rtx4090-pcie/topo-m.txt"))}
     assert len(links) == 10
     assert links[(1, 2)] is Interconnect.PCIE_HOST_BRIDGE
     assert links[(1, 3)] is Interconnect.PCIE_CROSS_SOCKET  # NODE
@@ -53,7 +57,7 @@ def test_topo_pcie_classes():
 def test_topo_with_nic_rows_and_tabs():
     links = parse_topo(read("rtx4090-pcie/topo-m-8x-nics.txt"))
     assert len(links) == 28
-    assert {l.interconnect for l in links} == {Interconnect.PCIE_CROSS_SOCKET}
+    assert {link.interconnect for link in links} == {Interconnect.PCIE_CROSS_SOCKET}
 
 
 def test_topo_two_gpus_tabs():
@@ -118,17 +122,17 @@ def test_nvml_h100_nvswitch_counts_like_nvidia_smi():
     assert hw.gpus[0].name == "NVIDIA H100 80GB HBM3"
     assert (hw.gpus[0].compute_capability, hw.gpus[0].memory_mib, hw.gpus[0].bus_id) == ("9.0", 81559, "00000000:18:00.0")
     # The same answer nvidia-smi topo -m gives for this machine shape.
-    from_smi = {(l.a, l.b): (l.interconnect, l.nvlinks) for l in parse_topo(read("h100-8x-sxm/topo-m.txt"))}
-    assert {(l.a, l.b): (l.interconnect, l.nvlinks) for l in hw.links} == from_smi
-    assert all(l.p2p is True for l in hw.links)
+    from_smi = {(link.a, link.b): (link.interconnect, link.nvlinks) for link in parse_topo(read("h100-8x-sxm/topo-m.txt"))}
+    assert {(link.a, link.b): (link.interconnect, link.nvlinks) for link in hw.links} == from_smi
+    assert all(link.p2p is True for link in hw.links)
     assert nvml.calls == ["init", "shutdown"]
 
 
 def test_nvml_pcie_matches_topo_and_reports_p2p_off():
     hw = probe_hardware(nvml=FakeNvml.shape("rtx4090-pcie"), smi="/nonexistent/nvidia-smi", proc_version=NO_PROC)
-    from_smi = {(l.a, l.b): l.interconnect for l in parse_topo(read("rtx4090-pcie/topo-m.txt"))}
-    assert {(l.a, l.b): l.interconnect for l in hw.links} == from_smi
-    assert all(l.p2p is False and l.nvlinks == 0 for l in hw.links)
+    from_smi = {(link.a, link.b): link.interconnect for link in parse_topo(read("rtx4090-pcie/topo-m.txt"))}
+    assert {(link.a, link.b): link.interconnect for link in hw.links} == from_smi
+    assert all(link.p2p is False and link.nvlinks == 0 for link in hw.links)
     assert hw.driver_cuda == "13.0"
 
 
@@ -209,3 +213,31 @@ def test_broken_driver_falls_back_to_proc(tmp_path):
 def test_no_nvidia_at_all():
     hw = probe_hardware(nvml=_no_nvml(), smi="/nonexistent/nvidia-smi", proc_version=NO_PROC)
     assert (hw.source, hw.driver, hw.driver_cuda, hw.gpus, hw.links) == (HardwareSource.NONE, None, None, (), ())
+
+
+def test_smi_topology_and_banner_failures_are_unknown_with_the_reason(tmp_path):
+    # topo and the banner exit 9 (not stashed): the GPUs are still read, links and CUDA are unknown.
+    smi = fake_smi(tmp_path, query=read("query/titan-v-rtx5880.csv"))
+    hw = probe_hardware(nvml=_no_nvml(), smi=smi, proc_version=NO_PROC, timeout=5)
+    assert hw.source is HardwareSource.NVIDIA_SMI
+    assert len(hw.gpus) == 2
+    assert hw.links == Unknown(reason="nvidia-smi exited with status 9")
+    assert hw.driver_cuda == Unknown(reason="nvidia-smi exited with status 9")
+
+
+def test_smi_topology_garbage_is_unknown(tmp_path):
+    smi = fake_smi(tmp_path, query=read("query/titan-v-rtx5880.csv"), banner=read("rtx4090-pcie/nvidia-smi-banner.txt"),
+                   topo="nothing like a matrix\n")
+    hw = probe_hardware(nvml=_no_nvml(), smi=smi, proc_version=NO_PROC, timeout=5)
+    assert isinstance(hw.links, Unknown)
+    assert hw.links.reason.startswith("nvidia-smi topo -m printed something compat cannot read")
+
+
+def test_a_proc_file_without_a_driver_and_a_failing_smi(tmp_path):
+    proc = tmp_path / "version"
+    proc.write_text("not the NVIDIA module\n")
+    smi = fake_smi(tmp_path / "bin", body="#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2\nexit 9\n")
+    hw = probe_hardware(nvml=_no_nvml(), smi=smi, proc_version=proc, timeout=5)
+    assert hw.source is HardwareSource.NONE
+    assert isinstance(hw.driver, Unknown) and "NVIDIA-SMI has failed" in hw.driver.reason
+    assert "NVML Shared Library Not Found" in hw.driver.reason

@@ -43,3 +43,35 @@ def test_hang_kills_the_whole_group(tmp_path):
 def test_undecodable_output_is_replaced():
     r = run([sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'\\xff\\xfeok')"], timeout=30)
     assert r.ok and r.stdout.endswith("ok") and "\ufffd" in r.stdout
+
+
+def test_a_file_that_is_not_executable(tmp_path):
+    script = tmp_path / "tool"
+    script.write_text("#!/bin/sh\necho hi\n")
+    result = run([str(script)], timeout=5)
+    assert (result.returncode, result.error) == (None, "tool is not executable")
+    assert result.problem == "tool is not executable"
+
+
+def test_a_directory_cannot_be_started(tmp_path):
+    result = run([str(tmp_path)], timeout=5)
+    assert result.returncode is None and result.error is not None
+    assert result.error.startswith(tmp_path.name)
+
+
+def test_an_unknown_signal_number_is_still_named():
+    from compat.sources.probe._run import RunResult
+
+    assert RunResult(argv=("x",), returncode=-99, stdout="", stderr="").problem == "x was killed by signal 99"
+
+
+def test_marked_json_takes_the_last_marked_object():
+    from compat.sources.probe._run import RunResult, marked_json
+
+    def out(text: str) -> RunResult:
+        return RunResult(argv=("py",), returncode=0, stdout=text, stderr="")
+
+    assert marked_json(out('@@ {"a": 1}\nnoise\n@@ {"a": 2}\n'), "@@ ") == {"a": 2}
+    assert marked_json(out("@@ [1, 2]\n"), "@@ ") is None
+    assert marked_json(out("@@ {not json\n"), "@@ ") is None
+    assert marked_json(out('{"a": 1}\n'), "@@ ") is None

@@ -130,7 +130,7 @@ def _handler(index: FakeIndex):
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             path = self.path
             rng = self.headers.get("Range", "")
             with index.lock:

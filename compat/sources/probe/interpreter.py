@@ -14,8 +14,8 @@ from pathlib import Path
 
 from compat.errors import UsageError
 from compat.model.facts import Distribution, Python
-from compat.sources.probe._run import RunResult, marked_json, run
 from compat.model.unknown import Unknown
+from compat.sources.probe._run import RunResult, marked_json, run
 
 MARK = "COMPAT-INTERPRETER:"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from compat.model.facts import Gpu, Hardware, HardwareSource, Interconnect, Link
-from compat.sources.probe._run import run
 from compat.model.unknown import Unknown
+from compat.sources.probe._run import run
 
 PROC_VERSION = Path("/proc/driver/nvidia/version")
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "pci.bus_id", "driver_version")
@@ -71,7 +71,7 @@ def parse_query_gpu(text: str) -> tuple[tuple[Gpu, ...], str | None]:
     for n, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise ValueError(f"line {n} has {len(row)} fields, expected {len(header)}")
-        cell = dict(zip(header, (c.strip() for c in row)))
+        cell = dict(zip(header, (c.strip() for c in row), strict=True))
         try:
             index = int(cell["index"])
         except ValueError:
@@ -84,7 +84,11 @@ def parse_query_gpu(text: str) -> tuple[tuple[Gpu, ...], str | None]:
                 name=cell["name"],
                 compute_capability=_cc(cell.get("compute_cap")),
                 memory_mib=_mib(cell.get("memory.total")),
-                bus_id=cell["pci.bus_id"] if cell.get("pci.bus_id") and not _na(cell["pci.bus_id"]) else Unknown(reason="nvidia-smi did not report the bus id"),
+                bus_id=(
+                    cell["pci.bus_id"]
+                    if cell.get("pci.bus_id") and not _na(cell["pci.bus_id"])
+                    else Unknown(reason="nvidia-smi did not report the bus id")
+                ),
             )
         )
     return tuple(sorted(gpus, key=lambda g: g.index)), (sorted(drivers)[0] if drivers else None)
@@ -111,17 +115,17 @@ def parse_topo(text: str) -> tuple[Link, ...]:
             continue
         if len(tokens) < len(columns) + 1:
             raise ValueError(f"row {tokens[0]} has too few columns")
-        for col, value in zip(columns, tokens[1:]):
+        for col, value in zip(columns, tokens[1:], strict=False):
             cells[(int(m.group(1)), col)] = value
     links = []
     for a in columns:
         for b in columns:
             if a >= b:
                 continue
-            value = cells.get((a, b)) or cells.get((b, a))
-            if value is None:
+            cell = cells.get((a, b)) or cells.get((b, a))
+            if cell is None:
                 raise ValueError(f"no entry for GPU{a}/GPU{b}")
-            links.append(_topo_link(a, b, value))
+            links.append(_topo_link(a, b, cell))
     return tuple(links)
 
 
@@ -197,13 +201,15 @@ def _read_nvml(nvml: Any) -> Hardware:
     if isinstance(count, Unknown):
         return Hardware(source=HardwareSource.NVML, driver=driver, driver_cuda=driver_cuda, gpus=count, links=count)
     handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
-    gpus = []
-    for i, h in enumerate(handles):
+
+    def gpu(i: int, h: Any) -> Gpu:
         name = ask("name", lambda: _str(nvml.nvmlDeviceGetName(h)))
-        cc = ask("compute capability", lambda: "%d.%d" % tuple(nvml.nvmlDeviceGetCudaComputeCapability(h)))
+        cc = ask("compute capability", lambda: "{}.{}".format(*nvml.nvmlDeviceGetCudaComputeCapability(h)))
         mem = ask("memory", lambda: int(nvml.nvmlDeviceGetMemoryInfo(h).total) // 2**20)
         bus = ask("PCI info", lambda: _str(nvml.nvmlDeviceGetPciInfo(h).busId))
-        gpus.append(Gpu(index=i, name=name if isinstance(name, str) else "unknown", compute_capability=cc, memory_mib=mem, bus_id=bus))
+        return Gpu(index=i, name=name if isinstance(name, str) else "unknown", compute_capability=cc, memory_mib=mem, bus_id=bus)
+
+    gpus = [gpu(i, h) for i, h in enumerate(handles)]
     links = _nvml_links(nvml, handles, [g.bus_id for g in gpus])
     return Hardware(source=HardwareSource.NVML, driver=driver, driver_cuda=driver_cuda, gpus=tuple(gpus), links=links)
 
@@ -303,7 +309,9 @@ def probe_hardware(
     reasons = []
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
+
+            nvml = pynvml
         except ImportError:
             nvml = None
             reasons.append("nvidia-ml-py is not installed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -10,8 +11,11 @@ from packaging.utils import canonicalize_name
 from compat.errors import UsageError
 from compat.model.facts import Distribution
 
+if TYPE_CHECKING:
+    from compat.matrix import Matrix
 
-def read_requirements(path: Path, matrix) -> tuple[Distribution, ...]:
+
+def read_requirements(path: Path, matrix: Matrix | None) -> tuple[Distribution, ...]:
     """Pinned distributions, sorted by name; raises UsageError on an unpinned or bad line."""
     pins = _pins(path)
     dists = {}
@@ -27,8 +31,9 @@ def _pins(path: Path) -> list[tuple[str, str]]:
     try:
         import pip_api
 
-        parsed = pip_api.parse_requirements(str(path), include_invalid=False)
-        reqs = [(str(r), r) for r in parsed.values()]
+        parsed = pip_api.parse_requirements(path, include_invalid=False)
+        # pip_api's own Requirement type; the same text as packaging's.
+        reqs = [(str(r), Requirement(str(r))) for r in parsed.values()]
     except Exception:
         # pip_api refuses some files pip accepts (options it does not know); fall back to PEP 508 lines.
         reqs = _parse_lines(path)
@@ -58,7 +63,7 @@ def _parse_lines(path: Path) -> list[tuple[str, Requirement]]:
     return out
 
 
-def _requires_of(matrix, name: str, version: str) -> tuple[str, ...]:
+def _requires_of(matrix: Matrix | None, name: str, version: str) -> tuple[str, ...]:
     if matrix is None:
         return ()
     releases = matrix.releases.get(name)

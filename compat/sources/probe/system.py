@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from compat.model.facts import System, Tool
-from compat.sources.probe._run import run
 from compat.model.unknown import Unknown
+from compat.sources.probe._run import RunResult, run
 
 TOOLS = {
     "gcc": ["gcc", "--version"],
@@ -48,7 +48,7 @@ def _read(path: str) -> str | Unknown:
         return Unknown(reason=f"cannot read {path}: {exc.strerror or exc}")
 
 
-def parse_tool(name: str, result) -> Tool:
+def parse_tool(name: str, result: RunResult) -> Tool:
     if result.error is not None and result.error.endswith("not found"):
         return Tool(name=name, version=None)
     if not result.ok:

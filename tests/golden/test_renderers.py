@@ -1,0 +1,86 @@
+"""Golden files for every renderer: each output byte for fixed inputs (fixed width, no colour, no clock).
+
+Regenerate with `COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/golden --no-cov` and review the diff. The lock and
+plan renderers have their own table of golden cases in tests/lock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from compat.explain.match import explain
+from compat.matrix import Matrix, load_matrix
+from compat.matrix._toml import read_toml
+from compat.matrix.releases import parse_releases_file
+from compat.matrix.signatures import load_signatures
+from compat.model.facts import dump_facts, load_facts
+from compat.model.findings import sort_findings
+from compat.report import doctor as doctor_report
+from compat.report import explain as explain_report
+from tests.golden.golden import DATA, check_golden
+from tests.golden.inputs import findings, h100_box, unknown_box
+
+FACTS = {"h100": h100_box, "unknown": unknown_box}
+
+LOG = """\
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "/opt/venv/lib/python3.11/site-packages/vllm/_C.abi3.so", line 1, in <module>
+[rank0]: ImportError: /opt/venv/lib/python3.11/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi
+[rank1]: ImportError: /opt/venv/lib/python3.11/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi
+[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+"""
+
+
+@pytest.fixture(scope="module")
+def matrix() -> Matrix:
+    signatures = load_signatures([(read_toml(DATA / "signatures.toml", label="signatures.toml"), "golden")])
+    return dataclasses.replace(load_matrix(), signatures=signatures)
+
+
+@pytest.mark.parametrize("box", sorted(FACTS))
+def test_facts_json(box):
+    text = dump_facts(FACTS[box]())
+    check_golden(f"facts-{box}.json.txt", text)
+    assert load_facts(text) == FACTS[box](), "the snapshot must read back as the same facts"
+
+
+@pytest.mark.parametrize("box", sorted(FACTS))
+def test_doctor_text(box):
+    text = doctor_report.render_text(FACTS[box](), sort_findings(findings()), color=False, width=100)
+    check_golden(f"doctor-{box}.txt", text)
+
+
+def test_doctor_text_without_findings():
+    check_golden("doctor-h100-clean.txt", doctor_report.render_text(h100_box(), (), color=False, width=100))
+
+
+@pytest.mark.parametrize("box", sorted(FACTS))
+def test_doctor_json(box):
+    check_golden(f"doctor-{box}.json.txt", doctor_report.render_json(FACTS[box](), sort_findings(findings())))
+
+
+@pytest.mark.parametrize("facts", [None, "h100"])
+def test_explain(matrix, facts):
+    explanation = explain(LOG.splitlines(keepends=True), matrix, FACTS[facts]() if facts else None)
+    name = f"explain-{facts or 'nofacts'}"
+    check_golden(f"{name}.txt", explain_report.render_text(explanation))
+    check_golden(f"{name}.json.txt", explain_report.render_json(explanation))
+    check_golden(f"{name}-top1.txt", explain_report.render_text(explanation, top=1))
+
+
+def test_explain_unknown_log(matrix):
+    explanation = explain(["all good\n", "step 10 loss 0.1\n"], matrix, None)
+    check_golden("explain-none.txt", explain_report.render_text(explanation))
+    check_golden("explain-none.json.txt", explain_report.render_json(explanation))
+
+
+def test_matrix_show(monkeypatch):
+    from compat.report.matrix import render_releases_json, render_releases_table
+
+    package = parse_releases_file(read_toml(DATA / "releases-vllm.toml", label="releases-vllm.toml"), expected="vllm")
+    check_golden("matrix-show-vllm.txt", render_releases_table(package))
+    check_golden("matrix-show-vllm-since.txt", render_releases_table(package, since="0.7.0"))
+    check_golden("matrix-show-vllm.json.txt", render_releases_json(package))

@@ -1,0 +1,83 @@
+"""`compat matrix validate` on a broken copy of the shipped matrix: each problem names its file and key."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from compat.maintain.validate import validate_matrix
+from compat.matrix import shipped_matrix_dir
+
+SIGNATURE = """
+[[signature]]
+id = "acme-bad-fix"
+title = "t"
+severity = "error"
+patterns = ["acme boom"]
+when = { packages = { vllm = "" } }
+fix = { requires = ["vllm @@ 1"] }
+cause = "c"
+refs = ["acme/repo#1"]
+"""
+
+EXTENSION = """
+[[extension]]
+package = "inhouse-kernels"
+source = "trust me"
+
+[[extension.release]]
+versions = ["1.0"]
+torch = ">=2.0"
+python = ">=3.9"
+cuda_majors = [12]
+source = "acme/kernels#1"
+"""
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    base = tmp_path_factory.mktemp("m") / "matrix"
+    shutil.copytree(shipped_matrix_dir(), base)
+    (base / "gpus.toml").unlink()
+    (base / "releases" / "trl.toml").unlink()
+    shutil.copy(base / "releases" / "datasets.toml", base / "releases" / "Datasets.toml")
+    ext = (base / "extensions.toml").read_text()
+    assert 'versions = ["2.3.0"]' in ext
+    ext = ext.replace('versions = ["2.3.0"]', 'versions = ["2.3.0", "0.0.1"]', 1)
+    (base / "extensions.toml").write_text(ext + EXTENSION)
+    (base / "signatures" / "acme.toml").write_text(SIGNATURE)
+    found = validate_matrix(base=base, audit_patterns=False)
+    # Outside the shipped directory, problems are labelled with full paths.
+    return tuple(p.removeprefix(f"{base}/") for p in found.problems)
+
+
+def test_missing_files_are_named(result):
+    assert "gpus.toml: missing" in result
+    assert any(p.startswith("releases/trl.toml: missing: every tracked package") for p in result)
+
+
+def test_a_releases_file_must_use_the_canonical_name(result):
+    assert "releases/Datasets.toml: file name must be the canonical name (datasets.toml)" in result
+
+
+def test_extensions_must_point_at_recorded_releases_and_name_sources(result):
+    text = "\n".join(result)
+    assert "extensions.toml: extension[flash-attn].release[0].versions: 0.0.1 is not a recorded flash-attn release" in text
+    assert "extensions.toml: extension[inhouse-kernels].package: not a tracked package" in text
+    assert "extensions.toml: extension[inhouse-kernels].source: source 'trust me' names no issue/PR, URL or release metadata" in text
+
+
+def test_a_fix_that_is_not_a_requirement_is_caught_by_the_loader(result):
+    text = "\n".join(result)
+    assert "signatures/acme.toml: signature[0].fix.requires[0]: 'vllm @@ 1' is not a PEP 508 requirement" in text
+
+
+def test_nothing_else_is_reported(result):
+    expected = ("gpus.toml", "releases/trl.toml", "releases/Datasets.toml", "extensions.toml", "signatures/acme.toml")
+    assert [p for p in result if not p.startswith(expected)] == []
+
+
+def test_a_base_that_is_not_a_directory(tmp_path):
+    result = validate_matrix(base=tmp_path / "nope", audit_patterns=False)
+    assert result.problems[0] == f"{tmp_path / 'nope'}: not a directory"
