@@ -19,8 +19,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from pip._internal.models.index import PyPI
-
 LOCK = ["trl[vllm]", "--gpus", "8xH100", "--driver", "550.54.15", "--python-version", "3.11"]
 
 

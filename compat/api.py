@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.errors import CompatError, ResolutionError, UsageError
+from compat.model.curation import Refreshed, Validation
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
 from compat.model.lock import Lock, Plan
@@ -40,8 +41,6 @@ from compat.sources.settings import Settings, read_settings
 
 if TYPE_CHECKING:
     from compat.explain.match import Explanation
-    from compat.maintain.refresh import RefreshResult
-    from compat.maintain.validate import Validation
     from compat.matrix import Matrix
     from compat.matrix.releases import PackageReleases
 
@@ -211,14 +210,6 @@ class RefreshRequest:
     """Default cache directory and package index."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Refreshed:
-    result: RefreshResult
-    """What changed per package and how many requests it took."""
-    index: str
-    """The index that was read, credentials redacted (safe to print)."""
-
-
 # ----------------------------------------------------------------------------- environment
 
 
@@ -311,7 +302,7 @@ def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts
         if explicit:
             raise  # the caller named the environment: a bad facts file is their error to see
         return None, "environment not probed: the probe failed"
-    except Exception as exc:  # noqa: BLE001 - a probe bug must never hide the log's answer
+    except Exception as exc:
         if explicit:
             raise
         return None, f"environment not probed ({type(exc).__name__})"
@@ -347,9 +338,9 @@ def plan(request: PlanRequest) -> Plan | Conflict:
     (the installed tracked packages by default) plus the findings' fixes, resolve, then plan."""
     from compat.judge.diagnose import diagnose
     from compat.matrix.releases import TRACKED
+    from compat.resolve import resolve, target_facts
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
-    from compat.resolve import resolve, target_facts
 
     m = _matrix(request.matrix, request.settings)
     env = target_facts(_gather(request, m))

@@ -40,5 +40,5 @@ class ResolutionError(CompatError):
         self.causes = causes
         # A one-line summary for logs: kinds and ids only; the words are the renderer's.
         about = [c.package or c.signature or (c.constraint.signature if c.constraint else "") for c in causes]
-        summary = ", ".join(dict.fromkeys(f"{c.kind.value} {a}".strip() for c, a in zip(causes, about)))
+        summary = ", ".join(dict.fromkeys(f"{c.kind.value} {a}".strip() for c, a in zip(causes, about, strict=True)))
         super().__init__(f"no compatible set ({summary})")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compat.maintain.validate import Validation
 from compat.matrix._toml import Table
 from compat.matrix.releases import PackageReleases, parse_release
+from compat.model.curation import Validation
 from compat.report.matrix import (
     SCHEMA_VERSION,
     render_releases_json,

@@ -12,7 +12,10 @@ if TYPE_CHECKING:
 
 MatrixOpt = Annotated[
     list[Path] | None,
-    typer.Option("--matrix", envvar="COMPAT_MATRIX", help="Extra matrix directory laid over the shipped one (repeatable; also COMPAT_MATRIX)."),
+    typer.Option(
+        "--matrix", envvar="COMPAT_MATRIX",
+        help="Extra matrix directory laid over the shipped one (repeatable; also COMPAT_MATRIX).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 PythonOpt = Annotated[Path | None, typer.Option("--python", help="Inspect another interpreter (a virtual environment's python).")]
@@ -20,8 +23,12 @@ FactsOpt = Annotated[Path | None, typer.Option("--facts", help="Read a saved `co
 GpusOpt = Annotated[str | None, typer.Option("--gpus", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
 DriverOpt = Annotated[str | None, typer.Option("--driver", help="Declare the NVIDIA driver version (550.54.15).")]
 LauncherOpt = Annotated[str | None, typer.Option("--launcher", help="How training starts: python, torchrun, accelerate, deepspeed.")]
-AccelerateOpt = Annotated[Path | None, typer.Option("--accelerate-config", help="accelerate config file (default: the one under the Hugging Face home).")]
-RequirementsOpt = Annotated[Path | None, typer.Option("--requirements", "-r", help="Judge the pinned set in a requirements file instead of the installed packages.")]
+AccelerateOpt = Annotated[Path | None, typer.Option(
+    "--accelerate-config", help="accelerate config file (default: the one under the Hugging Face home).",
+)]
+RequirementsOpt = Annotated[Path | None, typer.Option(
+    "--requirements", "-r", help="Judge the pinned set in a requirements file instead of the installed packages.",
+)]
 ScriptOpt = Annotated[Path | None, typer.Option("--script", help="Training script to read (never run) for the patterns the catalog knows.")]
 
 

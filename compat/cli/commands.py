@@ -1,6 +1,8 @@
 """Imports every command module so that each registers itself on the app."""
 
-from compat.cli import doctor  # noqa: F401
-from compat.cli import matrix  # noqa: F401
-from compat.cli import lock  # noqa: F401
-from compat.cli import explain  # noqa: F401
+from compat.cli import (
+    doctor,  # noqa: F401
+    explain,  # noqa: F401
+    lock,  # noqa: F401
+    matrix,  # noqa: F401
+)

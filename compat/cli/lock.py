@@ -40,7 +40,8 @@ PyVersionOpt = typer.Option(None, "--python-version", help="Target Python (3.11)
 PlatformOpt = typer.Option(None, "--platform", help="Target platform: linux-x86_64, linux-aarch64, macos-arm64, windows-amd64.")
 MinorCompatOpt = typer.Option(
     False, "--minor-compat",
-    help="Accept torch builds that run on the driver only under CUDA minor-version compatibility (no PTX JIT: Triton/torch.compile may fail).",
+    help="Accept torch builds that run on the driver only under CUDA minor-version compatibility "
+    "(no PTX JIT: Triton/torch.compile may fail).",
 )
 
 

@@ -57,7 +57,9 @@ def refresh(
     index_url: Annotated[
         str | None, typer.Option("--index-url", help="Simple API root (default: PIP_INDEX_URL, else pip's default index).")
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Directory of the releases files (default: the shipped matrix/releases).")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Directory of the releases files (default: the shipped matrix/releases).",
+    )] = None,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Metadata cache (default: $XDG_CACHE_HOME/compat).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every release's metadata from the index again.")] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Concurrent requests.")] = 8,

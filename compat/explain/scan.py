@@ -247,37 +247,39 @@ class Scanner:
         """Hits in one block of whole lines whose first line is number `line_base`."""
         is_bytes = isinstance(block, (bytes, bytearray))
         if self._always:
-            return list(self._scan_all(block, line_base, is_bytes))
+            return list(self._scan_all(block, line_base))
+        # str or bytes: one body of find/count/slice serves both (decoding a whole block costs more).
+        buf: Any = block
         pres = self._pre_b if is_bytes else self._pre_s
-        if not pres or not block:
+        if not pres or not buf:
             return []
         nl = b"\n" if is_bytes else "\n"
         # Candidate positions from every pass, then each candidate line once, in order.
-        positions = sorted({m.start() for pre in pres for m in pre.finditer(block)})
+        positions = sorted({m.start() for pre in pres for m in pre.finditer(buf)})
         hits: list[Hit] = []
         counted_to = 0
         line_no = line_base
-        n = len(block)
+        n = len(buf)
         done_until = -1
         for pos in positions:
             if pos <= done_until:
                 continue  # another anchor on a line already tried
-            start = block.rfind(nl, 0, pos) + 1
-            end = block.find(nl, pos)
+            start = buf.rfind(nl, 0, pos) + 1
+            end = buf.find(nl, pos)
             if end < 0:
                 end = n
-            line_no += block.count(nl, counted_to, start)
+            line_no += buf.count(nl, counted_to, start)
             counted_to = start
             lo = max(start, pos - MAX_LINE // 2)
             hi = min(end, lo + MAX_LINE)
-            raw = block[lo:hi]
+            raw = buf[lo:hi]
             text = raw.decode("utf-8", "replace") if is_bytes else raw
             hits.extend(self._match_line(text, line_no))
             done_until = end
         return hits
 
-    def _scan_all(self, block: str | bytes, line_base: int, is_bytes: bool) -> Iterator[Hit]:
-        text = block.decode("utf-8", "replace") if is_bytes else block
+    def _scan_all(self, block: str | bytes, line_base: int) -> Iterator[Hit]:
+        text = block.decode("utf-8", "replace") if isinstance(block, (bytes, bytearray)) else block
         for offset, line in enumerate(text.split("\n")):
             yield from self._match_line(line[:MAX_LINE], line_base + offset, everything=True)
 
@@ -306,8 +308,9 @@ def count_lines(block: str | bytes) -> int:
     """Lines in a block; a block without a final newline still ends a line."""
     if not block:
         return 0
-    nl = b"\n" if isinstance(block, (bytes, bytearray)) else "\n"
-    return block.count(nl) + (0 if block.endswith(nl) else 1)
+    if isinstance(block, (bytes, bytearray)):
+        return block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+    return block.count("\n") + (0 if block.endswith("\n") else 1)
 
 
 def read_blocks(stream: BinaryIO, *, size: int = 8 * 1024 * 1024) -> Iterator[bytes]:

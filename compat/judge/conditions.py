@@ -16,8 +16,8 @@ from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from compat.model.facts import Facts, Gpu, Launcher
 from compat.matrix.when import When
+from compat.model.facts import Facts, Gpu, Launcher
 from compat.model.unknown import Unknown
 
 
@@ -229,7 +229,8 @@ def _any_gpu(gpus: tuple[Gpu, ...], label: str, test: Callable[[Gpu], bool | Unk
             unknown = held
         elif held:
             cc = gpu.compute_capability
-            return (True, f"GPU {gpu.index} {gpu.name} (sm_{str(cc).replace('.', '')})" if not isinstance(cc, Unknown) else f"GPU {gpu.index} {gpu.name}")
+            label = f"GPU {gpu.index} {gpu.name}"
+            return (True, label if isinstance(cc, Unknown) else f"{label} (sm_{cc.replace('.', '')})")
     if unknown is not None:
         return Unknown(reason=f"{label}: {unknown.reason}")
     return (False, f"no GPU matches the {label} condition")

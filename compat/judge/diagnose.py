@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from compat.judge import checks
 from compat.judge.conditions import Outcome, evaluate
-from compat.model.facts import Facts
-from compat.model.findings import Finding, Severity, Status, sort_findings
 from compat.matrix import Matrix
 from compat.matrix.when import When
+from compat.model.facts import Facts
+from compat.model.findings import Finding, Severity, Status, sort_findings
 
 
 def diagnose(facts: Facts, matrix: Matrix) -> tuple[Finding, ...]:

@@ -9,9 +9,9 @@ source. Problems read `file: key: message`, like any MatrixError.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,35 +19,19 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import MatrixError
+from compat.maintain.pattern_audit import check_patterns
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.cuda import load_cuda
 from compat.matrix.extensions import load_extensions
 from compat.matrix.gpus import load_gpus
-from compat.maintain.pattern_audit import check_patterns
+from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 from compat.matrix.signatures import load_signatures
 from compat.matrix.torch import load_torch
-from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
+from compat.model.curation import Validation
 
 _SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
 _SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml")
 _REQUIRED = ("cuda.toml", "torch.toml", "gpus.toml")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Validation:
-    roots: tuple[Path, ...]
-    """The directories checked, base first."""
-    problems: tuple[str, ...]
-    """One line each, `file: key: message`; empty when the matrix is valid."""
-    packages: int
-    """Packages with a releases file."""
-    releases: int
-    """Releases recorded across those files."""
-    signatures: int
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
 
 
 class _Collector:
@@ -63,6 +47,12 @@ class _Collector:
 
     def add(self, file: str, key: str, message: str) -> None:
         self.problems.append(str(MatrixError(file, key, message)))
+
+
+def _read_labelled(path: Path, root: Path, shipped: bool) -> Table:
+    from compat.matrix import file_label
+
+    return read_toml(path, label=file_label(root, path, shipped))
 
 
 def validate_matrix(
@@ -91,12 +81,12 @@ def validate_matrix(
         for name in _SINGLE_FILES:
             path = root / name
             if path.is_file():
-                table = out.run(lambda p=path, s=as_shipped, r=root: read_toml(p, label=file_label(r, p, s)))
+                table = out.run(functools.partial(_read_labelled, path, root, as_shipped))
                 if table is not None:
                     tables[name].append(table)
         sig_dir = root / "signatures"
         for path in sorted(sig_dir.glob("*.toml")) if sig_dir.is_dir() else ():
-            table = out.run(lambda p=path, s=as_shipped, r=root: read_toml(p, label=file_label(r, p, s)))
+            table = out.run(functools.partial(_read_labelled, path, root, as_shipped))
             if table is not None:
                 sig_files.append((table, path.stem))
     if complete:
@@ -122,15 +112,16 @@ def validate_matrix(
         if canonicalize_name(name) != name:
             out.add(f"releases/{name}.toml", "", f"file name must be the canonical name ({canonicalize_name(name)}.toml)")
             continue
-        package = out.run(lambda n=name: index.get(n))
+        package = out.run(functools.partial(index.get, name))
         if package is not None:
             loaded[name] = package
             for release in package.releases:  # requirements are parsed lazily on load: force them here
-                out.run(lambda r=release: r.requires)
+                out.run(functools.partial(getattr, release, "requires"))
     if complete:
         for name in TRACKED:
             if name not in index.packages():
-                out.add(file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
+                where = file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name
+                out.add(where, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
     known = set(TRACKED) | set(loaded)
 
     def label(name: str) -> str:

@@ -163,10 +163,7 @@ class _Reader:
         elif ch == "{" and (m := _QUANT.match(self.p, self.i)) and m.group(0) != "{}":
             self.i = m.end()
             lo = int(m.group(1)) if m.group(1) else 0
-            if m.group(2):
-                hi = int(m.group(3)) if m.group(3) else None
-            else:
-                hi = lo
+            hi = (int(m.group(3)) if m.group(3) else None) if m.group(2) else lo
         else:
             return atom
         if self._peek() in ("?", "+"):  # lazy or possessive: the same language

@@ -400,11 +400,11 @@ def emit_releases(package: PackageReleases, *, header: str = "") -> str:
 
 __all__ = [
     "TRACKED",
-    "Release",
     "PackageReleases",
+    "Release",
     "ReleaseIndex",
-    "parse_releases_file",
-    "merge_releases",
     "emit_releases",
+    "merge_releases",
+    "parse_releases_file",
     "toml_string",
 ]

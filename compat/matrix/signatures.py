@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.when import When, parse_when
 from compat.model.findings import Fix, Severity

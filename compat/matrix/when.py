@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
-from compat.model.facts import Launcher, canonical
 from compat.matrix._toml import Table, parse_specifier
+from compat.model.facts import Launcher, canonical
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +79,7 @@ _SCRIPT_KEYS = (
 
 def parse_when(t: Table) -> When:
     t.only(*_KEYS)
-    packages = ()
+    packages: tuple[tuple[str, SpecifierSet], ...] = ()
     if "packages" in t:
         pt = t.table("packages")
         packages = tuple(
@@ -89,7 +89,7 @@ def parse_when(t: Table) -> When:
     for name in launcher_names - LAUNCHERS:
         t.fail("launcher", f"{name!r} is not one of {', '.join(sorted(LAUNCHERS))}")
     launcher = frozenset(Launcher(name) for name in launcher_names)
-    env = ()
+    env: tuple[tuple[str, str], ...] = ()
     if "env" in t:
         et = t.table("env")
         env = tuple(sorted((name, et._get(name, str, "a string", "")) for name in et.data))
@@ -138,4 +138,4 @@ def _parse_script(t: Table) -> ScriptWhen:
     )
 
 
-__all__ = ["When", "ScriptWhen", "parse_when", "parse_specifier", "LAUNCHERS"]
+__all__ = ["LAUNCHERS", "ScriptWhen", "When", "parse_specifier", "parse_when"]

@@ -11,8 +11,7 @@ from compat.model.unknown import Unknown
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-    from compat.api import Refreshed
-    from compat.maintain.validate import Validation
+    from compat.model.curation import Refreshed, Validation
 
 SCHEMA_VERSION = 1
 """Version of the `matrix show --json` layout."""

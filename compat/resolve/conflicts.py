@@ -70,7 +70,10 @@ def _why_none(name: str, infos: Sequence[Any], provider: Provider) -> tuple[Shor
         spec &= s.specifier
     matching = [r for r in reversed(releases.releases) if spec.contains(r.version, prereleases=True)]
     if not matching:
-        wanted = [r for r in reversed(releases.releases) if any(i.requirement.specifier.contains(r.version, prereleases=True) for i in infos)]
+        wanted = [
+            r for r in reversed(releases.releases)
+            if any(i.requirement.specifier.contains(r.version, prereleases=True) for i in infos)
+        ]
         if len(infos) > 1 and wanted:
             return Shortfall.CONTRADICTORY, "", ()
         return Shortfall.NO_RELEASE, str(spec), ()
@@ -122,7 +125,8 @@ def _newer_viable(name: str, need: Need, provider: Provider) -> Version | None:
     asked = [r.version for r in releases.releases if need.specifier.contains(r.version, prereleases=True)]
     if not asked:
         return None
-    found = provider.find_matches(name, {name: iter([Need(name=name, extras=frozenset(), specifier=SpecifierSet(), asker=PROBE)])}, {name: iter(())})
+    anything = Need(name=name, extras=frozenset(), specifier=SpecifierSet(), asker=PROBE)
+    found = provider.find_matches(name, {name: iter([anything])}, {name: iter(())})
     newer = [c.version for c in found if c.version is not None and c.version > max(asked)]
     return min(newer) if newer else None
 

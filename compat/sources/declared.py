@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from compat.errors import UsageError
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launcher, Link
 from compat.matrix.cuda import driver_version
 from compat.matrix.gpus import GpuModel, GpuTable
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launcher, Link
 from compat.model.unknown import Unknown
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+
 @dataclass(frozen=True, kw_only=True)
 class Settings:
     cache_dir: Path | None = None

@@ -23,8 +23,8 @@ from compat.model.findings import Finding, Status
 from compat.model.lock import Lock, StepKind
 from compat.model.rejection import RejectionKind
 from compat.report.lock import render_conflict
-from compat.resolve.plan import plan
 from compat.resolve import declared_target, resolve
+from compat.resolve.plan import plan
 from compat.sources.declared import Declared, apply_declared
 from compat.sources.probe.torch import from_metadata
 

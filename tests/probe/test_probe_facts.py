@@ -8,12 +8,26 @@ from hypothesis import strategies as st
 
 from compat.errors import UsageError
 from compat.model.facts import (
-    AccelerateConfig, Distribution, Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Launcher, Link,
-    Python, Script, TorchBuild, TorchSource, dump_facts, load_facts,
+    AccelerateConfig,
+    Distribution,
+    Facts,
+    Gpu,
+    Hardware,
+    HardwareSource,
+    Interconnect,
+    Launch,
+    Launcher,
+    Link,
+    Python,
+    Script,
+    TorchBuild,
+    TorchSource,
+    dump_facts,
+    load_facts,
 )
+from compat.model.unknown import Unknown
 from compat.sources.probe import ProbeRequest, probe, probe_launch_and_script
 from compat.sources.probe.requirements import read_requirements
-from compat.model.unknown import Unknown
 from tests.probe.probe_fakes import DATA
 
 

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 from compat.cli import app
 from compat.errors import PackageIndexError
 from compat.maintain.index import IndexClient, parse_simple_html, redact
-from compat.sources.settings import read_settings
+from compat.maintain.refresh import refresh
 from compat.matrix._toml import read_toml
 from compat.matrix.releases import parse_releases_file
-from compat.maintain.refresh import refresh
 from compat.model.unknown import Unknown
+from compat.sources.settings import read_settings
 
 from .conftest import DATA, PROJECTS, Fault
 
@@ -111,7 +111,7 @@ def test_second_refresh_with_nothing_new_fetches_no_metadata_and_changes_nothing
 def test_500s_then_success_are_retried(fake_index, out):
     fake_index.faults.append(Fault("/simple/vllm/", "500", 2))
     fake_index.faults.append(Fault("vllm-0.7.2", "500", 1))
-    result, client = run(fake_index, out, None)
+    _result, _client = run(fake_index, out, None)
     assert load(out, "vllm").find("0.7.2").requires_of("torch")
     assert fake_index.count("/simple/vllm/") == 3
 

@@ -11,9 +11,9 @@ import pytest
 from compat.errors import MatrixError
 from compat.explain.match import explain
 from compat.explain.scan import Scanner
+from compat.maintain.pattern_audit import check_patterns
 from compat.matrix import shipped_matrix_dir
 from compat.matrix._toml import Table
-from compat.maintain.pattern_audit import check_patterns
 from compat.matrix.signatures import load_signature_dir, load_signatures
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"

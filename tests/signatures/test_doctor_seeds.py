@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from compat.judge.checks import OWNED_IDS
 from typer.testing import CliRunner
 
 from compat.cli import app
+from compat.judge.checks import OWNED_IDS
 from tests.fakeenv import make_env
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "data" / "scripts"

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
+from compat.matrix import Matrix
 from compat.model.facts import Facts
 from compat.model.findings import Finding
-from compat.matrix import Matrix
 
 Check = Callable[[Facts, Matrix], Iterable[Finding]]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.judge.checks._util import declared_note, distinct_gpus, found, gpu_label
-from compat.model.facts import AccelerateConfig, Facts, Gpu
-from compat.model.findings import Finding
 from compat.matrix import Matrix
 from compat.matrix.torch import cc_key
+from compat.model.facts import AccelerateConfig, Facts, Gpu
+from compat.model.findings import Finding
 from compat.model.unknown import Unknown
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.judge.checks._util import cannot_check, declared_note, found
+from compat.matrix import Matrix
 from compat.model.facts import AccelerateConfig, Facts, Launcher
 from compat.model.findings import Finding
-from compat.matrix import Matrix
 from compat.model.unknown import Unknown
 
 NO_LAUNCHER = "multi-gpu-without-launcher"

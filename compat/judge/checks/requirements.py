@@ -14,9 +14,9 @@ from packaging.utils import canonicalize_name
 
 from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import in_spec, marker_holds
+from compat.matrix import Matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding
-from compat.matrix import Matrix
 from compat.model.unknown import Unknown
 
 WRONG_VERSION = "unsatisfied-requirement"

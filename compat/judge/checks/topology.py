@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.judge.checks._util import cannot_check, declared_note, found
+from compat.matrix import Matrix
 from compat.model.facts import Facts, Interconnect, TorchBuild
 from compat.model.findings import Finding, Severity
-from compat.matrix import Matrix
 from compat.model.unknown import Unknown
 
 P2P = "nccl-p2p-hang-pcie"

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.matrix import Matrix
 from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
 
@@ -38,7 +39,7 @@ class ProbeRequest:
     """compat's cache directory (the torch import report is kept there); None: no cache."""
 
 
-def probe(request: ProbeRequest, matrix) -> Facts:
+def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     """Facts about this host (or another interpreter on it); never raises on a host quirk.
 
     Raises UsageError when the request itself cannot be served (an interpreter that does not
@@ -46,8 +47,8 @@ def probe(request: ProbeRequest, matrix) -> Facts:
     """
     from compat.sources.probe.interpreter import fetch_interpreter
     from compat.sources.probe.launch import probe_launch
-    from compat.sources.probe.script import read_script
     from compat.sources.probe.nvidia import probe_hardware
+    from compat.sources.probe.script import read_script
     from compat.sources.probe.system import probe_system
     from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
@@ -90,9 +91,10 @@ def probe(request: ProbeRequest, matrix) -> Facts:
 
 def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, script: Path | None) -> Facts:
     """A saved snapshot with the accelerate config and/or the script read from this host."""
+    import os
+
     from compat.sources.probe.launch import read_accelerate_config
     from compat.sources.probe.script import read_script
-    import os
 
     if accelerate_config is not None:
         launch = dataclasses.replace(facts.launch, accelerate=read_accelerate_config(accelerate_config, os.environ))

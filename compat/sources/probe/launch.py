@@ -110,7 +110,8 @@ def detect_container(environ: Mapping[str, str], root: Path = Path("/")) -> str 
         cgroup = (root / "proc" / "1" / "cgroup").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    for word, name in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc")):
+    runtimes = (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("containerd", "containerd"), ("lxc", "lxc"))
+    for word, name in runtimes:
         if word in cgroup:
             return name
     return None

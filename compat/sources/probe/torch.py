@@ -12,12 +12,12 @@ import hashlib
 import os
 from pathlib import Path
 
-from compat.sources.cache import store
+from compat.matrix import Matrix
 from compat.matrix.torch import variant_cuda
-
 from compat.model.facts import Distribution, TorchBuild, TorchSource
-from compat.sources.probe._run import RunResult, marked_json, run
 from compat.model.unknown import Unknown
+from compat.sources.cache import store
+from compat.sources.probe._run import RunResult, marked_json, run
 
 MARK = "COMPAT-TORCH:"
 
@@ -109,7 +109,7 @@ def _cache_key(stamp: str | None) -> str | None:
     return hashlib.sha256(context.encode()).hexdigest()[:32]
 
 
-def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix) -> TorchBuild | None | Unknown:
+def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix: Matrix) -> TorchBuild | None | Unknown:
     """The build from the child's report, or from metadata when the import failed.
 
     `dist` is the torch distribution of the same interpreter (None when not installed).
@@ -158,7 +158,7 @@ def import_error(result: RunResult) -> str:
     return result.problem or "import torch printed nothing"
 
 
-def from_metadata(version: str, matrix, *, import_error: str | None, why: str | None = None) -> TorchBuild:
+def from_metadata(version: str, matrix: Matrix, *, import_error: str | None, why: str | None = None) -> TorchBuild:
     """What the version string and the matrix say about a build that was not imported."""
     reason = why or "torch could not be imported"
     return TorchBuild(
@@ -173,7 +173,7 @@ def from_metadata(version: str, matrix, *, import_error: str | None, why: str | 
     )
 
 
-def cuda_of_version(version: str, matrix) -> str | None | Unknown:
+def cuda_of_version(version: str, matrix: Matrix) -> str | None | Unknown:
     """"2.5.1+cu124" → "12.4"; "+cpu" → None; a plain version → the default variant of the matrix."""
     base, _, local = version.partition("+")
     if local:
