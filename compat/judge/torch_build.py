@@ -9,13 +9,14 @@ NVIDIA's minor-version compatibility).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from packaging.version import Version
 
 from compat.matrix import Matrix
 from compat.matrix.torch import TorchRelease, variant_cuda
+from compat.model.facts import Gpu
 from compat.model.rejection import Rejection, RejectionKind
 
 
@@ -65,6 +66,23 @@ def install_command(choice: TorchBuildChoice) -> str:
 
 Gpus = Sequence[tuple[str, str]]
 """(compute capability, GPU name) of each distinct architecture, lowest first."""
+
+
+def gpu_archs(gpus: Iterable[Gpu]) -> tuple[tuple[str, str], ...]:
+    """What the chooser is asked about: each known architecture once (first GPU's name), lowest first."""
+    ccs: dict[str, str] = {}
+    for gpu in gpus:
+        if isinstance(gpu.compute_capability, str):
+            ccs.setdefault(gpu.compute_capability, gpu.name)
+    return tuple(sorted(ccs.items(), key=lambda kv: Version(kv[0])))
+
+
+def same_cuda_major_as_default(matrix: Matrix, version: str, variant: str | None) -> bool:
+    """Whether torch `version`'s `variant` build has the CUDA major of its public-index build."""
+    if variant is None:
+        return True
+    release = matrix.torch.release(version)
+    return _same_major(variant, release.default_variant) if release else variant_cuda(variant) is None
 
 
 def driver_text(version: Version) -> str:

@@ -143,6 +143,11 @@ def _covers(cubins: Sequence[tuple[int, int]], ptx: Sequence[tuple[int, int]], c
     return any(arch <= cc for arch in ptx)
 
 
+def sm(cc: str) -> str:
+    """The architecture as CUDA names it ("9.0" -> "sm_90")."""
+    return "sm_" + cc.replace(".", "")
+
+
 def cc_key(text: str) -> tuple[int, int]:
     """"8.9" → (8, 9); ValueError for anything else."""
     m = _CC.match(text.strip())

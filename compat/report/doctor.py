@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from compat import __version__
+from compat.matrix.torch import sm
 from compat.model import codec
 from compat.model.facts import AccelerateConfig, Facts, Interconnect, TorchBuild
 from compat.model.findings import Finding, Severity, Status
@@ -141,7 +142,7 @@ def _gpu_line(facts: Facts) -> str:
     for g in gpus:
         cc = g.compute_capability
         mem = f", {round(g.memory_mib / 1024)} GiB" if isinstance(g.memory_mib, int) else ""
-        label = f"{g.name} (sm_{cc.replace('.', '')}{mem})" if isinstance(cc, str) else g.name
+        label = f"{g.name} ({sm(cc)}{mem})" if isinstance(cc, str) else g.name
         groups[label] = groups.get(label, 0) + 1
     text = ", ".join(f"{n} × {label}" for label, n in groups.items())
     links = facts.hardware.links

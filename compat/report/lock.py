@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 
 from compat.errors import ResolutionError
+from compat.matrix.torch import sm
 from compat.model import codec
 from compat.model.asker import Asker, AskerKind
 from compat.model.conflict import (
@@ -86,11 +87,6 @@ def _line(pin: Pin, *, extras: bool) -> str:
 
 
 # ----------------------------------------------------------------------------- pieces of a lock
-
-
-def sm(cc: str) -> str:
-    """The architecture as CUDA names it ("9.0" -> "sm_90")."""
-    return "sm_" + cc.replace(".", "")
 
 
 def hardware_lines(hw: HardwareSummary) -> tuple[str, ...]:

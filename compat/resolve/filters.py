@@ -23,7 +23,6 @@ from compat.judge.torch_build import (
 from compat.matrix import Matrix
 from compat.matrix.extensions import Extension, ExtensionTable
 from compat.matrix.releases import Release
-from compat.matrix.torch import variant_cuda
 from compat.model.facts import Facts
 from compat.model.rejection import Rejection, RejectionKind
 from compat.resolve.hardware import TargetHardware
@@ -76,16 +75,6 @@ class Filters:
             return any(req.marker.evaluate({**self.env, "extra": e}) for e in extras) and not req.marker.evaluate({**self.env, "extra": ""})
         except (UndefinedEnvironmentName, UndefinedComparison):
             return False
-
-    def same_major_as_default(self, version: Version, variant: str | None) -> bool:
-        """Whether torch `version`'s `variant` build has the CUDA major of its public-index build."""
-        if variant is None:
-            return True
-        rel = self.matrix.torch.release(str(version))
-        mine, theirs = variant_cuda(variant), variant_cuda(rel.default_variant) if rel else None
-        if mine is None or theirs is None:
-            return mine == theirs
-        return mine.split(".")[0] == theirs.split(".")[0]
 
     def torch_build(self, version: Version, *, same_major: bool = False) -> TorchBuildChoice | Rejection:
         """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.version import Version
-
 from compat.errors import UsageError
+from compat.judge.torch_build import gpu_archs
 from compat.matrix import Matrix
 from compat.model.facts import Facts
 from compat.model.lock import GpuCount, HardwareSummary, LockNote, LockNoteKind
@@ -31,16 +30,14 @@ class TargetHardware:
 
 def target_hardware(facts: Facts, matrix: Matrix) -> TargetHardware:
     notes: list[LockNote] = []
-    ccs: dict[str, str] = {}
     gpus = facts.hardware.gpus
     if isinstance(gpus, Unknown):
         notes.append(LockNote(kind=LockNoteKind.GPUS_UNKNOWN, reason=gpus.reason))
     else:
-        for gpu in gpus:
-            if isinstance(gpu.compute_capability, Unknown):
-                notes.append(LockNote(kind=LockNoteKind.GPU_ARCH_UNKNOWN, gpu_index=gpu.index, gpu=gpu.name))
-            else:
-                ccs.setdefault(gpu.compute_capability, gpu.name)
+        notes.extend(
+            LockNote(kind=LockNoteKind.GPU_ARCH_UNKNOWN, gpu_index=gpu.index, gpu=gpu.name)
+            for gpu in gpus if isinstance(gpu.compute_capability, Unknown)
+        )
     driver = facts.hardware.driver
     max_cuda = None
     if isinstance(driver, Unknown):
@@ -51,7 +48,7 @@ def target_hardware(facts: Facts, matrix: Matrix) -> TargetHardware:
         except ValueError as exc:
             raise UsageError(f"driver {driver!r}: {exc}") from exc
     return TargetHardware(
-        ccs=tuple(sorted(ccs.items(), key=lambda kv: Version(kv[0]))),
+        ccs=gpu_archs(() if isinstance(gpus, Unknown) else gpus),
         driver=None if isinstance(driver, Unknown) else driver,
         max_cuda=max_cuda,
         notes=tuple(notes),

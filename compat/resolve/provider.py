@@ -12,7 +12,7 @@ from packaging.version import Version
 from resolvelib.providers import AbstractProvider
 from resolvelib.structs import RequirementInformation
 
-from compat.judge.torch_build import TorchBuildChoice
+from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.releases import PackageReleases
 from compat.model.asker import Asker, AskerKind
@@ -195,7 +195,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
             return True
-        if requirement.default_build and not self.filters.same_major_as_default(candidate.version, candidate.variant):
+        if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant):
             return False
         return contains(requirement.specifier, candidate.version, True)
 

@@ -16,7 +16,7 @@ import pytest
 from compat.errors import ResolutionError
 from compat.judge.checks import cuda
 from compat.judge.diagnose import diagnose
-from compat.judge.torch_build import Rejection, choose_torch_build
+from compat.judge.torch_build import Rejection, choose_torch_build, gpu_archs
 from compat.matrix import Matrix, load_matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Status
@@ -157,7 +157,8 @@ def test_doctor_quotes_one_minimum_driver_and_it_is_the_chooser_s(name, matrix):
     if case.build is None and case.min_driver is not None:
         # lock cannot resolve: its rule's rejection carries the number doctor quotes
         target = _target(case, matrix)
-        gpus, driver = cuda._target(target)
+        gpus = gpu_archs(target.hardware.gpus)
+        driver = target.hardware.driver
         rejection = choose_torch_build(matrix, case.torch.split("+")[0], gpus=gpus, driver=driver, python=PYTHON)
         assert isinstance(rejection, Rejection)
         assert rejection.min_driver == case.min_driver

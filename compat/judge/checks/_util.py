@@ -10,6 +10,7 @@ import string
 from collections.abc import Mapping
 
 from compat.matrix import Matrix, Signature
+from compat.matrix.torch import sm
 from compat.model.facts import Facts, Gpu
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.model.unknown import Unknown
@@ -89,8 +90,7 @@ def declared_note(facts: Facts, name: str) -> str:
 
 def gpu_label(gpu: Gpu) -> str:
     cc = gpu.compute_capability
-    sm = f"sm_{cc.replace('.', '')}" if isinstance(cc, str) else "sm_?"
-    return f"{gpu.name} ({sm})"
+    return f"{gpu.name} ({sm(cc) if isinstance(cc, str) else 'sm_?'})"
 
 
 def distinct_gpus(gpus: tuple[Gpu, ...]) -> tuple[Gpu, ...]:

@@ -19,16 +19,16 @@ from compat.judge.checks._util import (
     gpu_label,
 )
 from compat.judge.torch_build import (
-    Gpus,
     TorchBuildChoice,
     TorchBuildPolicy,
     choose_torch_build,
+    gpu_archs,
     install_command,
     min_driver,
     pin_text,
 )
 from compat.matrix import Matrix
-from compat.matrix.torch import arch_list_runs_on, cuda_variant
+from compat.matrix.torch import arch_list_runs_on, cuda_variant, sm
 from compat.model.facts import Facts, TorchBuild, TorchSource
 from compat.model.findings import Finding
 from compat.model.rejection import Rejection, RejectionKind
@@ -64,24 +64,13 @@ def _local(version: str) -> str | None:
         return None
 
 
-def _target(facts: Facts) -> tuple[Gpus, str | None]:
-    """The GPUs (distinct known architectures, lowest first) and driver the chooser is asked about."""
-    gpus = facts.hardware.gpus
-    ccs: dict[str, str] = {}
-    if not isinstance(gpus, Unknown):
-        for gpu in gpus:
-            if isinstance(gpu.compute_capability, str):
-                ccs.setdefault(gpu.compute_capability, gpu.name)
-    driver = facts.hardware.driver
-    return (
-        tuple(sorted(ccs.items(), key=lambda kv: Version(kv[0]))),
-        driver if isinstance(driver, str) else None,
-    )
-
-
 def _choose(facts: Facts, matrix: Matrix, version: str) -> TorchBuildChoice | Rejection:
-    gpus, driver = _target(facts)
-    return choose_torch_build(matrix, version, gpus=gpus, driver=driver, policy=POLICY)
+    gpus = facts.hardware.gpus
+    driver = facts.hardware.driver
+    return choose_torch_build(
+        matrix, version, gpus=gpu_archs(() if isinstance(gpus, Unknown) else gpus),
+        driver=driver if isinstance(driver, str) else None, policy=POLICY,
+    )
 
 
 def _commands(torch: TorchBuild, choice: TorchBuildChoice) -> tuple[str, ...]:
@@ -96,10 +85,6 @@ def _commands(torch: TorchBuild, choice: TorchBuildChoice) -> tuple[str, ...]:
     return (install,)
 
 
-def _sm(cc: str) -> str:
-    return "sm_" + cc.replace(".", "")
-
-
 def _no_build(rejection: Rejection) -> str:
     """The evidence line for a release none of whose builds fits this machine."""
     v = rejection.version
@@ -110,7 +95,7 @@ def _no_build(rejection: Rejection) -> str:
             line += f" ({rejection.fallback_variant} runs only through CUDA minor-version compatibility)"
         return line
     if rejection.kind is RejectionKind.NO_ARCH and rejection.compute_capability:
-        return f"no build of torch {v} has kernels for {_sm(rejection.compute_capability)} ({rejection.gpu})"
+        return f"no build of torch {v} has kernels for {sm(rejection.compute_capability)} ({rejection.gpu})"
     if rejection.kind is RejectionKind.TORCH_NOT_CURATED:
         return f"the builds of torch {v} are not in matrix/torch.toml"
     if rejection.kind is RejectionKind.NO_CUDA_BUILD:
@@ -211,7 +196,7 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         else:
             covered = matrix.torch.runs_on(base, variant, cc)
             row = matrix.torch.archs(base, variant)
-            archs = " ".join(_sm(a) for a in row.archs) if row else "not curated"
+            archs = " ".join(sm(a) for a in row.archs) if row else "not curated"
         if covered is None:
             yield cannot_check(matrix, NO_ARCH, f"the architectures of torch {base} {variant} are not curated")
             continue
