@@ -57,6 +57,7 @@ SIGNATURE_IDS = (
     "fp8-unsupported-gpu",
     "fsdp-mixed-dtype-flatten",
     "fsdp-qlora-int-flatten",
+    "fsdp1-mixed-requires-grad",
     "glibc-version-not-found",
     "glibcxx-version-not-found",
     "gloo-connect-full-mesh-failed",
@@ -101,9 +102,11 @@ SIGNATURE_IDS = (
     "peft-encoderdecodercache-import",
     "peft-gc-no-grad-fn",
     "peft-prepare-int8-removed",
+    "quantized-model-on-other-device",
     "rendezvous-c10d-store-failed",
     "rendezvous-port-in-use",
     "synced-gpus-nocache-rope",
+    "tcpstore-connect-timeout",
     "tensor-parallel-needs-torch25",
     "torch-cpu-only-build",
     "torch-cuda-minor-compat",
@@ -152,6 +155,7 @@ SIGNATURE_IDS = (
     "vllm-transformers-v5-tokenizer",
     "vllm-v1-free-memory-startup",
     "xformers-built-for-other-torch",
+    "zero3-with-device-map",
 )
 
 CHECK_IDS = (
