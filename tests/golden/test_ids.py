@@ -75,6 +75,7 @@ SIGNATURE_IDS = (
     "peft-adapter-vocab-size-mismatch",
     "peft-encoderdecodercache-import",
     "peft-gc-no-grad-fn",
+    "peft-merge-into-quantized-old",
     "peft-prepare-int8-removed",
     "peft-target-modules-not-found",
     "rendezvous-port-in-use",
@@ -150,6 +151,7 @@ SIGNATURE_IDS = (
     "vllm-spawn-without-main-guard",
     "vllm-tp-heads-not-divisible",
     "vllm-transformers-v5-tokenizer",
+    "vllm-unknown-quantization-method",
     "vllm-v1-free-memory-startup",
 )
 
