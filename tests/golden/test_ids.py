@@ -113,6 +113,7 @@ SIGNATURE_IDS = (
     "trl-grpo-vllm-oom",
     "trl-grpo-zero3-gather-assert",
     "trl-more-processes-than-gpus",
+    "trl-padding-free-without-flash-attn",
     "trl-ppo-api-rewrite",
     "trl-preference-kwargs-moved-to-config",
     "trl-sft-kwargs-moved-to-config",
