@@ -79,6 +79,7 @@ SIGNATURE_IDS = (
     "peft-prepare-int8-removed",
     "peft-target-modules-not-found",
     "rendezvous-port-in-use",
+    "safetensors-lfs-pointer-or-truncated",
     "synced-gpus-nocache-rope",
     "tensor-parallel-needs-torch25",
     "tokenizer-backend-library-missing",
