@@ -9,7 +9,7 @@ from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
 from compat.matrix.when import When
 from compat.model.facts import Facts
-from compat.model.findings import Finding, Severity, Status, sort_findings
+from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
 
 
 def diagnose(facts: Facts, matrix: Matrix) -> tuple[Finding, ...]:
@@ -41,6 +41,7 @@ def catalog_findings(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             evidence=verdict.evidence,
             unknown=verdict.missing,
             refs=sig.refs,
+            consequence=sig.consequence or Consequence.of_severity(sig.severity),
         )
 
 

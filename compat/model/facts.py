@@ -48,6 +48,19 @@ class TorchSource(str, enum.Enum):
     DECLARED = "declared"
 
 
+class Chosen(str, enum.Enum):
+    """Why this interpreter is the one judged, when nothing else was named (`compat doctor` alone)."""
+
+    OPTION = "option"  # --python named it (an interpreter or an environment directory)
+    VIRTUAL_ENV = "virtual-env"  # the activated virtual environment ($VIRTUAL_ENV)
+    CONDA = "conda"  # the activated conda environment ($CONDA_PREFIX)
+    PATH = "path"  # compat runs from its own isolated install (pipx, uv tool, /opt/compat): the python on PATH
+    OWN = "own"  # the interpreter running compat
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class HardwareSource(str, enum.Enum):
     NVML = "nvml"
     NVIDIA_SMI = "nvidia-smi"
@@ -68,6 +81,8 @@ class Python:
     """The PEP 508 marker environment of that interpreter (python_version, sys_platform, ...)."""
     glibc: str | None | Unknown
     """glibc version ("2.36"); None on a platform without glibc (macOS, musl)."""
+    chosen: Chosen | None = None
+    """Why this interpreter was inspected; None in snapshots that predate the record."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -37,7 +37,9 @@ MATRIX = load_matrix()
 # Named here on purpose: adding, renaming or dropping a check's id is a visible change to this list.
 MINE = {
     "unsatisfied-requirement": {"dist", "project", "wanted", "dep"},
-    "missing-requirement": {"dist", "project", "wanted", "name"},
+    "missing-requirement": {"names", "dists"},
+    "torch-pin-broken-extension": {"dist", "project", "pinned", "installed"},
+    "unsatisfied-extra-requirement": {"dist", "project", "extras", "wanted", "dep", "name"},
     "bf16-unsupported-gpu-trainer": set(),
     "gpu-without-bf16": {"gpu"},
     "fp8-unsupported-gpu": {"gpu"},

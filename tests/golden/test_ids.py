@@ -69,6 +69,7 @@ SIGNATURE_IDS = (
     "torch-cuda-minor-compat",
     "torch-elastic-child-failed",
     "torch-import-fails",
+    "torch-pin-broken-extension",
     "torch26-weights-only-resume",
     "transformers-compute-loss-num-items",
     "transformers-dynamiccache-get-max-length",
@@ -97,6 +98,7 @@ SIGNATURE_IDS = (
     "trl-vllm-server-not-up",
     "trl-vllm-version-unsupported",
     "trl-vllm-weight-sync-group-timeout",
+    "unsatisfied-extra-requirement",
     "unsatisfied-requirement",
     "vllm-bf16-needs-sm80",
     "vllm-c-ext-torch-mismatch",
@@ -126,6 +128,8 @@ CHECK_IDS = (
     "torch-cpu-only-build",
     "torch-cuda-minor-compat",
     "torch-import-fails",
+    "torch-pin-broken-extension",
+    "unsatisfied-extra-requirement",
     "unsatisfied-requirement",
 )
 

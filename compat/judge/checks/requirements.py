@@ -2,6 +2,12 @@
 
 The matrix adds what installed metadata cannot say: which other releases of the dependent
 package would accept the version that is installed ("keep torch 2.6.0, use vllm 0.8.x").
+
+Three refinements over `pip check`: an exact torch pin that is broken is a compiled extension
+that will not load (reported first, and pointed at the log line it ends in); every missing
+dependency goes into one finding with one install command; and the ranges of an extra apply
+when the extra is in effect, i.e. when the packages it names are installed (trl's `[vllm]` extra
+beside an installed vLLM), although pip only checks the extras that were asked for by name.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -21,10 +28,14 @@ from compat.model.unknown import Unknown
 
 WRONG_VERSION = "unsatisfied-requirement"
 MISSING = "missing-requirement"
+TORCH_PIN = "torch-pin-broken-extension"
+EXTRA = "unsatisfied-extra-requirement"
 
 OWNS = {
     WRONG_VERSION: frozenset({"dist", "project", "wanted", "dep"}),
-    MISSING: frozenset({"dist", "project", "wanted", "name"}),
+    MISSING: frozenset({"names", "dists"}),
+    TORCH_PIN: frozenset({"dist", "project", "pinned", "installed"}),
+    EXTRA: frozenset({"dist", "project", "extras", "wanted", "dep", "name"}),
 }
 """The catalog entries this check speaks through, and the `{fields}` it fills in each."""
 
@@ -36,6 +47,8 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     env = dict(facts.python.markers)
     installed = {d.name: d for d in facts.packages}
     undecided: dict[str, list[str]] = {}  # catalog id -> why each unmet requirement may not apply
+    missing: list[tuple[Distribution, Requirement]] = []
+    pins: dict[str, list[tuple[Distribution, Requirement]]] = {}  # torch version -> what pins it
     for dist in facts.packages:
         for text in dist.requires:
             if _only_for_an_extra(text):
@@ -54,9 +67,21 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
                 fid = MISSING if dep is None else WRONG_VERSION
                 undecided.setdefault(fid, []).append(f"{dist.name} {dist.version} requires {req}: {applies.reason}")
                 continue
-            yield _finding(dist, req, dep, matrix, env)
+            if dep is None:
+                missing.append((dist, req))
+            elif dep.name == "torch" and _exact_pin(req) is not None:
+                pins.setdefault(_exact_pin(req) or "", []).append((dist, req))
+            else:
+                yield _finding(dist, req, dep, matrix, env)
+    torch = installed.get("torch")
+    for pinned, broken in sorted(pins.items()):
+        assert torch is not None  # a pin on torch is broken only when another torch is installed
+        yield _torch_pin(pinned, broken, torch, matrix, env)
+    if missing:
+        yield _missing(missing, matrix)
     for fid, reasons in sorted(undecided.items()):
         yield cannot_check(matrix, fid, "; ".join(reasons))
+    yield from _extras(facts.packages, installed, matrix, env)
 
 
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
@@ -72,6 +97,10 @@ def _only_for_an_extra(text: str) -> bool:
     return bool(sep) and _EXTRA.search(marker) is not None and " or " not in marker and "!=" not in marker
 
 
+def _holds_for_any(marker: Marker, env: dict[str, str], extras: tuple[str, ...]) -> bool:
+    return any(marker_holds(marker, env, extra=extra) is not False for extra in ("", *extras))
+
+
 def _parse(text: str) -> Requirement | None:
     try:
         return Requirement(text)
@@ -79,25 +108,157 @@ def _parse(text: str) -> Requirement | None:
         return None  # a malformed line in someone's metadata is pip's problem, not a finding
 
 
-def _finding(dist: Distribution, req: Requirement, dep: Distribution | None, matrix: Matrix, env: dict[str, str]) -> Finding:
+def _source(dist: Distribution) -> str:
+    """The release's own metadata: the source of what it requires."""
+    return f"pypi:{dist.name}=={dist.version.split('+')[0]}"
+
+
+def _finding(dist: Distribution, req: Requirement, dep: Distribution, matrix: Matrix, env: dict[str, str]) -> Finding:
     wanted = f"{req.name}{req.specifier}"
     values = {"dist": f"{dist.name} {dist.version}", "project": dist.name, "wanted": wanted}
-    declares = f"{dist.name} {dist.version} declares {wanted}"
-    # The release's own metadata is the source of this requirement.
-    source = (f"pypi:{dist.name}=={dist.version.split('+')[0]}",)
-    if dep is None:
-        return found(matrix, MISSING, values={**values, "name": req.name}, requires=(wanted,), refs=source,
-                     evidence=(declares, f"{req.name} is not installed"))
-    evidence = [declares, f"{dep.name} {dep.version} is installed"]
+    evidence = [f"{dist.name} {dist.version} declares {wanted}", f"{dep.name} {dep.version} is installed"]
     alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env)
     if alternatives:
         evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
     return found(matrix, WRONG_VERSION, values={**values, "dep": f"{dep.name} {dep.version}"},
-                 requires=(wanted,), refs=source, evidence=tuple(evidence))
+                 requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence))
 
 
-def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str]) -> str:
-    """The newest run of consecutive releases of `dependent` that accept `dep_version`: "a … b" or ""."""
+def _torch_pin(
+    pinned: str, broken: list[tuple[Distribution, Requirement]], torch: Distribution, matrix: Matrix, env: dict[str, str],
+) -> Finding:
+    """One finding for every package compiled against torch `pinned`: one torch move broke them all.
+
+    Only compiled code pins torch to one release (vLLM, xformers, torchvision): its C++ ABI is
+    torch's, so the mismatch is an `undefined symbol` at import, not a subtle API change. The
+    packages the others depend on (vLLM pulls xformers and torchvision) are named first.
+    """
+    names = {d.name for d, _ in broken}
+    pulled = {
+        str(canonicalize_name(r.name)) for d, _ in broken for r in map(_parse, d.requires)
+        if r is not None and (r.marker is None or marker_holds(r.marker, env) is True)
+    } & names
+    ordered = sorted(broken, key=lambda item: (item[0].name in pulled, item[0].name))
+    evidence = [f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in ordered]
+    evidence.append(f"torch {torch.version} is installed")
+    for d, _ in ordered:
+        if d.name not in pulled:
+            alternatives = compatible_releases(matrix, d.name, "torch", torch.version, env)
+            if alternatives:
+                evidence.append(f"{d.name} {alternatives} accept torch {torch.version}")
+    roots = [d for d, _ in ordered if d.name not in pulled] or [ordered[0][0]]
+    return found(
+        matrix, TORCH_PIN, requires=(f"torch=={pinned}",), evidence=tuple(evidence),
+        values={"dist": ", ".join(f"{d.name} {d.version}" for d, _ in ordered), "project": " and ".join(d.name for d in roots),
+                "pinned": pinned, "installed": torch.version},
+        refs=tuple(_source(d) for d, _ in ordered),
+        see=tuple(dict.fromkeys(e for d, _ in ordered for e in _undefined_symbol_entries(matrix, d.name))),
+        commands=(f"pip install 'torch=={pinned}'",),
+    )
+
+
+def _exact_pin(req: Requirement) -> str | None:
+    specs = list(req.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        return specs[0].version
+    return None
+
+
+def _undefined_symbol_entries(matrix: Matrix, project: str) -> tuple[str, ...]:
+    """Catalog entries for the `undefined symbol` a compiled `project` prints when its torch moved."""
+    return tuple(
+        sig.id for sig in matrix.signatures
+        if any("undefined symbol" in p for p in sig.patterns) and project in dict(sig.when.packages)
+    )
+
+
+def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) -> Finding:
+    """One finding for every absent dependency: one install command resolves them together."""
+    wanted: dict[str, Requirement] = {}
+    for _, req in missing:
+        key = str(canonicalize_name(req.name))
+        if key in wanted:
+            merged = wanted[key]
+            merged.specifier &= req.specifier
+            merged.extras |= req.extras
+        else:
+            wanted[key] = Requirement(str(req).split(";")[0].strip())
+    specs = tuple(str(wanted[k]) for k in sorted(wanted))
+    dists = sorted({f"{d.name} {d.version}" for d, _ in missing})
+    evidence = tuple(f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in missing)
+    return found(
+        matrix, MISSING, values={"names": ", ".join(sorted(wanted)), "dists": ", ".join(dists)},
+        requires=specs, evidence=evidence + (f"not installed: {', '.join(sorted(wanted))}",),
+        commands=("pip install " + " ".join(f"'{s}'" for s in specs),),
+        refs=tuple(dict.fromkeys(_source(d) for d, _ in missing)),
+    )
+
+
+# Extras for a project's own development: they name test and lint tools, not a way to use it.
+_DEV_EXTRA = re.compile(r"(^|[-_])(dev|develop|test|tests|testing|docs?|quality|style|lint|bench|benchmark|all|full|ci)($|[-_])")
+_EXTRA_NAME = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+
+
+def _extras(
+    packages: tuple[Distribution, ...], installed: dict[str, Distribution], matrix: Matrix, env: dict[str, str],
+) -> Iterator[Finding]:
+    """Ranges of the extras in effect: an extra whose tracked packages are all installed is being used.
+
+    pip checks an extra only when it was asked for (`pip install trl[vllm]`), and metadata does
+    not record that it was; an installed vLLM beside trl is what `trl[vllm]` would have installed.
+    Ranges on installed packages are judged; absent ones are not (the extra may be half used).
+    """
+    from compat.matrix.releases import TRACKED
+
+    tracked = frozenset(TRACKED)
+    for dist in packages:
+        by_extra: dict[str, list[Requirement]] = {}
+        for text in dist.requires:
+            m = _EXTRA_NAME.search(text.partition(";")[2])
+            if m is None or _DEV_EXTRA.search(m.group(1).lower()):
+                continue
+            req = _parse(text)
+            if req is not None:
+                by_extra.setdefault(m.group(1), []).append(req)
+        unmet: dict[str, tuple[Distribution, list[Requirement], list[str]]] = {}
+        for extra, reqs in sorted(by_extra.items()):
+            applying = [r for r in reqs if r.marker is None or marker_holds(r.marker, env, extra=extra) is True]
+            names = {str(canonicalize_name(r.name)) for r in applying}
+            if not names & tracked or any(n not in installed for n in names & tracked):
+                continue  # not in effect: it names no tracked package, or one of them is absent
+            for req in applying:
+                dep = installed.get(str(canonicalize_name(req.name)))
+                if dep is None or not str(req.specifier) or in_spec(dep.version, req.specifier):
+                    continue
+                _, specs, extras = unmet.setdefault(dep.name, (dep, [], []))
+                if req not in specs:
+                    specs.append(req)
+                extras.append(extra)
+        for name in sorted(unmet):
+            dep, specs, extras = unmet[name]
+            spec = specs[0].specifier
+            for other in specs[1:]:
+                spec &= other.specifier
+            wanted = f"{specs[0].name}{spec}"
+            shown = ", ".join(dict.fromkeys(extras))
+            evidence = [f"{dist.name} {dist.version} [{shown}] declares {wanted}", f"{dep.name} {dep.version} is installed"]
+            alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env, extras=tuple(extras))
+            if alternatives:
+                evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
+            yield found(
+                matrix, EXTRA, requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence),
+                values={"dist": f"{dist.name} {dist.version}", "project": dist.name, "extras": shown,
+                        "wanted": wanted, "dep": f"{dep.name} {dep.version}", "name": dep.name},
+            )
+
+
+def compatible_releases(
+    matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str], *, extras: tuple[str, ...] = (),
+) -> str:
+    """The newest run of consecutive releases of `dependent` that accept `dep_version`: "a … b" or "".
+
+    With `extras`, the requirements those extras add count as well (trl's `[vllm]` range on vLLM).
+    """
     package = matrix.releases.get(dependent)
     if package is None:
         return ""
@@ -111,7 +272,7 @@ def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: s
         reqs = [
             r for r in release.requires
             if canonicalize_name(r.name) == dep_key
-            and (r.marker is None or marker_holds(r.marker, env) is not False)  # unknown: assume it applies
+            and (r.marker is None or _holds_for_any(r.marker, env, extras))  # unknown: assume it applies
         ]
         if reqs and all(in_spec(dep_version, r.specifier) for r in reqs):
             runs[-1].append(str(release.version))

@@ -9,7 +9,6 @@ and the hardware probe (NVML in-process, nvidia-smi as fallback) each in its own
 from __future__ import annotations
 
 import dataclasses
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,8 @@ __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 @dataclass(frozen=True, kw_only=True)
 class ProbeRequest:
     python: Path | None = None
-    """Another interpreter to inspect; None means the one running compat."""
+    """An interpreter or an environment directory to inspect; None: the activated environment, else
+    the python on PATH when compat runs from an isolated install, else the one running compat."""
     requirements: Path | None = None
     """Read packages from this requirements file instead of the installed ones."""
     hardware: bool = True
@@ -49,10 +49,12 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     from compat.sources.probe.launch import probe_launch
     from compat.sources.probe.nvidia import probe_hardware
     from compat.sources.probe.script import read_script
+    from compat.sources.probe.selection import select_interpreter
     from compat.sources.probe.system import probe_system
     from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
-    python = request.python or Path(sys.executable)
+    selected = select_interpreter(request.python)
+    python = selected.python
     with ThreadPoolExecutor(max_workers=3) as pool:
         interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
         hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
@@ -79,7 +81,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         system = dataclasses.replace(tools.result(), platform=found.platform)
     return Facts(
         schema_version=SCHEMA_VERSION,
-        python=found.python,
+        python=dataclasses.replace(found.python, chosen=selected.chosen),
         packages=packages,
         torch=torch,
         hardware=hw,
