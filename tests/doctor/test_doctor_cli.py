@@ -113,3 +113,17 @@ def test_bad_facts_file_is_one_line_exit_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "not JSON" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_extra_in_effect_is_judged_and_one_the_catalog_names_is_reported_once(env, doctor):
+    code, report = doctor("--python", env(trl="0.15.2", liger_kernel="0.5.2"), "--gpus", "cpu")
+    (extra,) = [f for f in report["findings"] if f["id"] == "unsatisfied-extra-requirement"]
+    assert extra["title"] == "trl 0.15.2 [liger] requires liger-kernel==0.5.3, but liger-kernel 0.5.2 is installed"
+    assert code == 1
+    # trl 0.18's [vllm] extra wants vllm>=0.8.3; the catalog's entry for that pair says why: only it is reported
+    _, report = doctor("--python", env(trl="0.18.0", vllm="0.7.3"), "--gpus", "cpu")
+    found = ids(report)
+    assert "trl-vllm-serve-vllm-too-old" in found and "unsatisfied-extra-requirement" not in found
+    # torch under transformers[torch] is there for vLLM's sake: that extra is not in effect
+    _, report = doctor("--python", env(trl="0.19.0", vllm="0.9.1", transformers="4.52.4", accelerate="1.7.0"), "--gpus", "cpu")
+    assert "unsatisfied-extra-requirement" not in ids(report)

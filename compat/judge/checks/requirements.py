@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.judge.checks._util import cannot_check, found
-from compat.judge.conditions import in_spec, marker_holds
+from compat.judge.conditions import evaluate, in_spec, marker_holds
 from compat.matrix import Matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding
@@ -49,6 +49,7 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     undecided: dict[str, list[str]] = {}  # catalog id -> why each unmet requirement may not apply
     missing: list[tuple[Distribution, Requirement]] = []
     pins: dict[str, list[tuple[Distribution, Requirement]]] = {}  # torch version -> what pins it
+    required: set[str] = set()  # what some installed distribution depends on (outside extras)
     for dist in facts.packages:
         for text in dist.requires:
             if _only_for_an_extra(text):
@@ -59,6 +60,7 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             applies = True if req.marker is None else marker_holds(req.marker, env)
             if applies is False:
                 continue
+            required.add(str(canonicalize_name(req.name)))
             dep = installed.get(str(canonicalize_name(req.name)))
             if dep is not None and (not str(req.specifier) or in_spec(dep.version, req.specifier)):
                 continue
@@ -81,7 +83,7 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         yield _missing(missing, matrix)
     for fid, reasons in sorted(undecided.items()):
         yield cannot_check(matrix, fid, "; ".join(reasons))
-    yield from _extras(facts.packages, installed, matrix, env)
+    yield from _extras(facts, installed, frozenset(required), matrix, env)
 
 
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
@@ -195,23 +197,35 @@ def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) ->
 
 
 # Extras for a project's own development: they name test and lint tools, not a way to use it.
-_DEV_EXTRA = re.compile(r"(^|[-_])(dev|develop|test|tests|testing|docs?|quality|style|lint|bench|benchmark|all|full|ci)($|[-_])")
+_DEV_EXTRA = re.compile(r"(^|[-_])(dev|develop|test|tests|testing|docs?|quality|style|lint|bench|benchmarks?|all|full|ci)($|[-_])")
 _EXTRA_NAME = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 
+def _catalog_speaks(matrix: Matrix, facts: Facts, project: str, dep: str) -> bool:
+    """A catalog entry about this very pair holds here: it says more than the range does (one finding per problem)."""
+    return any(
+        sig.doctor and {project, dep} <= set(dict(sig.when.packages)) and evaluate(sig.when, facts).matched
+        for sig in matrix.signatures
+    )
+
+
 def _extras(
-    packages: tuple[Distribution, ...], installed: dict[str, Distribution], matrix: Matrix, env: dict[str, str],
+    facts: Facts, installed: dict[str, Distribution], required: frozenset[str],
+    matrix: Matrix, env: dict[str, str],
 ) -> Iterator[Finding]:
-    """Ranges of the extras in effect: an extra whose tracked packages are all installed is being used.
+    """Ranges of the extras in effect: an extra is in effect when every tracked package it names is
+    installed and one of them was installed for its own sake (nothing else installed requires it).
 
     pip checks an extra only when it was asked for (`pip install trl[vllm]`), and metadata does
-    not record that it was; an installed vLLM beside trl is what `trl[vllm]` would have installed.
-    Ranges on installed packages are judged; absent ones are not (the extra may be half used).
+    not record that it was; a vLLM that nothing requires, beside trl, is what `trl[vllm]` leaves.
+    A package that is there anyway (torch under transformers[torch], triton under deepspeed[triton])
+    says nothing about the extra. Ranges on installed packages are judged; absent ones are not.
     """
     from compat.matrix.releases import TRACKED
 
     tracked = frozenset(TRACKED)
-    for dist in packages:
+    assert not isinstance(facts.packages, Unknown)
+    for dist in facts.packages:
         by_extra: dict[str, list[Requirement]] = {}
         for text in dist.requires:
             m = _EXTRA_NAME.search(text.partition(";")[2])
@@ -224,8 +238,9 @@ def _extras(
         for extra, reqs in sorted(by_extra.items()):
             applying = [r for r in reqs if r.marker is None or marker_holds(r.marker, env, extra=extra) is True]
             names = {str(canonicalize_name(r.name)) for r in applying}
-            if not names & tracked or any(n not in installed for n in names & tracked):
-                continue  # not in effect: it names no tracked package, or one of them is absent
+            named = names & tracked
+            if not named or any(n not in installed for n in named) or named <= required:
+                continue  # not in effect: nothing tracked, something absent, or all there for other reasons
             for req in applying:
                 dep = installed.get(str(canonicalize_name(req.name)))
                 if dep is None or not str(req.specifier) or in_spec(dep.version, req.specifier):
@@ -236,6 +251,8 @@ def _extras(
                 extras.append(extra)
         for name in sorted(unmet):
             dep, specs, extras = unmet[name]
+            if _catalog_speaks(matrix, facts, dist.name, dep.name):
+                continue
             spec = specs[0].specifier
             for other in specs[1:]:
                 spec &= other.specifier
