@@ -221,7 +221,7 @@ def _matrix(overlays: tuple[Path, ...], settings: Settings) -> Matrix:
 
 def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
     """Facts from a snapshot or a live probe, with declared values laid on top."""
-    from compat.sources.declared import apply_declared
+    from compat.sources.declared import apply_declared, complete_gpus
 
     env = request.environment
     if env.facts_file is not None and env.python is not None:
@@ -246,7 +246,7 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
             ),
             matrix,
         )
-    return apply_declared(base, request.declared, matrix)
+    return apply_declared(complete_gpus(base, matrix.gpus), request.declared, matrix)
 
 
 def _read_facts(path: Path) -> Facts:

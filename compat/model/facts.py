@@ -35,6 +35,7 @@ class Launcher(str, enum.Enum):
     TORCHRUN = "torchrun"
     ACCELERATE = "accelerate"
     DEEPSPEED = "deepspeed"
+    SRUN = "srun"  # Slurm's srun starts the ranks itself (--ntasks-per-node), one process per task
 
     def __str__(self) -> str:
         return self.value
