@@ -143,3 +143,13 @@ def test_liger_entries_fire_on_their_failing_pairs_only(liger, transformers, fid
     assert fid in _found(saved_facts({"liger-kernel": liger, "transformers": transformers, "torch": torch}))
     fixed = {"0.5.9": ("0.5.10", transformers), "0.6.3": (liger, "4.57.0")}[liger]
     assert fid not in _found(saved_facts({"liger-kernel": fixed[0], "transformers": fixed[1], "torch": torch}))
+
+
+def test_flash_attn_without_a_wheel_for_the_installed_torch():
+    # flash-attn 2.7.0.post2's wheels cover torch 2.1-2.5 (cu11, cu12): torch 2.6 came later
+    facts = saved_facts({"flash-attn": "2.7.0.post2", "torch": "2.6.0+cu124"}, torch="2.6.0+cu124")
+    (f,) = _found(facts)["extension-without-wheel-for-torch"]
+    assert f.title == "flash-attn 2.7.0.post2 has no prebuilt wheel for torch 2.6.0+cu124: built here from source, or for another torch"
+    assert "torch 2.6.0 is outside <2.6,>=2.1" in f.evidence and f.see == ("flash-attn-abi-undefined-symbol",)
+    fits = saved_facts({"flash-attn": "2.7.0.post2", "torch": CU124}, torch=CU124)
+    assert "extension-without-wheel-for-torch" not in _found(fits)

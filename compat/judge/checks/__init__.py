@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from compat.judge.checks import cuda, gpu_features, launch, requirements, toolchain, topology
+from compat.judge.checks import cuda, extensions, gpu_features, launch, requirements, toolchain, topology
 from compat.matrix import Matrix
 from compat.model.facts import Facts
 from compat.model.findings import Finding
@@ -23,6 +23,7 @@ ALL: tuple[Check, ...] = (
     cuda.check_arch,
     gpu_features.check_precision,
     gpu_features.check_flash_attn,
+    extensions.check_extension_wheels,
     launch.check_launcher,
     launch.check_processes,
     launch.check_visible_devices,
@@ -35,7 +36,7 @@ ALL: tuple[Check, ...] = (
 )
 
 OWNS: Mapping[str, frozenset[str]] = {
-    **requirements.OWNS, **cuda.OWNS, **gpu_features.OWNS, **launch.OWNS, **toolchain.OWNS, **topology.OWNS,
+    **requirements.OWNS, **cuda.OWNS, **extensions.OWNS, **gpu_features.OWNS, **launch.OWNS, **toolchain.OWNS, **topology.OWNS,
 }
 """Catalog entry id → the `{fields}` a built-in check fills in its words, declared by each module.
 
