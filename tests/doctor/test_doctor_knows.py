@@ -153,3 +153,22 @@ def test_flash_attn_without_a_wheel_for_the_installed_torch():
     assert "torch 2.6.0 is outside <2.6,>=2.1" in f.evidence and f.see == ("flash-attn-abi-undefined-symbol",)
     fits = saved_facts({"flash-attn": "2.7.0.post2", "torch": CU124}, torch=CU124)
     assert "extension-without-wheel-for-torch" not in _found(fits)
+
+
+def test_rtx_4090s_without_p2p_disabled_under_a_launcher_accelerate_refuses():
+    base = saved_facts({"accelerate": "1.6.0", "torch": CU124}, torch=CU124)
+    board = tuple(Gpu(index=i, name="NVIDIA GeForce RTX 4090", compute_capability="8.9", memory_mib=24564,
+                      bus_id=f"0000:{i:02x}:00.0") for i in range(2))
+    facts = dataclasses.replace(base, hardware=Hardware(source=HardwareSource.NVML, driver="550.54.15",
+                                                        driver_cuda="12.4", gpus=board, links=()))
+    assert "accelerate-rtx4000-p2p-notimplemented" in _found(facts)
+    cleared = _with(facts, env={"NCCL_P2P_DISABLE": "1", "NCCL_IB_DISABLE": "1"})
+    assert "accelerate-rtx4000-p2p-notimplemented" not in _found(cleared)
+
+
+def test_vllm_on_a_pascal_gpu_hits_triton():
+    base = saved_facts({"vllm": "0.7.2", "torch": CU124}, torch=CU124)
+    p100 = (Gpu(index=0, name="Tesla P100-PCIE-16GB", compute_capability="6.0", memory_mib=16280, bus_id="0000:01:00.0"),)
+    facts = dataclasses.replace(base, hardware=Hardware(source=HardwareSource.NVML, driver="550.54.15",
+                                                        driver_cuda="12.4", gpus=p100, links=()))
+    assert "triton-gpu-too-old" in _found(facts)
