@@ -353,8 +353,9 @@ def plan(request: PlanRequest) -> Plan | Conflict:
         result = resolve(wanted, env, m, prefer_installed=not request.latest, minor_compat=request.minor_compat)
     except ResolutionError as exc:
         return Conflict(targets=tuple(wanted), error=exc)
-    python = request.environment.python
-    return make_plan(env, result, findings, installer=request.installer, python=str(python) if python else None)
+    # --python may name an environment directory: the commands run its interpreter.
+    python = env.python.executable if request.environment.python is not None else None
+    return make_plan(env, result, findings, installer=request.installer, python=python if isinstance(python, str) else None)
 
 
 def matrix_show(request: ShowRequest) -> PackageReleases:

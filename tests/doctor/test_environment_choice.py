@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 import venv
 from pathlib import Path
 
@@ -77,7 +76,7 @@ def _tool_install(root: Path) -> Path:
     """compat "installed" with pipx: its own venv, which sees compat and its dependencies only
     through a .pth file (the way a venv sees the packages installed into it)."""
     venv.create(root, with_pip=False, symlinks=True)
-    site = Path(sysconfig.get_paths(vars={"base": str(root), "platbase": str(root)})["purelib"])
+    site = next(root.glob("lib/python*/site-packages"))
     paths = [str(ROOT)] + [p for p in sys.path if p and Path(p).is_dir()]
     (site / "_compat_deps.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
     (root / "pipx_metadata.json").write_text("{}", encoding="utf-8")

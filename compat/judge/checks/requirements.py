@@ -17,6 +17,8 @@ from collections.abc import Iterator
 
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
 from packaging.utils import canonicalize_name
 
 from compat.judge.checks._util import cannot_check, found
@@ -79,6 +81,9 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     for pinned, broken in sorted(pins.items()):
         assert torch is not None  # a pin on torch is broken only when another torch is installed
         yield _torch_pin(pinned, broken, torch, matrix, env)
+    if pins:
+        # torch goes back to the pinned release first: what the installed torch declares leaves with it.
+        missing = [(d, r) for d, r in missing if d.name != "torch"]
     if missing:
         yield _missing(missing, matrix)
     for fid, reasons in sorted(undecided.items()):
@@ -185,6 +190,8 @@ def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) ->
             merged.extras |= req.extras
         else:
             wanted[key] = Requirement(str(req).split(";")[0].strip())
+    for req in wanted.values():
+        req.specifier = _tighter(req.specifier)
     specs = tuple(str(wanted[k]) for k in sorted(wanted))
     dists = sorted({f"{d.name} {d.version}" for d, _ in missing})
     evidence = tuple(f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in missing)
@@ -194,6 +201,18 @@ def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) ->
         commands=("pip install " + " ".join(f"'{s}'" for s in specs),),
         refs=tuple(dict.fromkeys(_source(d) for d, _ in missing)),
     )
+
+
+def _tighter(spec: SpecifierSet) -> SpecifierSet:
+    """Two lower bounds say what the higher one says ("transformers>=4.48.2", not ">=4.46.0,>=4.48.2")."""
+    lower = [s for s in spec if s.operator == ">="]
+    if len(lower) < 2:
+        return spec
+    try:
+        top = max(lower, key=lambda s: Version(s.version))
+    except InvalidVersion:
+        return spec
+    return SpecifierSet(",".join(str(s) for s in spec if s.operator != ">=" or s is top))
 
 
 # Extras for a project's own development: they name test and lint tools, not a way to use it.
