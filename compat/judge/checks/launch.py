@@ -55,17 +55,17 @@ def check_processes(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         asks.append(("torchrun", local, visible, "--nproc-per-node", f"LOCAL_WORLD_SIZE={local}"))
     tasks = _int(env.get("SLURM_NTASKS_PER_NODE")) or _int(env.get("SLURM_TASKS_PER_NODE", "").split("(")[0])
     if tasks is not None and facts.launch.launcher == Launcher.SRUN:
-        gpus = facts.hardware.gpus
+        board = facts.hardware.gpus
         on_node = _int(env.get("SLURM_GPUS_ON_NODE"))
-        node: int | Unknown = on_node if on_node is not None else (gpus if isinstance(gpus, Unknown) else len(gpus))
+        node: int | Unknown = on_node if on_node is not None else (board if isinstance(board, Unknown) else len(board))
         asks.append(("srun", tasks, node, "--ntasks-per-node", f"SLURM_NTASKS_PER_NODE={tasks}"))
-    for launcher, processes, gpus, setting, seen in asks:
-        if isinstance(gpus, Unknown) or processes <= gpus:
+    for launcher, processes, count, setting, seen in asks:
+        if isinstance(count, Unknown) or processes <= count:
             continue
         yield found(
             matrix, TOO_MANY_PROCESSES,
-            values={"launcher": launcher, "processes": processes, "count": gpus, "setting": setting},
-            evidence=(seen, f"{gpus} GPUs{declared_note(facts, 'gpus')}"),
+            values={"launcher": launcher, "processes": processes, "count": count, "setting": setting},
+            evidence=(seen, f"{count} GPUs{declared_note(facts, 'gpus')}"),
         )
 
 

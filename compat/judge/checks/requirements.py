@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import evaluate, in_spec, marker_holds
