@@ -172,3 +172,14 @@ def test_vllm_on_a_pascal_gpu_hits_triton():
     facts = dataclasses.replace(base, hardware=Hardware(source=HardwareSource.NVML, driver="550.54.15",
                                                         driver_cuda="12.4", gpus=p100, links=()))
     assert "triton-gpu-too-old" in _found(facts)
+
+
+@pytest.mark.parametrize(("nvcc", "gcc", "fires"), [
+    ("12.1.105", "13.2.0", True),  # NVIDIA/cuda-samples#250: CUDA 12.1 stops at gcc 12
+    ("12.4.131", "13.2.0", False),
+    ("12.1.105", "12.3.0", False),
+])
+def test_a_gcc_newer_than_nvcc_accepts_beside_deepspeed(nvcc, gcc, fires):
+    tools = (Tool(name="nvcc", version=nvcc), Tool(name="gcc", version=gcc))
+    facts = _with(saved_facts({"torch": CU124, "deepspeed": "0.16.3"}, torch=CU124), tools=tools)
+    assert ("nvcc-gcc-too-new" in _found(facts)) is fires

@@ -28,6 +28,7 @@ ALL: tuple[Check, ...] = (
     launch.check_processes,
     launch.check_visible_devices,
     toolchain.check_nvcc,
+    toolchain.check_host_compiler,
     toolchain.check_ld_library_path,
     toolchain.check_container_cuda,
     topology.check_p2p,

@@ -15,11 +15,13 @@ from compat.model.findings import Finding
 from compat.model.unknown import Unknown
 
 NVCC = "ds-cuda-version-mismatch-opbuild"
+GCC = "nvcc-gcc-too-new"
 CONTAINER = "container-cuda-newer-than-driver"
 LD_PATH = "system-cuda-on-ld-library-path"
 
 OWNS = {
     NVCC: frozenset[str](),
+    GCC: frozenset[str](),
     CONTAINER: frozenset[str](),
     LD_PATH: frozenset({"entries"}),
 }
@@ -59,6 +61,27 @@ def check_nvcc(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         return  # DeepSpeed accepts a minor-version difference
     yield found(matrix, NVCC, evidence=(
         f"deepspeed {ds.version} installed", f"nvcc {nvcc} on PATH", f"torch {torch.version} built with CUDA {torch.cuda}",
+    ))
+
+
+def check_host_compiler(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
+    """nvcc refuses a gcc newer than its toolkit supports; DeepSpeed and flash-attn build with it."""
+    builders = [d for d in (facts.package("deepspeed"), facts.package("flash-attn")) if d is not None and not isinstance(d, Unknown)]
+    if not builders or isinstance(facts.system, Unknown):
+        return
+    nvcc, gcc = _tool(facts.system, "nvcc"), _tool(facts.system, "gcc")
+    if not isinstance(nvcc, str) or not isinstance(gcc, str):
+        return  # no toolkit or no compiler: nothing gets built here
+    try:
+        toolkit = matrix.cuda.toolkit(nvcc)
+    except ValueError:
+        return
+    have = _major_minor(gcc)
+    if toolkit is None or toolkit.max_gcc is None or have is None or have[0] <= toolkit.max_gcc:
+        return
+    yield found(matrix, GCC, evidence=(
+        f"nvcc {nvcc} (CUDA {toolkit.version}) accepts gcc <= {toolkit.max_gcc}", f"gcc {gcc} on PATH",
+        ", ".join(f"{d.name} {d.version}" for d in builders) + " build with nvcc",
     ))
 
 
