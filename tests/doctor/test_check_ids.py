@@ -48,6 +48,7 @@ MINE = {
     "more-processes-than-gpus": {"launcher", "processes", "count", "setting"},
     "cuda-visible-devices-beyond-gpus": {"visible", "count"},
     "system-cuda-on-ld-library-path": {"entries"},
+    "slurm-task-gpu-binding-local-rank": {"binding"},
     "extension-without-wheel-for-torch": {"dist", "project", "torch", "wheels", "cuda", "python", "module", "dist_pin"},
     "nccl-p2p-hang-pcie": set(),
     "nccl-shm-too-small": set(),

@@ -183,3 +183,13 @@ def test_a_gcc_newer_than_nvcc_accepts_beside_deepspeed(nvcc, gcc, fires):
     tools = (Tool(name="nvcc", version=nvcc), Tool(name="gcc", version=gcc))
     facts = _with(saved_facts({"torch": CU124, "deepspeed": "0.16.3"}, torch=CU124), tools=tools)
     assert ("nvcc-gcc-too-new" in _found(facts)) is fires
+
+
+def test_gpus_bound_per_task_under_srun_leave_cuda_local_rank_missing():
+    base = saved_facts({"torch": CU124}, torch=CU124)
+    # ACEsuit/mace#435: --ntasks-per-node=8 --gpus-per-task=1, every task but the first fails
+    env = {"SLURM_NTASKS_PER_NODE": "8", "SLURM_GPUS_PER_TASK": "1", "SLURM_GPUS_ON_NODE": "8", "CUDA_VISIBLE_DEVICES": "3"}
+    (f,) = _found(_with(base, env=env, gpus=8, launcher=Launcher.SRUN))["slurm-task-gpu-binding-local-rank"]
+    assert "--gpus-per-task (SLURM_GPUS_PER_TASK=1)" in f.cause and f.effect.value == "wont-start"
+    per_node = {"SLURM_NTASKS_PER_NODE": "8", "SLURM_GPUS_ON_NODE": "8", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}
+    assert "slurm-task-gpu-binding-local-rank" not in _found(_with(base, env=per_node, gpus=8, launcher=Launcher.SRUN))

@@ -27,6 +27,7 @@ ALL: tuple[Check, ...] = (
     launch.check_launcher,
     launch.check_processes,
     launch.check_visible_devices,
+    launch.check_slurm_binding,
     toolchain.check_nvcc,
     toolchain.check_host_compiler,
     toolchain.check_ld_library_path,

@@ -13,11 +13,13 @@ from compat.model.unknown import Unknown
 NO_LAUNCHER = "multi-gpu-without-launcher"
 TOO_MANY_PROCESSES = "more-processes-than-gpus"
 VISIBLE_BEYOND = "cuda-visible-devices-beyond-gpus"
+SLURM_BINDING = "slurm-task-gpu-binding-local-rank"
 
 OWNS = {
     NO_LAUNCHER: frozenset({"count"}),
     TOO_MANY_PROCESSES: frozenset({"launcher", "processes", "count", "setting"}),
     VISIBLE_BEYOND: frozenset({"visible", "count"}),
+    SLURM_BINDING: frozenset({"binding"}),
 }
 """The catalog entries these checks speak through, and the `{fields}` they fill in each."""
 
@@ -67,6 +69,26 @@ def check_processes(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             values={"launcher": launcher, "processes": processes, "count": count, "setting": setting},
             evidence=(seen, f"{count} GPUs{declared_note(facts, 'gpus')}"),
         )
+
+
+def check_slurm_binding(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
+    """GPUs bound per task (--gpus-per-task, --ntasks-per-gpu) under several tasks per node."""
+    env = facts.launch.env
+    if facts.launch.launcher != Launcher.SRUN:
+        return
+    tasks = _int(env.get("SLURM_NTASKS_PER_NODE")) or _int(env.get("SLURM_TASKS_PER_NODE", "").split("(")[0])
+    binding = next((f"--{flag} ({name}={env[name]})" for name, flag in (
+        ("SLURM_GPUS_PER_TASK", "gpus-per-task"), ("SLURM_NTASKS_PER_GPU", "ntasks-per-gpu")) if name in env), None)
+    visible = env.get("CUDA_VISIBLE_DEVICES")
+    if tasks is None or tasks < 2 or binding is None or visible is None:
+        return
+    seen = len([e for e in visible.split(",") if e.strip()])
+    if seen >= tasks:
+        return
+    yield found(
+        matrix, SLURM_BINDING, values={"binding": binding},
+        evidence=(f"{tasks} tasks per node", binding, f"this task sees CUDA_VISIBLE_DEVICES={visible} ({seen} GPU)"),
+    )
 
 
 def check_visible_devices(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
