@@ -218,6 +218,13 @@ def _tighter(spec: SpecifierSet) -> SpecifierSet:
 # Extras for a project's own development: they name test and lint tools, not a way to use it.
 _DEV_EXTRA = re.compile(r"(^|[-_])(dev|develop|test|tests|testing|docs?|quality|style|lint|bench|benchmarks?|all|full|ci)($|[-_])")
 _EXTRA_NAME = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+_LEADING_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _name(text: str) -> str:
+    """The canonical project name a Requires-Dist line starts with ("" when it starts with none)."""
+    m = _LEADING_NAME.match(text)
+    return str(canonicalize_name(m.group(1))) if m else ""
 
 
 def _catalog_speaks(matrix: Matrix, facts: Facts, project: str, dep: str) -> bool:
@@ -245,16 +252,18 @@ def _extras(
     tracked = frozenset(TRACKED)
     assert not isinstance(facts.packages, Unknown)
     for dist in facts.packages:
-        by_extra: dict[str, list[Requirement]] = {}
+        by_extra: dict[str, list[str]] = {}
         for text in dist.requires:
             m = _EXTRA_NAME.search(text.partition(";")[2])
-            if m is None or _DEV_EXTRA.search(m.group(1).lower()):
-                continue
-            req = _parse(text)
-            if req is not None:
-                by_extra.setdefault(m.group(1), []).append(req)
+            if m is not None and not _DEV_EXTRA.search(m.group(1).lower()):
+                by_extra.setdefault(m.group(1), []).append(text)
         unmet: dict[str, tuple[Distribution, list[Requirement], list[str]]] = {}
-        for extra, reqs in sorted(by_extra.items()):
+        for extra, lines in sorted(by_extra.items()):
+            # Most extras name a tracked package that is absent: decided on the names, before any parse.
+            named = {_name(text) for text in lines} & tracked
+            if not named or any(n not in installed for n in named) or named <= required:
+                continue
+            reqs = [r for r in map(_parse, lines) if r is not None]
             applying = [r for r in reqs if r.marker is None or marker_holds(r.marker, env, extra=extra) is True]
             names = {str(canonicalize_name(r.name)) for r in applying}
             named = names & tracked
