@@ -193,3 +193,12 @@ def test_gpus_bound_per_task_under_srun_leave_cuda_local_rank_missing():
     assert "--gpus-per-task (SLURM_GPUS_PER_TASK=1)" in f.cause and f.effect.value == "wont-start"
     per_node = {"SLURM_NTASKS_PER_NODE": "8", "SLURM_GPUS_ON_NODE": "8", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}
     assert "slurm-task-gpu-binding-local-rank" not in _found(_with(base, env=per_node, gpus=8, launcher=Launcher.SRUN))
+
+
+def test_an_absent_package_is_one_finding_with_the_install_command():
+    # trl requires accelerate; the catalog also knows that Trainer needs it: reported once
+    found = _found(saved_facts({"trl": "0.15.2", "transformers": "4.48.3", "datasets": "3.2.0", "torch": CU124}, torch=CU124))
+    (missing,) = found["missing-requirement"]
+    assert "accelerate>=0.34.0" in missing.fix.requires
+    assert "transformers-trainer-needs-accelerate" not in found
+    assert "transformers-trainer-needs-accelerate" in _found(saved_facts({"transformers": "4.48.3"}))
