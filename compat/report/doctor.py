@@ -15,7 +15,7 @@ from compat import __version__
 from compat.matrix.torch import sm
 from compat.model import codec
 from compat.model.facts import AccelerateConfig, Chosen, Facts, Interconnect, TorchBuild
-from compat.model.findings import Finding, Severity, Status
+from compat.model.findings import Consequence, Finding, Severity, Status
 from compat.model.unknown import Unknown
 
 SCHEMA_VERSION = 1
@@ -185,10 +185,20 @@ def _stack_line(facts: Facts) -> str:
     return " · ".join(shown) if shown else "none of the tracked packages are installed"
 
 
+_EFFECT = {
+    Consequence.BROKEN_BUILD: "broken build",
+    Consequence.WONT_START: "won't start",
+    Consequence.FAILS_LATER: "fails later",
+    Consequence.RISK: "risk",
+}
+
+
 def _finding(f: Finding) -> Group:
     label, style = _MARK[f.severity]
     head = Text()
     head.append(label, style=style)
+    if f.consequence is not None:
+        head.append(f" · {_EFFECT[f.consequence]}", style=style)
     head.append("  ")
     head.append(f.title, style="bold")
     head.append(f"  [{f.id}]", style="dim")
