@@ -127,3 +127,20 @@ def test_an_extra_in_effect_is_judged_and_one_the_catalog_names_is_reported_once
     # torch under transformers[torch] is there for vLLM's sake: that extra is not in effect
     _, report = doctor("--python", env(trl="0.19.0", vllm="0.9.1", transformers="4.52.4", accelerate="1.7.0"), "--gpus", "cpu")
     assert "unsatisfied-extra-requirement" not in ids(report)
+
+
+def test_the_text_report_names_the_consequence_the_catalog_entry_and_what_strict_counts(env):
+    from typer.testing import CliRunner
+
+    from compat.cli import app
+
+    python = env(torch="2.6.0", vllm="0.7.2")
+    result = CliRunner().invoke(app, ["doctor", "--python", python, "--gpus", "2xH100", "--driver", "550.54.15"])
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Judging {python} (named with --python)"
+    first = next(line for line in lines if line.startswith(("✗", "!")))
+    assert first.startswith("✗ error · broken build  Compiled against torch 2.5.1")
+    assert any(line.strip().startswith("ends in vllm-c-ext-torch-mismatch") for line in lines)
+    # declared GPUs: /dev/shm (an error-level check) cannot be judged; no launcher: a warning-level one
+    summary = " ".join(result.stdout.split("\n\n")[-1].split())
+    assert "2 check(s) could not run (see above); --strict counts 1 of them as failures (error or worse)." in summary
