@@ -156,3 +156,13 @@ def test_a_user_site_install_is_seen_and_flagged(tmp_path):
     assert "trl 0.15.2 [vllm] requires vllm==0.7.2, but vllm 0.7.0 is installed" in titles
     assert code == 1
     assert report["facts"]["python"]["chosen"] == "option"
+
+
+def test_a_python_on_path_that_does_not_run_falls_back_to_compats_own(tool, tmp_path):
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "python").write_text("#!/bin/sh\necho 'pyenv: python: command not found' >&2\nexit 127\n", encoding="utf-8")
+    (shim / "python").chmod(0o755)
+    _, report = _doctor(tool, env=_clean_env(PATH=f"{shim}{os.pathsep}{os.environ.get('PATH', '')}"))
+    assert report["facts"]["python"]["chosen"] == "own"
+    assert report["facts"]["python"]["executable"].startswith(str(tool.parent.parent))

@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.errors import UsageError
 from compat.matrix import Matrix
-from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
+from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
@@ -49,7 +50,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     from compat.sources.probe.launch import probe_launch
     from compat.sources.probe.nvidia import probe_hardware
     from compat.sources.probe.script import read_script
-    from compat.sources.probe.selection import select_interpreter
+    from compat.sources.probe.selection import Selected, select_interpreter
     from compat.sources.probe.system import probe_system
     from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
@@ -61,7 +62,16 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         tools = pool.submit(probe_system, timeout=request.timeout)
         launch = probe_launch(request.accelerate_config)
         script = read_script(request.script) if request.script else None
-        found = interpreter.result()
+        try:
+            found = interpreter.result()
+        except UsageError:
+            if selected.fallback is None:
+                raise  # the user named it, or activated it: theirs to see
+            # A `python` on PATH that does not run (a pyenv shim without a version) is not where
+            # training runs either: judge compat's own interpreter rather than stop.
+            selected = Selected(python=selected.fallback, chosen=Chosen.OWN)
+            python = selected.python
+            found = fetch_interpreter(python, timeout=request.timeout)
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requirements
 

@@ -30,6 +30,8 @@ class Selected:
     """The interpreter to run."""
     chosen: Chosen
     """Why it was chosen."""
+    fallback: Path | None = None
+    """compat's own interpreter, judged instead when the python found on PATH does not run."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +71,7 @@ def choose_interpreter(
         if found is not None:
             return Selected(python=found, chosen=chosen)
     if own.isolated and on_path is not None and on_path.parent != own.executable.parent:
-        return Selected(python=on_path, chosen=Chosen.PATH)
+        return Selected(python=on_path, chosen=Chosen.PATH, fallback=own.executable)
     return Selected(python=own.executable, chosen=Chosen.OWN)
 
 
