@@ -77,10 +77,9 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
                 pins.setdefault(_exact_pin(req) or "", []).append((dist, req))
             else:
                 yield _finding(dist, req, dep, matrix, env)
-    torch = installed.get("torch")
     for pinned, broken in sorted(pins.items()):
-        assert torch is not None  # a pin on torch is broken only when another torch is installed
-        yield _torch_pin(pinned, broken, torch, matrix, env)
+        # A pin on torch is broken only when another torch is installed.
+        yield _torch_pin(pinned, broken, installed["torch"], matrix, env)
     if pins:
         # torch goes back to the pinned release first: what the installed torch declares leaves with it.
         missing = [(d, r) for d, r in missing if d.name != "torch"]
@@ -88,7 +87,7 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         yield _missing(missing, matrix)
     for fid, reasons in sorted(undecided.items()):
         yield cannot_check(matrix, fid, "; ".join(reasons))
-    yield from _extras(facts, installed, frozenset(required), matrix, env)
+    yield from _extras(facts.packages, facts, installed, frozenset(required), matrix, env)
 
 
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
@@ -138,7 +137,7 @@ def _torch_pin(
 
     Only compiled code pins torch to one release (vLLM, xformers, torchvision): its C++ ABI is
     torch's, so the mismatch is an `undefined symbol` at import, not a subtle API change. The
-    packages the others depend on (vLLM pulls xformers and torchvision) are named first.
+    packages that pull the others in (vLLM pulls xformers and torchvision) are named first.
     """
     names = {d.name for d, _ in broken}
     pulled = {
@@ -235,8 +234,13 @@ def _catalog_speaks(matrix: Matrix, facts: Facts, project: str, dep: str) -> boo
     )
 
 
+def _in_effect(named: set[str], installed: dict[str, Distribution], required: frozenset[str]) -> bool:
+    """Not in effect: it names no tracked package, one of them is absent, or all are there for other reasons."""
+    return bool(named) and all(n in installed for n in named) and not named <= required
+
+
 def _extras(
-    facts: Facts, installed: dict[str, Distribution], required: frozenset[str],
+    packages: tuple[Distribution, ...], facts: Facts, installed: dict[str, Distribution], required: frozenset[str],
     matrix: Matrix, env: dict[str, str],
 ) -> Iterator[Finding]:
     """Ranges of the extras in effect: an extra is in effect when every tracked package it names is
@@ -250,8 +254,7 @@ def _extras(
     from compat.matrix.releases import TRACKED
 
     tracked = frozenset(TRACKED)
-    assert not isinstance(facts.packages, Unknown)
-    for dist in facts.packages:
+    for dist in packages:
         by_extra: dict[str, list[str]] = {}
         for text in dist.requires:
             m = _EXTRA_NAME.search(text.partition(";")[2])
@@ -260,15 +263,12 @@ def _extras(
         unmet: dict[str, tuple[Distribution, list[Requirement], list[str]]] = {}
         for extra, lines in sorted(by_extra.items()):
             # Most extras name a tracked package that is absent: decided on the names, before any parse.
-            named = {_name(text) for text in lines} & tracked
-            if not named or any(n not in installed for n in named) or named <= required:
+            if not _in_effect({_name(text) for text in lines} & tracked, installed, required):
                 continue
             reqs = [r for r in map(_parse, lines) if r is not None]
             applying = [r for r in reqs if r.marker is None or marker_holds(r.marker, env, extra=extra) is True]
-            names = {str(canonicalize_name(r.name)) for r in applying}
-            named = names & tracked
-            if not named or any(n not in installed for n in named) or named <= required:
-                continue  # not in effect: nothing tracked, something absent, or all there for other reasons
+            if not _in_effect({str(canonicalize_name(r.name)) for r in applying} & tracked, installed, required):
+                continue
             for req in applying:
                 dep = installed.get(str(canonicalize_name(req.name)))
                 if dep is None or not str(req.specifier) or in_spec(dep.version, req.specifier):
