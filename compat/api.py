@@ -78,12 +78,14 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True)
 class Environment:
-    """Which environment is judged. Neither `facts_file` nor `python`: a live probe of this interpreter."""
+    """Which environment is judged. Neither `facts_file` nor `python`: a live probe of the environment
+    the user means (the activated venv or conda env, else the python on PATH beside an isolated
+    compat, else this interpreter; compat.sources.probe.selection)."""
 
     facts_file: Path | None = None
     """A saved `compat facts` snapshot, read instead of probing."""
     python: Path | None = None
-    """Another interpreter to probe live (a virtual environment's python)."""
+    """An interpreter or an environment directory to probe live."""
     requirements: Path | None = None
     """Judge the pinned set of this requirements file instead of the installed packages (live probe only)."""
     accelerate_config: Path | None = None

@@ -235,7 +235,7 @@ def _catalog_speaks(matrix: Matrix, facts: Facts, project: str, dep: str) -> boo
 
 
 def _in_effect(named: set[str], installed: dict[str, Distribution], required: frozenset[str]) -> bool:
-    """Not in effect: it names no tracked package, one of them is absent, or all are there for other reasons."""
+    """It names tracked packages, all of them are installed, and one of them is there for its own sake."""
     return bool(named) and all(n in installed for n in named) and not named <= required
 
 
