@@ -142,6 +142,8 @@ class System:
     """CPU model and logical CPU count ("AMD EPYC 9654 96-Core Processor, 192 CPUs")."""
     tools: tuple[Tool, ...]
     """Compilers and build tools that extensions (flash-attn, DeepSpeed ops) are built with."""
+    cuda_toolkit: str | None | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
+    """CUDA toolkit at $CUDA_HOME, else /usr/local/cuda (its version.json, "12.4.1"); None when there is none."""
 
 
 @dataclass(frozen=True, kw_only=True)

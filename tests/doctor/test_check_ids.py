@@ -58,6 +58,7 @@ CUDA = {
     "torch-import-fails", "cuda-driver-too-old", "torch-cuda-minor-compat",
     "torch-cpu-only-build", "gpu-arch-not-in-torch-build",
     "ds-cuda-version-mismatch-opbuild", "container-cuda-newer-than-driver", "nvcc-gcc-too-new",
+    "cuda-driver-insufficient-runtime",
 }
 
 

@@ -202,3 +202,13 @@ def test_an_absent_package_is_one_finding_with_the_install_command():
     assert "accelerate>=0.34.0" in missing.fix.requires
     assert "transformers-trainer-needs-accelerate" not in found
     assert "transformers-trainer-needs-accelerate" in _found(saved_facts({"transformers": "4.48.3"}))
+
+
+def test_a_system_toolkit_of_a_newer_major_than_the_driver_where_something_loads_it():
+    base = saved_facts({"torch": CU124, "deepspeed": "0.16.3"}, torch=CU124)
+    facts = _with(base, tools=(Tool(name="nvcc", version="13.0.48"),), gpus=1, driver="550.54.15")
+    facts = dataclasses.replace(facts, system=dataclasses.replace(facts.system, cuda_toolkit="13.0.1"))
+    (f,) = _found(facts)["cuda-driver-insufficient-runtime"]
+    assert "deepspeed 0.16.3 builds its CUDA code with that toolkit" in f.evidence
+    same_major = dataclasses.replace(facts, system=dataclasses.replace(facts.system, cuda_toolkit="12.8.1"))
+    assert "cuda-driver-insufficient-runtime" not in _found(same_major)  # minor-version compatibility

@@ -122,6 +122,7 @@ SIGNATURE_IDS = (
 CHECK_IDS = (
     "bf16-unsupported-gpu-trainer",
     "container-cuda-newer-than-driver",
+    "cuda-driver-insufficient-runtime",
     "cuda-driver-too-old",
     "cuda-visible-devices-beyond-gpus",
     "ds-cuda-version-mismatch-opbuild",

@@ -31,6 +31,7 @@ ALL: tuple[Check, ...] = (
     toolchain.check_nvcc,
     toolchain.check_host_compiler,
     toolchain.check_ld_library_path,
+    toolchain.check_toolkit_runtime,
     toolchain.check_container_cuda,
     topology.check_p2p,
     topology.check_shm,

@@ -15,12 +15,14 @@ from compat.model.findings import Finding
 from compat.model.unknown import Unknown
 
 NVCC = "ds-cuda-version-mismatch-opbuild"
+RUNTIME = "cuda-driver-insufficient-runtime"
 GCC = "nvcc-gcc-too-new"
 CONTAINER = "container-cuda-newer-than-driver"
 LD_PATH = "system-cuda-on-ld-library-path"
 
 OWNS = {
     NVCC: frozenset[str](),
+    RUNTIME: frozenset[str](),
     GCC: frozenset[str](),
     CONTAINER: frozenset[str](),
     LD_PATH: frozenset({"entries"}),
@@ -87,6 +89,34 @@ def check_host_compiler(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
 
 def _tool(system: System, name: str) -> str | None | Unknown:
     return next((t.version for t in system.tools if t.name == name), None)
+
+
+def check_toolkit_runtime(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
+    """A system CUDA toolkit of a newer major than the driver runs, where something will load it.
+
+    Within a major, minor-version compatibility lets a newer runtime start on an older driver;
+    across majors the runtime refuses (cudaErrorInsufficientDriver). Its libraries are loaded when
+    LD_LIBRARY_PATH names them or when an extension is JIT-built with its nvcc (DeepSpeed ops).
+    """
+    if isinstance(facts.system, Unknown) or not isinstance(facts.system.cuda_toolkit, str):
+        return
+    driver, top = facts.hardware.driver, facts.hardware.driver_cuda
+    if not isinstance(driver, str) or not isinstance(top, str):
+        return
+    toolkit, supported = _major_minor(facts.system.cuda_toolkit), _major_minor(top)
+    if toolkit is None or supported is None or toolkit[0] <= supported[0]:
+        return
+    path = facts.launch.env.get("LD_LIBRARY_PATH", "")
+    on_path = [e for e in path.split(":") if e and _SYSTEM_CUDA_DIR.search(e) and "site-packages" not in e]
+    builders = [d for d in (facts.package("deepspeed"), facts.package("flash-attn")) if d is not None and not isinstance(d, Unknown)]
+    if not on_path and not builders:
+        return
+    users = [f"LD_LIBRARY_PATH names {', '.join(on_path)}"] if on_path else []
+    users += [f"{d.name} {d.version} builds its CUDA code with that toolkit" for d in builders]
+    yield found(matrix, RUNTIME, evidence=(
+        f"CUDA toolkit {facts.system.cuda_toolkit} installed (version.json)",
+        f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}", *users,
+    ))
 
 
 def check_ld_library_path(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
