@@ -143,6 +143,22 @@ def apply_declared(facts: Facts, declared: Declared, matrix: Matrix) -> Facts:
     )
 
 
+def complete_gpus(facts: Facts, table: GpuTable) -> Facts:
+    """GPUs whose compute capability the tool left out take their model's from matrix/gpus.toml.
+
+    nvidia-smi before R510 has no `compute_cap` field, so an A100 seen through an old driver
+    (or an old nvidia-smi bundled in a snap) would otherwise stay "sm_?" for every check.
+    """
+    gpus = facts.hardware.gpus
+    if isinstance(gpus, Unknown) or not any(isinstance(g.compute_capability, Unknown) for g in gpus):
+        return facts
+    filled = []
+    for gpu in gpus:
+        model = table.find(gpu.name) if isinstance(gpu.compute_capability, Unknown) else None
+        filled.append(replace(gpu, compute_capability=model.compute_capability) if model is not None else gpu)
+    return replace(facts, hardware=replace(facts.hardware, gpus=tuple(filled)))
+
+
 def _gpu(index: int, model: GpuModel) -> Gpu:
     return Gpu(
         index=index,

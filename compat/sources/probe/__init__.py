@@ -9,13 +9,13 @@ and the hardware probe (NVML in-process, nvidia-smi as fallback) each in its own
 from __future__ import annotations
 
 import dataclasses
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.errors import UsageError
 from compat.matrix import Matrix
-from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
+from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
@@ -24,7 +24,8 @@ __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 @dataclass(frozen=True, kw_only=True)
 class ProbeRequest:
     python: Path | None = None
-    """Another interpreter to inspect; None means the one running compat."""
+    """An interpreter or an environment directory to inspect; None: the activated environment, else
+    the python on PATH when compat runs from an isolated install, else the one running compat."""
     requirements: Path | None = None
     """Read packages from this requirements file instead of the installed ones."""
     hardware: bool = True
@@ -49,17 +50,28 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     from compat.sources.probe.launch import probe_launch
     from compat.sources.probe.nvidia import probe_hardware
     from compat.sources.probe.script import read_script
+    from compat.sources.probe.selection import Selected, select_interpreter
     from compat.sources.probe.system import probe_system
     from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
-    python = request.python or Path(sys.executable)
+    selected = select_interpreter(request.python)
+    python = selected.python
     with ThreadPoolExecutor(max_workers=3) as pool:
         interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
         hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
         tools = pool.submit(probe_system, timeout=request.timeout)
         launch = probe_launch(request.accelerate_config)
         script = read_script(request.script) if request.script else None
-        found = interpreter.result()
+        try:
+            found = interpreter.result()
+        except UsageError:
+            if selected.fallback is None:
+                raise  # the user named it, or activated it: theirs to see
+            # A `python` on PATH that does not run (a pyenv shim without a version) is not where
+            # training runs either: judge compat's own interpreter rather than stop.
+            selected = Selected(python=selected.fallback, chosen=Chosen.OWN)
+            python = selected.python
+            found = fetch_interpreter(python, timeout=request.timeout)
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requirements
 
@@ -79,7 +91,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         system = dataclasses.replace(tools.result(), platform=found.platform)
     return Facts(
         schema_version=SCHEMA_VERSION,
-        python=found.python,
+        python=dataclasses.replace(found.python, chosen=selected.chosen),
         packages=packages,
         torch=torch,
         hardware=hw,

@@ -15,8 +15,9 @@ from compat.model.unknown import Unknown
 KEPT_NAMES = frozenset({
     "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF", "OMP_NUM_THREADS",
+    "CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_DISABLE_REQUIRE",  # what NVIDIA's CUDA images declare
 })
-KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_")
+KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_", "SLURM_")
 SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
 NO_LAUNCHER = "not running under a launcher; declare it with --launcher"
 
@@ -43,6 +44,8 @@ def infer_launcher(environ: Mapping[str, str]) -> Launcher | Unknown:
         return Launcher.DEEPSPEED
     if "TORCHELASTIC_RUN_ID" in environ or "LOCAL_RANK" in environ:
         return Launcher.TORCHRUN
+    if "SLURM_STEP_ID" in environ and "SLURM_PROCID" in environ:
+        return Launcher.SRUN  # inside an srun step (an salloc shell has a job but no step)
     return Unknown(reason=NO_LAUNCHER)
 
 
