@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compat.errors import UsageError
+from compat.regular_file import open_regular
 
 STDIN = "-"
 """The name that means standard input."""
@@ -33,7 +34,7 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
         if path.is_dir():
             raise UsageError(f"{label} is a directory, not a log file")
         try:
-            stream = path.open("rb")
+            stream = open_regular(path)
         except OSError as exc:
             raise UsageError(f"cannot read {label}: {exc.strerror or exc}") from exc
     raw = stream

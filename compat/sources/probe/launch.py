@@ -11,6 +11,7 @@ from pathlib import Path
 from compat.errors import UsageError
 from compat.model.facts import AccelerateConfig, Launch, Launcher
 from compat.model.unknown import Unknown
+from compat.regular_file import MIB, NotRegularFile, read_regular
 
 KEPT_NAMES = frozenset({
     "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
@@ -56,11 +57,15 @@ def read_accelerate_config(path: Path | None, environ: Mapping[str, str]) -> Acc
     explicit = path is not None
     path = path if path is not None else default_accelerate_config(environ)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, limit=MIB).decode("utf-8")
     except FileNotFoundError:
         if explicit:
             raise UsageError(f"accelerate config {path} does not exist") from None
         return None
+    except NotRegularFile as exc:
+        if explicit:
+            raise UsageError(f"accelerate config {path} is {exc.strerror}") from None
+        return Unknown(reason=f"cannot read {path}: {exc.strerror}")
     except (OSError, UnicodeDecodeError) as exc:
         return Unknown(reason=f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
     return parse_accelerate_config(text, path=str(path))
