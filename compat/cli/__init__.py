@@ -36,11 +36,20 @@ def _root(
     """compat: environment compatibility resolver for LLM post-training."""
 
 
+INTERNAL_ERROR = 3
+"""The exit code of a crash of compat itself: 0, 1 and 2 are verdicts and usage errors, never this."""
+
+
 def main() -> None:
+    from compat.cli._output import SafeStream
+
+    # Every byte printed passes the one filter: no control sequence from an input, no secret.
+    sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+    sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
     try:
         app()
     except CompatError as exc:
-        typer.echo(f"compat: error: {exc}", err=True)
+        typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         typer.echo("compat: interrupted", err=True)
@@ -49,6 +58,29 @@ def main() -> None:
         # `compat lock ... | head`: the reader left; nothing more to say.
         sys.stderr.close()
         sys.exit(0)
+    except Exception as exc:
+        # A bug in compat: one line, and a code that no verdict uses (a CI step must not read 1 as "findings").
+        where = _innermost(exc)
+        typer.echo(
+            f"compat: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]}{where} "
+            f"(a bug in compat; please report it with the output of `compat facts`)",
+            err=True,
+        )
+        sys.exit(INTERNAL_ERROR)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _innermost(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return f" at {code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno} in {code.co_name}"
 
 
 # Register the commands (each module adds its own to `app`).

@@ -11,6 +11,7 @@ from pathlib import Path
 from compat.errors import UsageError
 from compat.model.facts import AccelerateConfig, Launch, Launcher
 from compat.model.unknown import Unknown
+from compat.redact import redact_value
 from compat.regular_file import MIB, NotRegularFile, read_regular
 
 KEPT_NAMES = frozenset({
@@ -18,22 +19,20 @@ KEPT_NAMES = frozenset({
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF", "OMP_NUM_THREADS",
 })
 KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_")
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
 NO_LAUNCHER = "not running under a launcher; declare it with --launcher"
 
 
-def is_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS)
-
-
 def kept_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that matter to a launch, sorted; a secret-looking name is never kept."""
-    return {
-        name: environ[name]
-        for name in sorted(environ)
-        if (name in KEPT_NAMES or name.startswith(KEPT_PREFIXES)) and not is_secret(name)
-    }
+    """The variables that matter to a launch, sorted. A secret is never kept: a secret-looking
+    name is dropped, credentials inside a value are masked and a token-looking value is replaced
+    (compat.redact)."""
+    kept = {}
+    for name in sorted(environ):
+        if name in KEPT_NAMES or name.startswith(KEPT_PREFIXES):
+            value = redact_value(name, environ[name])
+            if value is not None:
+                kept[name] = value
+    return kept
 
 
 def infer_launcher(environ: Mapping[str, str]) -> Launcher | Unknown:
