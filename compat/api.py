@@ -246,7 +246,10 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
             ),
             matrix,
         )
-    return apply_declared(base, request.declared, matrix)
+    from compat.sources.bounds import bound_facts
+
+    origin = str(env.facts_file) if env.facts_file is not None else "the probed environment"
+    return bound_facts(apply_declared(base, request.declared, matrix), origin=origin)
 
 
 def _read_facts(path: Path) -> Facts:
