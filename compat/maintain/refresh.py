@@ -12,6 +12,7 @@ fails or is interrupted leaves the previous matrix as it was.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,7 +55,7 @@ def _tracked_requires(raw: list[str], tracked: frozenset[str]) -> tuple[Requirem
     for line in raw:
         try:
             req = Requirement(line)
-        except InvalidRequirement:
+        except (InvalidRequirement, ValueError):
             continue  # a malformed line pip would reject too; it cannot name a usable constraint
         if canonicalize_name(req.name) in tracked:
             out.append(req)
@@ -81,7 +82,7 @@ def release_from_metadata(
     if rp_text and rp_text.strip():
         try:
             requires_python = SpecifierSet(rp_text)
-        except InvalidSpecifier:
+        except (InvalidSpecifier, ValueError):
             requires_python = None  # pip ignores an invalid Requires-Python as well
     return Release(
         version=version,
@@ -113,9 +114,12 @@ class MetadataCache:
         if path is None:
             return None
         try:
-            return path.read_bytes()
+            data = path.read_bytes()
         except OSError:
             return None
+        if file.metadata_sha256 and hashlib.sha256(data).hexdigest() != file.metadata_sha256:
+            return None  # a damaged or planted entry: read the index again, and the put replaces it
+        return data
 
     def put(self, file: IndexFile, data: bytes) -> None:
         path = self._path(file)
@@ -181,14 +185,16 @@ def refresh(
         for name in sorted(set(names)):
             fetched_all.append(fetch_package(client, name, cache, pool, tracked))
 
+    # Every package is checked before any file is written: one suspicious answer writes nothing.
+    olds = {package.package: _read_old(out_dir / f"{package.package}.toml") for package, _ in fetched_all}
+    for package, _ in fetched_all:
+        check_nothing_dropped(package, olds[package.package])
+
     outcomes = []
     for package, fetched in fetched_all:
         path = out_dir / f"{package.package}.toml"
         text = emit_releases(package, header=HEADER).encode("utf-8")
-        try:
-            old = path.read_bytes()
-        except OSError:
-            old = None
+        old = olds[package.package][0]
         changed = old != text
         if changed:
             write_atomic(path, text, check=functools.partial(_check_written, package=package.package))
@@ -203,6 +209,38 @@ def refresh(
             )
         )
     return RefreshResult(outcomes=tuple(outcomes), requests=client.requests_made)
+
+
+def _read_old(path: Path) -> tuple[bytes | None, frozenset[Version]]:
+    """The bytes of the file a refresh would replace and the releases it records (none when it
+    cannot be read or parsed: a broken file may be replaced)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None, frozenset()
+    try:
+        recorded = parse_releases_file(read_toml(path, label=path.name), expected=path.stem)
+    except (MatrixError, ValueError):
+        return raw, frozenset()
+    return raw, frozenset(r.version for r in recorded.releases)
+
+
+def check_nothing_dropped(package: PackageReleases, old: tuple[bytes | None, frozenset[Version]]) -> None:
+    """Refuse an answer that lists no release, or not every release the file records.
+
+    Indexes do not delete releases (PEP 592 yanks them), so a release that disappeared means a
+    partial mirror, a broken page or a hostile server; the curator decides, not refresh.
+    """
+    name = package.package
+    if not package.releases:
+        raise PackageIndexError(f"{name}: the index lists no final release; refusing to write {name}.toml")
+    dropped = sorted(old[1] - {r.version for r in package.releases})
+    if dropped:
+        shown = ", ".join(str(v) for v in dropped[:5]) + (f" and {len(dropped) - 5} more" if len(dropped) > 5 else "")
+        raise PackageIndexError(
+            f"{name}: the index no longer lists {len(dropped)} release(s) that {name}.toml records ({shown}); "
+            "refusing to drop them (a partial mirror? remove them from the file by hand if they are really gone)"
+        )
 
 
 def _check_written(tmp: Path, package: str) -> None:
