@@ -199,7 +199,7 @@ def marked_json(result: RunResult, mark: str) -> dict | None:
         if line.startswith(mark):
             try:
                 data = json.loads(line[len(mark):])
-            except ValueError:
+            except (ValueError, RecursionError):  # a lying child may nest without end
                 return None
             return data if isinstance(data, dict) else None
     return None

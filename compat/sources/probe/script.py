@@ -49,10 +49,13 @@ def parse_script(source: bytes | str, *, path: str) -> Script:
         return _failed(path, f"not valid Python: {exc.msg}{where}")
     except (ValueError, UnicodeDecodeError) as exc:  # NUL bytes, undecodable text
         return _failed(path, f"not valid Python: {exc}")
-    except RecursionError:
+    except (RecursionError, MemoryError):  # CPython's parser reports a deep expression as either
         return _failed(path, "not valid Python: nested too deeply to parse")
     visitor = _Visitor()
-    visitor.visit(tree)
+    try:
+        visitor.visit(tree)
+    except RecursionError:
+        return _failed(path, "nested too deeply to read")
     return Script(
         path=path,
         trainers=tuple(sorted(visitor.trainers)),
