@@ -200,9 +200,8 @@ def _read_nvml(nvml: Any) -> Hardware:
             return Unknown(reason=f"NVML {what}: {_nvml_text(exc)}")
 
     driver = ask("driver version", lambda: _str(nvml.nvmlSystemGetDriverVersion()))
-    cuda_raw = ask("CUDA driver version", nvml.nvmlSystemGetCudaDriverVersion_v2)
-    driver_cuda = cuda_raw if isinstance(cuda_raw, Unknown) else f"{cuda_raw // 1000}.{(cuda_raw % 1000) // 10}"
-    count = ask("device count", nvml.nvmlDeviceGetCount)
+    driver_cuda = ask("CUDA driver version", lambda: _cuda_text(nvml.nvmlSystemGetCudaDriverVersion_v2()))
+    count = ask("device count", lambda: _count(nvml.nvmlDeviceGetCount()))
     if isinstance(count, Unknown):
         return Hardware(source=HardwareSource.NVML, driver=driver, driver_cuda=driver_cuda, gpus=count, links=count)
     handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
@@ -281,6 +280,19 @@ def _nvlink_census(nvml: Any, handles: list, buses: list) -> tuple[dict[tuple[in
             if peer is not None and peer > i:
                 direct[(i, peer)] = direct.get((i, peer), 0) + 1
     return direct, to_switch
+
+
+def _cuda_text(raw: object) -> str:
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 < raw < 1_000_000:
+        raise ValueError(f"odd value {str(raw)[:40]!r}")
+    return f"{raw // 1000}.{(raw % 1000) // 10}"
+
+
+def _count(raw: object) -> int:
+    # A lying library must not make compat ask for a billion handles.
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 1024:
+        raise ValueError(f"odd value {str(raw)[:40]!r}")
+    return raw
 
 
 def _bus_key(bus: str) -> str:
