@@ -36,7 +36,7 @@ _TOKENS = re.compile(
     r"|glpat-[A-Za-z0-9_\-]{20,}"
     r"|sk-[A-Za-z0-9_\-]{20,}"
     r"|xox[abprs]-[A-Za-z0-9\-]{10,}"
-    r"|pypi-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{20,}"
+    r"|pypi-AgE[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{20,}"
     r"|AKIA[0-9A-Z]{16}"
     r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
 )

@@ -44,8 +44,8 @@ def main() -> None:
     from compat.cli._output import SafeStream
 
     # Every byte printed passes the one filter: no control sequence from an input, no secret.
-    sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
-    sys.stderr = SafeStream(sys.stderr)  # type: ignore[assignment]
+    sys.stdout = SafeStream(sys.stdout)
+    sys.stderr = SafeStream(sys.stderr)
     try:
         app()
     except CompatError as exc:

@@ -412,7 +412,9 @@ def probe_hardware(
             gpus=Unknown(reason=why),
             links=Unknown(reason=why),
         )
-    if smi_problem.endswith("not found") and not proc_version.exists():
+    # No NVIDIA stack at all only when every source says it is absent: an NVML that hung or
+    # crashed means there is a driver library, and the GPUs are unknown, not absent.
+    if smi_problem.endswith("not found") and not proc_version.exists() and all(map(_absent, reasons[:-1])):
         return Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=())
     return Hardware(
         source=HardwareSource.NONE,
@@ -421,6 +423,10 @@ def probe_hardware(
         gpus=Unknown(reason=why),
         links=Unknown(reason=why),
     )
+
+
+def _absent(nvml_reason: str) -> bool:
+    return any(word in nvml_reason for word in ("Not Found", "not installed", "Driver Not Loaded", "not found"))
 
 
 def _from_smi(smi: str, timeout: float) -> tuple[Hardware | None, str]:
