@@ -370,7 +370,7 @@ def matrix_show(request: ShowRequest) -> PackageReleases:
     if request.since is not None:
         try:
             Version(request.since)
-        except InvalidVersion as exc:
+        except (InvalidVersion, ValueError) as exc:  # ValueError: a number too long for int() (Python 3.11+)
             raise UsageError(f"--since: {request.since!r} is not a version") from exc
     dirs = [shipped_matrix_dir() / "releases", *(Path(d) / "releases" for d in request.matrix)]
     index = ReleaseIndex(dirs, cache_dir=request.settings.cache_dir)

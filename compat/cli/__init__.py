@@ -74,13 +74,21 @@ def _one_line(text: str) -> str:
 
 
 def _innermost(exc: BaseException) -> str:
-    tb = exc.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
+    """Where it failed: the innermost frame in compat's own code (else the innermost of all)."""
+    import os
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tb, where = exc.__traceback__, None
+    while tb is not None:
+        if where is None or os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package + os.sep):
+            where = tb
         tb = tb.tb_next
-    code = tb.tb_frame.f_code
-    return f" at {code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno} in {code.co_name}"
+    if where is None:
+        return ""
+    code = where.tb_frame.f_code
+    path = os.path.abspath(code.co_filename)
+    name = "compat/" + os.path.relpath(path, package) if path.startswith(package + os.sep) else os.path.basename(path)
+    return f" at {name}:{where.tb_lineno} in {code.co_name}"
 
 
 # Register the commands (each module adds its own to `app`).

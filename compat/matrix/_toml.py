@@ -124,8 +124,8 @@ class Table:
             return default
         try:
             return Version(text)
-        except InvalidVersion:
-            self.fail(key, f"{text!r} is not a version")
+        except (InvalidVersion, ValueError):  # ValueError: a number too long for int() (Python 3.11+)
+            self.fail(key, f"{text[:60]!r} is not a version")
 
     def specifier(self, key: builtins.str, default: Any = _MISSING) -> Any:
         text = self.str(key, default) if not (key in self.data and self.data[key] == "") else ""

@@ -6,14 +6,24 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compat.errors import UsageError
 from compat.model.facts import HardwareSource
 from compat.model.unknown import Unknown
-from compat.sources.probe._run import run
-from compat.sources.probe.interpreter import fetch_interpreter
-from compat.sources.probe.nvidia import fetch_nvml, probe_hardware
+from compat.sources.probe._run import RunResult, run
+from compat.sources.probe.interpreter import fetch_interpreter, parse_interpreter
+from compat.sources.probe.nvidia import (
+    NVML_MARK,
+    fetch_nvml,
+    parse_nvml_report,
+    parse_query_gpu,
+    parse_topo,
+    probe_hardware,
+)
 from tests.fault.fakes import Clock, compat_cli, fake_nvml, lying_python, one_line_error, tool
+from tests.fault.inputs import json_values
 
 NO_PROC = Path("/nonexistent/proc/driver/nvidia/version")
 DECLARED = ("--gpus", "1xH100", "--driver", "550.54.15")
@@ -149,3 +159,40 @@ def test_an_interpreter_reporting_a_version_no_int_can_hold_is_a_one_line_error(
     result = compat_cli("doctor", "--python", str(python), *DECLARED, timeout=60)
     assert result.returncode == 2, result.stderr
     assert "is not a version compat can compare" in one_line_error(result)
+
+
+# ------------------------------------------------------------------ lying reports, generated
+
+
+FAST = settings(max_examples=80, deadline=None)
+
+
+@FAST
+@given(report=st.dictionaries(st.sampled_from(["markers", "version", "implementation", "executable", "glibc",
+                                               "distributions", "broken", "torch_stamp", "platform"]),
+                              json_values, max_size=9))
+def test_any_interpreter_report_is_facts_or_a_usage_error(report):
+    result = RunResult(argv=("python",), returncode=0, stdout="COMPAT-INTERPRETER:" + json.dumps(report), stderr="")
+    try:
+        parse_interpreter(result, python=Path("python"))
+    except UsageError:
+        pass
+
+
+@FAST
+@given(report=json_values)
+def test_any_nvml_report_is_hardware_or_a_reason(report):
+    result = RunResult(argv=("python",), returncode=0, stdout=NVML_MARK + json.dumps(report), stderr="")
+    hw, why = parse_nvml_report(result)
+    assert hw is not None or why
+
+
+@FAST
+@given(text=st.text(alphabet=st.sampled_from(list("0123456789,. \n[]GPUNVindexnamecomput_capmemory.totalSYSPHB\x1b-")),
+                    max_size=300))
+def test_lying_nvidia_smi_output_is_a_value_error_at_worst(text):
+    for parse in (parse_query_gpu, parse_topo):
+        try:
+            parse(text)
+        except ValueError:
+            pass

@@ -292,3 +292,19 @@ def test_a_recursion_error_anywhere_is_an_internal_error_not_a_verdict():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, env=env)
     assert result.returncode == 3
     assert "RecursionError" in one_line_error(result)
+
+
+HUGE = "1" * 5000
+
+
+@pytest.mark.parametrize("args", [
+    ("lock", f"vllm=={HUGE}", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", "3.11"),
+    ("lock", "vllm", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", HUGE),
+    ("matrix", "show", "vllm", "--since", HUGE),
+    ("doctor", "--gpus", f"{HUGE}xH100", "--driver", "550.54.15"),
+    ("doctor", "--gpus", "1xH100", "--driver", f"{HUGE}.1"),
+], ids=["target", "python-version", "since", "gpu-count", "driver"])
+def test_huge_numbers_on_the_command_line_are_one_line_usage_errors(args):
+    result = compat_cli(*args, timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    one_line_error(result)

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -103,8 +104,9 @@ def run(
         _kill_group(proc)
         proc.wait()
         error = f"{name} timed out after {_seconds(timeout)}"
+    drained_by = time.monotonic() + _JOIN
     for reader in readers:
-        reader.join(_JOIN)
+        reader.join(max(0.0, drained_by - time.monotonic()))
         reader.close()
     out, err = (reader.text() for reader in readers)
     if error is None and any(reader.overflowed for reader in readers):
