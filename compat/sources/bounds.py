@@ -6,6 +6,7 @@ capability of "a.b" or a version with a 5,000-digit number (which `packaging` ca
 into an int on Python 3.11+) would otherwise reach a check and end in a traceback, or worse, in
 a pass. Hardware values out of shape become an Unknown with the reason (the check then says it
 cannot check); a package version compat cannot compare is a one-line error naming it.
+Credentials in URL requirements are masked here too, so the facts never hold them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TypeVar
 from compat.errors import FactsError
 from compat.model.facts import Facts, Gpu, Hardware, TorchBuild
 from compat.model.unknown import Unknown
+from compat.redact import redact_text
 
 _DIGITS = re.compile(r"\d{19,}")
 """A run of digits no real version has (a release number fits in 64 bits)."""
@@ -31,14 +33,22 @@ _V = TypeVar("_V", bound="str | None | Unknown")
 def bound_facts(facts: Facts, *, origin: str) -> Facts:
     """`facts` with out-of-shape hardware values made Unknown; raises FactsError on a version
     compat cannot compare (`origin` names where the facts came from)."""
-    for dist in () if isinstance(facts.packages, Unknown) else facts.packages:
+    packages = facts.packages
+    for dist in () if isinstance(packages, Unknown) else packages:
         _check_version(dist.version, f"{origin}: package {dist.name[:80]!r}")
+    if not isinstance(packages, Unknown):
+        # `pkg @ https://user:token@host/...` requirements: the facts never hold the credentials.
+        packages = tuple(
+            d if not any("://" in r for r in d.requires)
+            else dataclasses.replace(d, requires=tuple(redact_text(r) for r in d.requires))
+            for d in packages
+        )
     _check_version(facts.python.version, f"{origin}: python")
     torch = facts.torch
     if isinstance(torch, TorchBuild):
         _check_version(torch.version, f"{origin}: torch")
         torch = dataclasses.replace(torch, cuda=_shaped(torch.cuda, _CUDA, "torch's CUDA version"))
-    return dataclasses.replace(facts, torch=torch, hardware=_bound_hardware(facts.hardware))
+    return dataclasses.replace(facts, packages=packages, torch=torch, hardware=_bound_hardware(facts.hardware))
 
 
 def _check_version(text: str, where: str) -> None:

@@ -34,6 +34,7 @@ from tests.fault.inputs import (
     facts_with,
     hostile_text,
     json_values,
+    replace,
     versions,
 )
 
@@ -308,3 +309,13 @@ def test_huge_numbers_on_the_command_line_are_one_line_usage_errors(args):
     result = compat_cli(*args, timeout=60)
     assert result.returncode == 2, result.stderr[-300:]
     one_line_error(result)
+
+
+def test_credentials_in_a_url_requirement_never_reach_the_facts():
+    from compat.model.facts import Distribution
+
+    facts = facts_with()
+    dist = Distribution(name="mylib", version="1.0", requires=("vllm @ https://carol:t0ps3cret@pkgs.example/vllm.whl",))
+    bounded = bound_facts(replace(facts, packages=(*facts.packages, dist)), origin="probe")
+    assert "t0ps3cret" not in dump_facts(bounded)
+    assert "https://***@pkgs.example/vllm.whl" in dump_facts(bounded)
