@@ -13,10 +13,14 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from compat.matrix import Matrix
 from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    # Only a type here: the NVML child imports this package and must not pay for loading the matrix.
+    from compat.matrix import Matrix
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 
