@@ -44,8 +44,15 @@ def main() -> None:
     from compat.cli._output import SafeStream
 
     # Every byte printed passes the one filter: no control sequence from an input, no secret.
-    sys.stdout = SafeStream(sys.stdout)
-    sys.stderr = SafeStream(sys.stderr)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    try:
+        _main()
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _main() -> None:
     try:
         app()
     except CompatError as exc:

@@ -319,3 +319,23 @@ def test_credentials_in_a_url_requirement_never_reach_the_facts():
     bounded = bound_facts(replace(facts, packages=(*facts.packages, dist)), origin="probe")
     assert "t0ps3cret" not in dump_facts(bounded)
     assert "https://***@pkgs.example/vllm.whl" in dump_facts(bounded)
+
+
+def test_main_turns_a_crash_into_exit_3_and_filters_every_write(monkeypatch, capsys):
+    import sys
+
+    from compat import api
+    from compat.cli import main
+
+    def boom(request: object) -> None:
+        raise RuntimeError("broken \x1b]0;title\x07 at https://u:hunter2@h.example/x")
+
+    monkeypatch.setattr(api, "facts", boom)
+    monkeypatch.setattr(sys, "argv", ["compat", "facts", "--gpus", "cpu"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 3
+    err = capsys.readouterr().err
+    assert err.startswith("compat: internal error: RuntimeError: broken  at https://***@h.example/x at compat/")
+    assert re.search(r" at compat/cli/\w+\.py:\d+ in facts_command \(a bug in compat", err)  # compat's innermost frame
+    assert "\x1b" not in err and "hunter2" not in err and err.count("\n") == 1
