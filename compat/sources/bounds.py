@@ -15,6 +15,8 @@ import dataclasses
 import re
 from typing import TypeVar
 
+from packaging.version import InvalidVersion, Version
+
 from compat.errors import FactsError
 from compat.model.facts import Facts, Gpu, Hardware, TorchBuild
 from compat.model.unknown import Unknown
@@ -47,7 +49,13 @@ def bound_facts(facts: Facts, *, origin: str) -> Facts:
     torch = facts.torch
     if isinstance(torch, TorchBuild):
         _check_version(torch.version, f"{origin}: torch")
-        torch = dataclasses.replace(torch, cuda=_shaped(torch.cuda, _CUDA, "torch's CUDA version"))
+        try:
+            Version(torch.version)
+        except InvalidVersion:
+            # Every torch check compares this version: an import that reports another shape is unknown.
+            torch = Unknown(reason=f"torch reports the version {_short(torch.version)}, which is not a version")
+        else:
+            torch = dataclasses.replace(torch, cuda=_shaped(torch.cuda, _CUDA, "torch's CUDA version"))
     return dataclasses.replace(facts, packages=packages, torch=torch, hardware=_bound_hardware(facts.hardware))
 
 
