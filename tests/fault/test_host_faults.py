@@ -164,7 +164,7 @@ def test_an_interpreter_reporting_a_version_no_int_can_hold_is_a_one_line_error(
 # ------------------------------------------------------------------ lying reports, generated
 
 
-FAST = settings(max_examples=80, deadline=None)
+FAST = settings(max_examples=50, deadline=None)
 
 
 @FAST

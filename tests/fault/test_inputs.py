@@ -303,11 +303,11 @@ HUGE = "1" * 5000
     ("lock", f"vllm=={HUGE}", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", "3.11"),
     ("lock", "vllm", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", HUGE),
     ("matrix", "show", "vllm", "--since", HUGE),
-    ("doctor", "--gpus", f"{HUGE}xH100", "--driver", "550.54.15"),
-    ("doctor", "--gpus", "1xH100", "--driver", f"{HUGE}.1"),
+    ("doctor", "--facts", "FACTS", "--gpus", f"{HUGE}xH100", "--driver", "550.54.15"),
+    ("doctor", "--facts", "FACTS", "--gpus", "1xH100", "--driver", f"{HUGE}.1"),
 ], ids=["target", "python-version", "since", "gpu-count", "driver"])
-def test_huge_numbers_on_the_command_line_are_one_line_usage_errors(args):
-    result = compat_cli(*args, timeout=60)
+def test_huge_numbers_on_the_command_line_are_one_line_usage_errors(args, facts_file):
+    result = compat_cli(*(str(facts_file) if a == "FACTS" else a for a in args), timeout=60)
     assert result.returncode == 2, result.stderr[-300:]
     one_line_error(result)
 
