@@ -353,9 +353,9 @@ class IndexClient:
             raise PackageIndexError(f"{redact(url)}: response of {declared} bytes, more than the {limit // MIB} MiB allowed")
         chunks: list[bytes] = []
         size = 0
-        read1 = getattr(raw.raw, "read1", None)  # urllib3 2: at most one receive, so the deadline is checked often
         while True:
-            chunk = read1(_READ, decode_content=True) if read1 is not None else raw.raw.read(1024, decode_content=True)
+            # read1 (urllib3 >= 2.2) returns after one receive, so the deadline is checked as bytes come.
+            chunk = raw.raw.read1(_READ, decode_content=True)
             if not chunk:
                 break
             size += len(chunk)
