@@ -47,7 +47,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     """Facts about this host (or another interpreter on it); never raises on a host quirk.
 
     Raises UsageError when the request itself cannot be served (an interpreter that does not
-    run, an unpinned requirements file, a named config file that does not exist).
+    run, an unpinned requirements file, a named config file or script that does not exist or is a FIFO or a device).
     """
     from compat.sources.probe.interpreter import fetch_interpreter
     from compat.sources.probe.launch import probe_launch
