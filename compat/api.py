@@ -248,7 +248,10 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
             ),
             matrix,
         )
-    return apply_declared(complete_gpus(base, matrix.gpus), request.declared, matrix)
+    from compat.sources.bounds import bound_facts
+
+    origin = str(env.facts_file) if env.facts_file is not None else "the probed environment"
+    return bound_facts(apply_declared(complete_gpus(base, matrix.gpus), request.declared, matrix), origin=origin)
 
 
 def _read_facts(path: Path) -> Facts:
@@ -370,7 +373,7 @@ def matrix_show(request: ShowRequest) -> PackageReleases:
     if request.since is not None:
         try:
             Version(request.since)
-        except InvalidVersion as exc:
+        except (InvalidVersion, ValueError) as exc:  # ValueError: a number too long for int() (Python 3.11+)
             raise UsageError(f"--since: {request.since!r} is not a version") from exc
     dirs = [shipped_matrix_dir() / "releases", *(Path(d) / "releases" for d in request.matrix)]
     index = ReleaseIndex(dirs, cache_dir=request.settings.cache_dir)

@@ -299,6 +299,8 @@ def load_facts(text: str, *, origin: str = "facts") -> Facts:
         data = json.loads(text)
     except ValueError as exc:
         raise FactsError(f"{origin}: not JSON: {exc}") from exc
+    except RecursionError:
+        raise FactsError(f"{origin}: not a facts file: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise FactsError(f"{origin}: expected a JSON object at the top level")
     version = data.get("schema_version")

@@ -3,7 +3,7 @@
 `probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
 a training script. The slow parts run concurrently: the interpreter child, the torch child
-and the hardware probe (NVML in-process, nvidia-smi as fallback) each in its own thread.
+and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
 """
 
 from __future__ import annotations
@@ -12,11 +12,15 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compat.errors import UsageError
-from compat.matrix import Matrix
 from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    # Only a type here: the NVML child imports this package and must not pay for loading the matrix.
+    from compat.matrix import Matrix
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 
@@ -44,7 +48,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     """Facts about this host (or another interpreter on it); never raises on a host quirk.
 
     Raises UsageError when the request itself cannot be served (an interpreter that does not
-    run, an unpinned requirements file, a named config file that does not exist).
+    run, an unpinned requirements file, a named config file or script that does not exist or is a FIFO or a device).
     """
     from compat.sources.probe.interpreter import fetch_interpreter
     from compat.sources.probe.launch import probe_launch

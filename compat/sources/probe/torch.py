@@ -93,7 +93,10 @@ def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None
         except OSError:
             cached = None
         if cached is not None and cached.startswith(MARK):
-            return RunResult(argv=(str(python), "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
+            hit = RunResult(argv=(str(python), "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
+            report = marked_json(hit, MARK)
+            if report is not None and report.get("installed") is True:  # only what the store below writes
+                return hit
     result = run([str(python), "-c", CHILD], timeout=timeout, env=child_env(os.environ))
     if entry is not None and result.ok:
         line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
