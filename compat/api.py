@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.errors import CompatError, ResolutionError, UsageError
+from compat.model.config import Config, Waivers
 from compat.model.curation import Refreshed, Validation
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
@@ -68,6 +70,7 @@ __all__ = [
     "matrix_show",
     "matrix_validate",
     "plan",
+    "read_config",
     "read_log",
     "read_settings",
 ]
@@ -110,10 +113,18 @@ class FactsRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class DoctorRequest(FactsRequest):
-    fail_on: Severity = Severity.ERROR
-    """A finding of this severity or worse makes the result `failed`."""
+    fail_on: Severity | None = Severity.ERROR
+    """A finding of this severity or worse makes the result `failed`; None: the config's `fail-on`, else error."""
     strict: bool = False
     """A check at that severity that could not run also makes it `failed`."""
+    config: Path | None = None
+    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`)."""
+    find_config: bool = False
+    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
+    today: date | None = None
+    """The date ignore expiries are compared with; None: today."""
+    report_url: str | None = None
+    """Base URL of the finding pages; None: the config's `report-url`, else COMPAT_REPORT_URL."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,6 +135,16 @@ class DoctorResult:
     """What is wrong or at risk, most severe first."""
     failed: bool
     """Some finding reaches the request's `fail_on` (the CLI exits 1)."""
+    waivers: Waivers = field(default_factory=Waivers)
+    """What the config's ignore list did (ignored findings are not in `findings`)."""
+    config: Config | None = None
+    """The config file that was applied, if any."""
+    fail_on: Severity = Severity.ERROR
+    """The threshold that was applied (the request's, else the config's)."""
+    strict: bool = False
+    """Whether undecided checks at the threshold counted."""
+    report_url: str | None = None
+    """Base URL of the finding pages (from the request, the config or COMPAT_REPORT_URL); None: no links."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,11 +288,48 @@ def facts(request: FactsRequest) -> Facts:
 def doctor(request: DoctorRequest) -> DoctorResult:
     """What is wrong or at risk in the environment, and whether that fails the request's threshold."""
     from compat.judge.diagnose import diagnose, fails
+    from compat.judge.ignores import apply_ignores, fails_waivers
 
+    config = read_config(request.config, find=request.find_config)
+    if config is not None:
+        request = _with_config(request, config)
     m = _matrix(request.matrix, request.settings)
     env = _gather(request, m)
-    findings = diagnose(env, m)
-    return DoctorResult(facts=env, findings=findings, failed=fails(findings, request.fail_on, strict=request.strict))
+    threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
+    strict = request.strict or (config.strict if config else False)
+    findings, waivers = apply_ignores(diagnose(env, m), config.ignore if config else (), request.today or date.today())
+    return DoctorResult(
+        facts=env,
+        findings=findings,
+        failed=fails(findings, threshold, strict=strict) or fails_waivers(waivers),
+        waivers=waivers,
+        config=config,
+        fail_on=threshold,
+        strict=strict,
+        report_url=request.report_url or (config.report_url if config else None) or request.settings.report_url,
+    )
+
+
+def read_config(path: Path | None = None, *, find: bool = True) -> Config | None:
+    """The project's config: `path`, else (with `find`) the nearest one upward from the working directory."""
+    from compat.sources.config import find_config, load_config
+
+    if path is None and find:
+        path = find_config()
+    return load_config(path) if path is not None else None
+
+
+def _with_config(request: DoctorRequest, config: Config) -> DoctorRequest:
+    """Declared hardware from the config where the request declares none (the command line wins)."""
+    from dataclasses import replace
+
+    d = request.declared
+    return replace(request, declared=replace(
+        d,
+        gpus=d.gpus if d.gpus is not None else config.gpus,
+        driver=d.driver if d.driver is not None else config.driver,
+        launcher=d.launcher if d.launcher is not None else config.launcher,
+    ))
 
 
 def read_log(name: str) -> Iterator[bytes]:

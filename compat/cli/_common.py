@@ -7,8 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from compat.report.formats import DoctorFormat
+
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from compat.api import Declared, Environment, Settings
+    from compat.sources.terminal import TerminalStyle
 
 MatrixOpt = Annotated[
     list[Path] | None,
@@ -28,6 +33,18 @@ AccelerateOpt = Annotated[Path | None, typer.Option(
 )]
 RequirementsOpt = Annotated[Path | None, typer.Option(
     "--requirements", "-r", help="Judge the pinned set in a requirements file instead of the installed packages.",
+)]
+FormatOpt = Annotated[DoctorFormat | None, typer.Option(
+    "--format", show_default=False,
+    help="Output format: text (default), json (as --json), markdown (a GitHub issue block), github (workflow "
+         "annotations), sarif (code scanning), junit (test reports).",
+)]
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", help="Config file (compat.toml, or pyproject.toml with [tool.compat]); default: found upward from here.",
+)]
+NoConfigOpt = Annotated[bool, typer.Option("--no-config", help="Read no config file.")]
+ReportUrlOpt = Annotated[str | None, typer.Option(
+    "--report-url", help="Base URL of the `compat matrix site` pages finding ids link to (also COMPAT_REPORT_URL, report-url).",
 )]
 ScriptOpt = Annotated[Path | None, typer.Option("--script", help="Training script to read (never run) for the patterns the catalog knows.")]
 
@@ -60,3 +77,10 @@ def settings() -> Settings:
 
 def overlays(matrix: list[Path] | None) -> tuple[Path, ...]:
     return tuple(matrix or ())
+
+
+def terminal(stream: TextIO) -> TerminalStyle:
+    """Colour and width for a renderer writing to `stream` (NO_COLOR, FORCE_COLOR, COLUMNS, the terminal)."""
+    from compat.sources.terminal import terminal_style
+
+    return terminal_style(stream)

@@ -4,26 +4,36 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from compat.cli import app
 from compat.cli._common import (
     AccelerateOpt,
+    ConfigOpt,
     DriverOpt,
     FactsOpt,
+    FormatOpt,
     GpusOpt,
     JsonOpt,
     LauncherOpt,
     MatrixOpt,
+    NoConfigOpt,
     PythonOpt,
+    ReportUrlOpt,
     RequirementsOpt,
     ScriptOpt,
     declared,
     environment,
     overlays,
     settings,
+    terminal,
 )
+
+if TYPE_CHECKING:
+    from compat.report.formats import DoctorFormat
 
 
 class FailOn(str, Enum):
@@ -43,17 +53,61 @@ def doctor(
     launcher: LauncherOpt = None,
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
-    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Exit 1 when a finding has this severity or worse."),
+    fail_on: FailOn | None = typer.Option(
+        None, "--fail-on", show_default=False,
+        help="Exit 1 when a finding has this severity or worse (default: the config's fail-on, else error).",
+    ),
     strict: bool = typer.Option(False, "--strict", help="Also exit 1 when a check at that severity could not run."),
     matrix: MatrixOpt = None,
+    output_format: FormatOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
+    report_url: ReportUrlOpt = None,
 ) -> None:
     """Probe this environment and report what is wrong or at risk, why, and how to fix it.
 
     Exit code: 0 clean, 1 findings at or above --fail-on, 2 usage or data error.
     """
+    from compat.report.formats import DoctorFormat
+
+    fmt = output_format or (DoctorFormat.JSON if json_out else DoctorFormat.TEXT)
+    _doctor(fmt, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver, launcher=launcher,
+            accelerate_config=accelerate_config, script=script, fail_on=fail_on, strict=strict, matrix=matrix,
+            config=config, no_config=no_config, report_url=report_url)
+
+
+@app.command("report")
+def report(
+    python: PythonOpt = None,
+    facts: FactsOpt = None,
+    requirements: RequirementsOpt = None,
+    gpus: GpusOpt = None,
+    driver: DriverOpt = None,
+    launcher: LauncherOpt = None,
+    accelerate_config: AccelerateOpt = None,
+    script: ScriptOpt = None,
+    matrix: MatrixOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
+    report_url: ReportUrlOpt = None,
+) -> None:
+    """A Markdown block to paste into a GitHub issue (`compat doctor --format markdown`); always exits 0."""
+    from compat.report.formats import DoctorFormat
+
+    _doctor(DoctorFormat.MARKDOWN, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver,
+            launcher=launcher, accelerate_config=accelerate_config, script=script, fail_on=None, strict=False,
+            matrix=matrix, config=config, no_config=no_config, report_url=report_url, exit_code=False)
+
+
+def _doctor(
+    fmt: DoctorFormat, *, python: Path | None, facts: Path | None, requirements: Path | None, gpus: str | None,
+    driver: str | None, launcher: str | None, accelerate_config: Path | None, script: Path | None,
+    fail_on: FailOn | None, strict: bool, matrix: list[Path] | None, config: Path | None, no_config: bool,
+    report_url: str | None, exit_code: bool = True,
+) -> None:
     from compat import api
     from compat.model.findings import Severity
-    from compat.report.doctor import render_json, render_text
+    from compat.report.formats import render_doctor
 
     result = api.doctor(api.DoctorRequest(
         environment=environment(python=python, facts=facts, requirements=requirements,
@@ -61,14 +115,20 @@ def doctor(
         declared=declared(gpus=gpus, driver=driver, launcher=launcher),
         matrix=overlays(matrix),
         settings=settings(),
-        fail_on=Severity(fail_on.value),
+        fail_on=Severity(fail_on.value) if fail_on else None,
         strict=strict,
+        config=config,
+        find_config=not no_config,
+        report_url=report_url,
     ))
-    if json_out:
-        sys.stdout.write(render_json(result.facts, result.findings))
-    else:
-        sys.stdout.write(render_text(result.facts, result.findings, color=sys.stdout.isatty()))
-    raise typer.Exit(1 if result.failed else 0)
+    cfg = result.config.path if result.config else None
+    style = terminal(sys.stdout)
+    sys.stdout.write(render_doctor(
+        fmt, result.facts, result.findings, waivers=result.waivers, strict=result.strict, fail_on=result.fail_on,
+        report_url=result.report_url, file=str(requirements) if requirements else cfg, config=cfg,
+        color=style.color, width=style.width,
+    ))
+    raise typer.Exit(1 if result.failed and exit_code else 0)
 
 
 @app.command("facts")
@@ -82,10 +142,12 @@ def facts_command(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    short: Annotated[bool, typer.Option("--short", help="Only the essentials, one line each (for a bug report).")] = False,
 ) -> None:
     """Print the facts snapshot of this environment as JSON (for bug reports, fleets and tests)."""
     from compat import api
     from compat.model.facts import dump_facts
+    from compat.report.essentials import render_short
 
     env = api.facts(api.FactsRequest(
         environment=environment(python=python, facts=facts, requirements=requirements,
@@ -94,4 +156,4 @@ def facts_command(
         matrix=overlays(matrix),
         settings=settings(),
     ))
-    sys.stdout.write(dump_facts(env))
+    sys.stdout.write(render_short(env) if short else dump_facts(env))

@@ -1,0 +1,15 @@
+"""Where a finding id's page lives: the site `compat matrix site` builds, served under a base URL."""
+
+from __future__ import annotations
+
+
+def finding_path(finding_id: str) -> str:
+    """The page of a check or signature, relative to the site root."""
+    return f"findings/{finding_id}.html"
+
+
+def finding_url(base: str | None, finding_id: str) -> str | None:
+    """The page's address under `base`; None when no base URL is configured."""
+    if not base:
+        return None
+    return f"{base.rstrip('/')}/{finding_path(finding_id)}"
