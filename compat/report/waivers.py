@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compat.model.config import Waivers
+from compat.model.config import Ignored, Waivers
 from compat.model.findings import Finding, Severity, Status
 
 
@@ -17,9 +17,15 @@ def render_notes(
     """"" when there is nothing to add; else one line per ignored finding, expired ignore and strict failure."""
     waivers = waivers or Waivers()
     lines = []
+    groups: dict[str, list[Ignored]] = {}
     for w in waivers.ignored:
-        until = f" until {w.ignore.until.isoformat()}" if w.ignore.until else ""
-        lines.append(f"ignored{until}: {w.finding.id} ({w.finding.severity.value}): {w.ignore.reason}")
+        groups.setdefault(w.finding.id, []).append(w)
+    for fid, same in groups.items():
+        ignore = same[0].ignore
+        until = f" until {ignore.until.isoformat()}" if ignore.until else ""
+        times = f" ×{len(same)}" if len(same) > 1 else ""
+        worst = max((w.finding.severity for w in same), key=lambda s: s.rank)
+        lines.append(f"ignored{until}: {fid}{times} ({worst.value}): {ignore.reason}")
     for i in waivers.expired:
         assert i.until is not None
         lines.append(f"expired ignore: {i.id} was ignored until {i.until.isoformat()} ({i.reason}); it counts again and fails the run")
