@@ -61,6 +61,8 @@ __all__ = [
     "Refreshed",
     "Settings",
     "ShowRequest",
+    "SiteRequest",
+    "SiteResult",
     "ValidateRequest",
     "doctor",
     "explain",
@@ -68,6 +70,7 @@ __all__ = [
     "lock",
     "matrix_refresh",
     "matrix_show",
+    "matrix_site",
     "matrix_validate",
     "plan",
     "read_config",
@@ -209,6 +212,28 @@ class ValidateRequest:
     """Check `directory` by itself, without the shipped matrix."""
     audit: bool = True
     """Run the signature regex backtracking audit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteRequest:
+    out: Path
+    """Directory the pages are written to (created if missing; compat's pages in it are replaced)."""
+    matrix: tuple[Path, ...] = ()
+    """Overlay directories laid over the shipped matrix."""
+    settings: Settings = field(default_factory=Settings)
+    """Cache directory (parsed release files)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteResult:
+    out: Path
+    """Where the site was written."""
+    pages: int
+    """How many pages."""
+    size: int
+    """Their total size in bytes."""
+    signatures: int
+    """How many signature pages."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -444,6 +469,35 @@ def matrix_validate(request: ValidateRequest) -> Validation:
     if request.alone:
         return validate_matrix(base=request.directory, complete=False, audit_patterns=request.audit)
     return validate_matrix(tuple([request.directory] if request.directory else ()), audit_patterns=request.audit)
+
+
+def matrix_site(request: SiteRequest) -> SiteResult:
+    """Write the static HTML site of the matrix: the compatibility tables and a page per finding id."""
+    from compat.atomic import write_atomic
+    from compat.judge.checks import OWNED_IDS
+    from compat.matrix import shipped_matrix_dir
+    from compat.matrix.tables import build_rows, load_log_lines, stack_rows, wheel_rows
+    from compat.report.site import SiteInput, render_site
+
+    m = _matrix(request.matrix, request.settings)
+    lines: dict[str, str] = {}
+    for root in (shipped_matrix_dir(), *request.matrix):
+        lines.update(load_log_lines(Path(root) / "log-lines.toml"))
+    pages = render_site(SiteInput(
+        stack=stack_rows(m), builds=build_rows(m), wheels=wheel_rows(m), signatures=m.signatures,
+        checks=OWNED_IDS, log_lines=lines,
+    ))
+    size = 0
+    try:
+        for rel, text in sorted(pages.items()):
+            path = request.out / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = text.encode("utf-8")
+            write_atomic(path, data)
+            size += len(data)
+    except OSError as exc:
+        raise UsageError(f"cannot write the site to {request.out}: {exc.strerror or exc}") from exc
+    return SiteResult(out=request.out, pages=len(pages), size=size, signatures=len(m.signatures))
 
 
 def matrix_refresh(request: RefreshRequest) -> Refreshed:

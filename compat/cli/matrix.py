@@ -80,3 +80,16 @@ def refresh(
         settings=settings(),
     ))
     typer.echo(render_refresh(refreshed), nl=False)
+
+
+@matrix_app.command("site")
+def site(
+    directory: Annotated[Path, typer.Argument(help="Where to write the pages (created if missing).")],
+    matrix: MatrixOpt = None,
+) -> None:
+    """Write the matrix as a static HTML site: compatibility tables and a page per signature and check."""
+    from compat import api
+
+    result = api.matrix_site(api.SiteRequest(out=directory, matrix=overlays(matrix), settings=settings()))
+    typer.echo(f"wrote {result.pages} pages ({result.size // 1024} KiB) to {result.out}: "
+               f"open {result.out / 'index.html'}")
