@@ -13,11 +13,23 @@ import typer
 from compat import __version__
 from compat.errors import CompatError
 
+
+def _plain_argument_help() -> None:
+    """typer 0.2x prints an argument's Python type beside its name (`TARGET <list[str]>`); compat's
+    arguments say what they take in their name and help, so help shows no Python type names."""
+    from typer.core import TyperArgument
+
+    if hasattr(TyperArgument, "display_type_rich"):
+        TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
+
+_plain_argument_help()
+
 app = typer.Typer(
     name="compat",
     help="Check an LLM post-training environment (TRL, vLLM, torch, CUDA, GPUs) against a curated compatibility matrix.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -36,12 +48,22 @@ def _root(
     """compat: environment compatibility resolver for LLM post-training."""
 
 
+# The command-line parser's usage error (a bad option or value), whichever click typer ships with.
+_UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
 def main() -> None:
     try:
-        app()
+        # standalone_mode=False: usage errors reach us, so every error is one line in the same form.
+        code = app(standalone_mode=False)
     except CompatError as exc:
         typer.echo(f"compat: error: {exc}", err=True)
         sys.exit(2)
+    except _UsageError as exc:
+        sys.exit(_usage_error(exc))
+    except typer.Abort:
+        typer.echo("compat: interrupted", err=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         typer.echo("compat: interrupted", err=True)
         sys.exit(130)
@@ -49,6 +71,19 @@ def main() -> None:
         # `compat lock ... | head`: the reader left; nothing more to say.
         sys.stderr.close()
         sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Exception) -> int:
+    """`compat: error: <what> (see 'compat doctor --help')` on one line; exit 2."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        typer.echo(ctx.get_help())  # `compat` or `compat matrix` alone: the help, as before
+        return 2
+    message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    typer.echo(f"compat: error: {message}{where}", err=True)
+    return 2
 
 
 # Register the commands (each module adds its own to `app`).

@@ -18,21 +18,25 @@ if TYPE_CHECKING:
 MatrixOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--matrix", envvar="COMPAT_MATRIX",
+        "--matrix", envvar="COMPAT_MATRIX", metavar="DIR",
         help="Extra matrix directory laid over the shipped one (repeatable; also COMPAT_MATRIX).",
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-PythonOpt = Annotated[Path | None, typer.Option("--python", help="Inspect another interpreter (a virtual environment's python).")]
-FactsOpt = Annotated[Path | None, typer.Option("--facts", help="Read a saved `compat facts` snapshot instead of probing.")]
-GpusOpt = Annotated[str | None, typer.Option("--gpus", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
-DriverOpt = Annotated[str | None, typer.Option("--driver", help="Declare the NVIDIA driver version (550.54.15).")]
-LauncherOpt = Annotated[str | None, typer.Option("--launcher", help="How training starts: python, torchrun, accelerate, deepspeed.")]
+PythonOpt = Annotated[Path | None, typer.Option(
+    "--python", metavar="PYTHON", help="Inspect another interpreter (a virtual environment's python).",
+)]
+FactsOpt = Annotated[Path | None, typer.Option("--facts", metavar="FILE", help="Read a saved `compat facts` snapshot instead of probing.")]
+GpusOpt = Annotated[str | None, typer.Option("--gpus", metavar="GPUS", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
+DriverOpt = Annotated[str | None, typer.Option("--driver", metavar="VERSION", help="Declare the NVIDIA driver version (550.54.15).")]
+LauncherOpt = Annotated[str | None, typer.Option(
+    "--launcher", metavar="LAUNCHER", help="How training starts: python, torchrun, accelerate, deepspeed.",
+)]
 AccelerateOpt = Annotated[Path | None, typer.Option(
-    "--accelerate-config", help="accelerate config file (default: the one under the Hugging Face home).",
+    "--accelerate-config", metavar="FILE", help="accelerate config file (default: the one under the Hugging Face home).",
 )]
 RequirementsOpt = Annotated[Path | None, typer.Option(
-    "--requirements", "-r", help="Judge the pinned set in a requirements file instead of the installed packages.",
+    "--requirements", "-r", metavar="FILE", help="Judge the pinned set in a requirements file instead of the installed packages.",
 )]
 FormatOpt = Annotated[DoctorFormat | None, typer.Option(
     "--format", show_default=False,
@@ -40,13 +44,16 @@ FormatOpt = Annotated[DoctorFormat | None, typer.Option(
          "annotations), sarif (code scanning), junit (test reports).",
 )]
 ConfigOpt = Annotated[Path | None, typer.Option(
-    "--config", help="Config file (compat.toml, or pyproject.toml with [tool.compat]); default: found upward from here.",
+    "--config", metavar="FILE", help="Config file (compat.toml, or pyproject.toml with [tool.compat]); default: found upward from here.",
 )]
 NoConfigOpt = Annotated[bool, typer.Option("--no-config", help="Read no config file.")]
 ReportUrlOpt = Annotated[str | None, typer.Option(
-    "--report-url", help="Base URL of the `compat matrix site` pages finding ids link to (also COMPAT_REPORT_URL, report-url).",
+    "--report-url", metavar="URL",
+    help="Base URL of the `compat matrix site` pages finding ids link to (also COMPAT_REPORT_URL, report-url).",
 )]
-ScriptOpt = Annotated[Path | None, typer.Option("--script", help="Training script to read (never run) for the patterns the catalog knows.")]
+ScriptOpt = Annotated[Path | None, typer.Option(
+    "--script", metavar="FILE", help="Training script to read (never run) for the patterns the catalog knows.",
+)]
 
 
 def environment(

@@ -26,9 +26,9 @@ from compat.cli._common import (
 
 @app.command()
 def explain(
-    log: str = typer.Argument("-", help="Log file (plain or .gz); '-' reads standard input."),
+    log: str = typer.Argument("-", metavar="LOG", help="Log file (plain or .gz); '-' reads standard input."),
     json_out: JsonOpt = False,
-    top: int | None = typer.Option(None, "--top", min=1, help="Show at most N matches."),
+    top: int | None = typer.Option(None, "--top", min=1, metavar="N", help="Show at most N matches."),
     no_env: bool = typer.Option(False, "--no-env", help="Do not probe this environment; rank by the log alone."),
     python: PythonOpt = None,
     facts: FactsOpt = None,
