@@ -47,5 +47,5 @@ def render_doctor(
     if fmt is DoctorFormat.JUNIT:
         return ci.render_junit(findings, waivers=waivers, strict=strict, fail_on=fail_on)
     return doctor.render_text(facts, findings, color=color, width=width) + notes.render_notes(
-        findings, waivers=waivers, strict=strict, fail_on=fail_on, config=config,
+        findings, waivers=waivers, strict=strict, fail_on=fail_on, config=config, report_url=report_url,
     )

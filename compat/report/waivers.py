@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from compat.model.config import Ignored, Waivers
 from compat.model.findings import Finding, Severity, Status
+from compat.report.links import render_pages
 
 
 def render_notes(
@@ -13,6 +14,7 @@ def render_notes(
     strict: bool = False,
     fail_on: Severity = Severity.ERROR,
     config: str | None = None,
+    report_url: str | None = None,
 ) -> str:
     """"" when there is nothing to add; else one line per ignored finding, expired ignore and strict failure."""
     waivers = waivers or Waivers()
@@ -36,4 +38,4 @@ def render_notes(
         lines.append(
             f"--strict: exit 1 because {len(undecided)} check(s) at {fail_on.value} or worse could not run: {', '.join(undecided)}"
         )
-    return "".join(line + "\n" for line in lines)
+    return "".join(line + "\n" for line in lines) + render_pages([f.id for f in findings], report_url)

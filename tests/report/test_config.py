@@ -139,3 +139,19 @@ def test_strict_names_the_checks_that_could_not_run(cli):
     assert "--strict: exit 1 because 1 check(s) at info or worse could not run: nccl-shm-too-small" in text
     _, text = cli("doctor", "--facts", str(FACTS_300))
     assert "--strict" not in text
+
+
+def test_text_report_links_each_finding_page(cli):
+    _, text = cli("doctor", "--facts", str(FACTS_300), env={"COMPAT_REPORT_URL": "https://example.org/m/"})
+    pages = text.splitlines()[-1]
+    assert pages.startswith("pages: https://example.org/m/findings/grpo-fsdp-ref-model-on-cpu.html ")
+    assert pages.count("missing-requirement") == 1
+
+
+def test_explain_links_its_matches(cli):
+    log = FACTS_300.parent.parent / "logs" / "cuda-driver-too-old.log"
+    code, text = cli("explain", str(log), "--no-env", "--top", "1", "--report-url", "https://example.org")
+    assert code == 0
+    assert text.endswith("pages: https://example.org/findings/cuda-driver-too-old.html\n")
+    _, plain = cli("explain", str(log), "--no-env", "--top", "1")
+    assert "pages:" not in plain
