@@ -180,8 +180,12 @@ def render_junit(
     suite = ET.Element("testsuite", name="compat doctor")
     failures = skipped = 0
     cases = [(f, None) for f in findings] + [(w.finding, w.ignore.reason) for w in waivers.ignored]
+    seen: dict[str, int] = {}
     for f, ignored in cases:
-        case = ET.SubElement(suite, "testcase", classname=f"compat.{f.severity.value}", name=f.id)
+        seen[f.id] = seen.get(f.id, 0) + 1
+        # one id can be found several times (four missing requirements): names stay unique per suite
+        name = f.id if seen[f.id] == 1 else f"{f.id} #{seen[f.id]}"
+        case = ET.SubElement(suite, "testcase", classname=f"compat.{f.severity.value}", name=name)
         reaches = f.severity.rank >= fail_on.rank
         if ignored is not None:
             ET.SubElement(case, "skipped", message=f"ignored: {ignored}")

@@ -64,11 +64,11 @@ def render_markdown(
     found = [f for f in findings if f.status is Status.FOUND]
     size = sum(len(line) + 1 for line in head)
     brief: list[Finding] = []
-    for f in found:
-        block = _finding(f, report_url)
+    for group in _groups(found):
+        block = _finding(group[0], report_url) if len(group) == 1 else _group(group, report_url)
         cost = sum(len(line) + 1 for line in block)
         if brief or size + cost > _BUDGET:
-            brief.append(f)
+            brief += group
             continue
         body += block
         size += cost
@@ -124,6 +124,27 @@ def _finding(f: Finding, report_url: str | None) -> list[str]:
         lines += ["```sh", *f.fix.commands, "```", ""]
     if f.refs:
         lines += [f"Refs: {escape(', '.join(f.refs))}", ""]
+    return lines
+
+
+def _groups(found: list[Finding]) -> list[list[Finding]]:
+    """Findings of one id and severity together (four missing requirements read as one problem)."""
+    groups: dict[tuple[str, Severity], list[Finding]] = {}
+    for f in found:
+        groups.setdefault((f.id, f.severity), []).append(f)
+    return list(groups.values())
+
+
+def _group(same: list[Finding], report_url: str | None) -> list[str]:
+    first = same[0]
+    lines = [f"#### {_MARK[first.severity]} · {len(same)} × {_ref(first.id, report_url)}", ""]
+    for f in same:
+        fix = fix_text(f.fix)
+        lines.append(f"- {escape(f.title)}" + (f". **Fix:** {escape(fix)}" if fix else ""))
+    lines.append("")
+    commands = [c for f in same for c in f.fix.commands]
+    if commands:
+        lines += ["```sh", *dict.fromkeys(commands), "```", ""]
     return lines
 
 

@@ -82,3 +82,5 @@ def test_junit_of_a_real_run(cli):
     assert code == 1
     suite = ET.fromstring(out)
     assert int(suite.get("failures")) == 5
+    names = [c.get("name") for c in suite.iter("testcase")]
+    assert len(names) == len(set(names)) and "missing-requirement #4" in names

@@ -70,6 +70,9 @@ def test_the_300_package_environment_renders_as_one_collapsible_block(cli):
     # every finding with its fix, and its id linking to its page
     assert "https://example.org/compat/findings/grpo-fsdp-ref-model-on-cpu.html" in page.links
     assert "Fix: requires trl>=0.18.0." in "".join(page.text)
+    # findings of one id read as one problem: a heading and a list item each
+    assert "#### ✗ error · 4 × [`missing-requirement`](https://example.org/compat/findings/missing-requirement.html)" in out
+    assert page.tags.count("li") == 4
 
 
 def test_doctor_format_markdown_is_the_same_block(cli):
