@@ -55,7 +55,7 @@ _UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c._
 def main() -> None:
     try:
         # standalone_mode=False: usage errors reach us, so every error is one line in the same form.
-        code = app(standalone_mode=False)
+        code = app(standalone_mode=False, prog_name="compat")
     except CompatError as exc:
         typer.echo(f"compat: error: {exc}", err=True)
         sys.exit(2)

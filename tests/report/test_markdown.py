@@ -125,3 +125,17 @@ def test_facts_short_is_the_essentials(cli):
     assert [line.split()[0] for line in lines] == ["Python", "OS", "torch", "driver", "GPUs", "launch", "stack", "packages"]
     assert lines[-1].endswith("300 installed")
     assert len(out) < 1_000
+
+
+def test_ignored_and_expired_findings_are_listed():
+    import datetime
+
+    from compat.model.config import Ignore, Ignored, Waivers
+
+    facts = load_facts(FACTS_300.read_text())
+    f = Finding(id="nccl-p2p-hang-pcie", severity=Severity.WARNING, status=Status.FOUND, title="t", cause="c", fix=Fix())
+    waivers = Waivers(ignored=(Ignored(finding=f, ignore=Ignore(id=f.id, reason="single <node>", until=datetime.date(2027, 1, 31))),),
+                      expired=(Ignore(id="gpu-without-bf16", reason="fp16", until=datetime.date(2020, 1, 1)),))
+    out = render_markdown(facts, (), waivers=waivers, strict=True)
+    assert "- `nccl-p2p-hang-pcie`: single &lt;node&gt; (until 2027-01-31)" in out
+    assert "- `gpu-without-bf16`: expired 2020-01-01 (fp16)" in out

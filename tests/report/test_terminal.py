@@ -92,3 +92,21 @@ def test_completion_is_enabled():
     completed = CliRunner().invoke(app, [], prog_name="compat",
                                    env={"_COMPAT_COMPLETE": "complete_bash", "COMP_WORDS": "compat doc", "COMP_CWORD": "1"})
     assert completed.stdout == "doctor\n"
+
+
+@pytest.mark.parametrize(("argv", "code", "stream", "pattern"), [
+    (["doctor", "--bogus"], 2, "err", r"compat: error: No such option: --bogus.*\(see 'compat doctor --help'\)\n"),
+    (["doctor", "--facts", "/nonexistent.json"], 2, "err", r"compat: error: cannot read /nonexistent.json: .*\n"),
+    ([], 2, "out", r"Usage: compat \[OPTIONS\] COMMAND"),
+    (["--version"], 0, "out", r"compat \d+\.\d+\.\d+\n"),
+    (["facts", "--short", "--facts", str(FACTS_300)], 0, "out", r"Python +3\.11\.9"),
+])
+def test_main_exit_codes_and_messages(monkeypatch, capsys, argv, code, stream, pattern):
+    from compat.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["compat", *argv])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == code
+    captured = capsys.readouterr()
+    assert re.match(pattern, captured.err if stream == "err" else captured.out, re.S)
