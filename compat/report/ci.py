@@ -172,6 +172,7 @@ def render_junit(
     waivers: Waivers | None = None,
     strict: bool = False,
     fail_on: Severity = Severity.ERROR,
+    report_url: str | None = None,
 ) -> str:
     """JUnit XML: one test case per finding. A finding at or above `fail_on` (or undecided under
     strict, or with an expired ignore) is a failure; the rest are skipped with the reason."""
@@ -192,7 +193,9 @@ def render_junit(
             skipped += 1
         elif f.status is Status.FOUND and (reaches or f.id in expired):
             failure = ET.SubElement(case, "failure", message=f.title, type=f.severity.value)
-            failure.text = "\n".join(p for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands) if p)
+            url = finding_url(report_url, f.id)
+            failure.text = "\n".join(p for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands,
+                                                  f"See {url}" if url else "") if p)
             failures += 1
         elif f.status is Status.CANNOT_CHECK and strict and reaches:
             ET.SubElement(case, "failure", message=f"cannot check: {'; '.join(f.unknown)}", type="cannot-check")

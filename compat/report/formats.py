@@ -45,7 +45,7 @@ def render_doctor(
     if fmt is DoctorFormat.SARIF:
         return ci.render_sarif(findings, waivers=waivers, report_url=report_url, file=file)
     if fmt is DoctorFormat.JUNIT:
-        return ci.render_junit(findings, waivers=waivers, strict=strict, fail_on=fail_on)
+        return ci.render_junit(findings, waivers=waivers, strict=strict, fail_on=fail_on, report_url=report_url)
     return doctor.render_text(facts, findings, color=color, width=width) + notes.render_notes(
         findings, waivers=waivers, strict=strict, fail_on=fail_on, config=config, report_url=report_url,
     )

@@ -78,9 +78,10 @@ def test_junit_fails_what_fails_the_run():
 
 
 def test_junit_of_a_real_run(cli):
-    code, out = cli("doctor", "--format", "junit", "--facts", str(FACTS_300))
+    code, out = cli("doctor", "--format", "junit", "--facts", str(FACTS_300), "--report-url", "https://x.org")
     assert code == 1
     suite = ET.fromstring(out)
+    assert suite.find("testcase/failure").text.endswith("See https://x.org/findings/grpo-fsdp-ref-model-on-cpu.html")
     assert int(suite.get("failures")) == 5
     names = [c.get("name") for c in suite.iter("testcase")]
     assert len(names) == len(set(names)) and "missing-requirement #4" in names
