@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -31,9 +30,6 @@ from compat.cli._common import (
     settings,
     terminal,
 )
-
-if TYPE_CHECKING:
-    from compat.report.formats import DoctorFormat
 
 
 class FailOn(str, Enum):
@@ -68,12 +64,31 @@ def doctor(
 
     Exit code: 0 clean, 1 findings at or above --fail-on, 2 usage or data error.
     """
-    from compat.report.formats import DoctorFormat
+    from compat import api
+    from compat.model.findings import Severity
+    from compat.report.formats import DoctorFormat, render_doctor
 
+    result = api.doctor(api.DoctorRequest(
+        environment=environment(python=python, facts=facts, requirements=requirements,
+                                accelerate_config=accelerate_config, script=script),
+        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
+        matrix=overlays(matrix),
+        settings=settings(),
+        fail_on=Severity(fail_on.value) if fail_on else None,
+        strict=strict,
+        config=config,
+        find_config=not no_config,
+        report_url=report_url,
+    ))
     fmt = output_format or (DoctorFormat.JSON if json_out else DoctorFormat.TEXT)
-    _doctor(fmt, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver, launcher=launcher,
-            accelerate_config=accelerate_config, script=script, fail_on=fail_on, strict=strict, matrix=matrix,
-            config=config, no_config=no_config, report_url=report_url)
+    cfg = result.config.path if result.config else None
+    style = terminal(sys.stdout)
+    sys.stdout.write(render_doctor(
+        fmt, result.facts, result.findings, waivers=result.waivers, strict=result.strict, fail_on=result.fail_on,
+        report_url=result.report_url, file=str(requirements) if requirements else cfg, config=cfg,
+        color=style.color, width=style.width,
+    ))
+    raise typer.Exit(1 if result.failed else 0)
 
 
 @app.command("report")
@@ -91,44 +106,17 @@ def report(
     no_config: NoConfigOpt = False,
     report_url: ReportUrlOpt = None,
 ) -> None:
-    """A Markdown block to paste into a GitHub issue (`compat doctor --format markdown`); always exits 0."""
+    """A Markdown block to paste into a GitHub issue (`compat doctor --format markdown`); exits 0 whatever it finds."""
     from compat.report.formats import DoctorFormat
 
-    _doctor(DoctorFormat.MARKDOWN, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver,
-            launcher=launcher, accelerate_config=accelerate_config, script=script, fail_on=None, strict=False,
-            matrix=matrix, config=config, no_config=no_config, report_url=report_url, exit_code=False)
-
-
-def _doctor(
-    fmt: DoctorFormat, *, python: Path | None, facts: Path | None, requirements: Path | None, gpus: str | None,
-    driver: str | None, launcher: str | None, accelerate_config: Path | None, script: Path | None,
-    fail_on: FailOn | None, strict: bool, matrix: list[Path] | None, config: Path | None, no_config: bool,
-    report_url: str | None, exit_code: bool = True,
-) -> None:
-    from compat import api
-    from compat.model.findings import Severity
-    from compat.report.formats import render_doctor
-
-    result = api.doctor(api.DoctorRequest(
-        environment=environment(python=python, facts=facts, requirements=requirements,
-                                accelerate_config=accelerate_config, script=script),
-        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
-        matrix=overlays(matrix),
-        settings=settings(),
-        fail_on=Severity(fail_on.value) if fail_on else None,
-        strict=strict,
-        config=config,
-        find_config=not no_config,
-        report_url=report_url,
-    ))
-    cfg = result.config.path if result.config else None
-    style = terminal(sys.stdout)
-    sys.stdout.write(render_doctor(
-        fmt, result.facts, result.findings, waivers=result.waivers, strict=result.strict, fail_on=result.fail_on,
-        report_url=result.report_url, file=str(requirements) if requirements else cfg, config=cfg,
-        color=style.color, width=style.width,
-    ))
-    raise typer.Exit(1 if result.failed and exit_code else 0)
+    try:
+        doctor(json_out=False, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver,
+               launcher=launcher, accelerate_config=accelerate_config, script=script, fail_on=None, strict=False,
+               matrix=matrix, output_format=DoctorFormat.MARKDOWN, config=config, no_config=no_config,
+               report_url=report_url)
+    except typer.Exit as done:
+        if done.exit_code != 1:  # findings are what the block reports, not a failure of `report`
+            raise
 
 
 @app.command("facts")
