@@ -495,6 +495,10 @@ def matrix_site(request: SiteRequest) -> SiteResult:
             data = text.encode("utf-8")
             write_atomic(path, data)
             size += len(data)
+        # a page of an id the catalog no longer has would keep answering links: compat's folder, so remove it
+        for stale in sorted((request.out / "findings").glob("*.html")):
+            if f"findings/{stale.name}" not in pages:
+                stale.unlink()
     except OSError as exc:
         raise UsageError(f"cannot write the site to {request.out}: {exc.strerror or exc}") from exc
     return SiteResult(out=request.out, pages=len(pages), size=size, signatures=len(m.signatures))

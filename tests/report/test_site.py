@@ -158,3 +158,20 @@ def _chunks(data: bytes, kind: bytes):
         if data[i + 4:i + 8] == kind:
             yield data[i + 8:i + 8 + length]
         i += 12 + length
+
+
+def test_rebuilding_removes_pages_of_gone_ids_and_keeps_other_files(tmp_path):
+    from typer.testing import CliRunner
+
+    from compat.cli import app
+
+    (tmp_path / "findings").mkdir()
+    (tmp_path / "findings" / "renamed-long-ago.html").write_text("old")
+    (tmp_path / "CNAME").write_text("compat.example.org\n")
+    assert CliRunner().invoke(app, ["matrix", "site", str(tmp_path)]).exit_code == 0
+    assert not (tmp_path / "findings" / "renamed-long-ago.html").exists()
+    assert (tmp_path / "CNAME").read_text() == "compat.example.org\n"
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    result = CliRunner().invoke(app, ["matrix", "site", str(blocked / "site")])
+    assert result.exit_code != 0 and "cannot write the site to" in str(result.exception)
