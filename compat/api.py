@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.errors import CompatError, ResolutionError, UsageError
+from compat.model.config import Config, Waivers
 from compat.model.curation import Refreshed, Validation
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
@@ -59,6 +61,8 @@ __all__ = [
     "Refreshed",
     "Settings",
     "ShowRequest",
+    "SiteRequest",
+    "SiteResult",
     "ValidateRequest",
     "doctor",
     "explain",
@@ -66,8 +70,10 @@ __all__ = [
     "lock",
     "matrix_refresh",
     "matrix_show",
+    "matrix_site",
     "matrix_validate",
     "plan",
+    "read_config",
     "read_log",
     "read_settings",
 ]
@@ -112,10 +118,18 @@ class FactsRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class DoctorRequest(FactsRequest):
-    fail_on: Severity = Severity.ERROR
-    """A finding of this severity or worse makes the result `failed`."""
+    fail_on: Severity | None = Severity.ERROR
+    """A finding of this severity or worse makes the result `failed`; None: the config's `fail-on`, else error."""
     strict: bool = False
     """A check at that severity that could not run also makes it `failed`."""
+    config: Path | None = None
+    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`)."""
+    find_config: bool = False
+    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
+    today: date | None = None
+    """The date ignore expiries are compared with; None: today."""
+    report_url: str | None = None
+    """Base URL of the finding pages; None: the config's `report-url`, else COMPAT_REPORT_URL."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,6 +140,16 @@ class DoctorResult:
     """What is wrong or at risk, most severe first."""
     failed: bool
     """Some finding reaches the request's `fail_on` (the CLI exits 1)."""
+    waivers: Waivers = field(default_factory=Waivers)
+    """What the config's ignore list did (ignored findings are not in `findings`)."""
+    config: Config | None = None
+    """The config file that was applied, if any."""
+    fail_on: Severity = Severity.ERROR
+    """The threshold that was applied (the request's, else the config's)."""
+    strict: bool = False
+    """Whether undecided checks at the threshold counted."""
+    report_url: str | None = None
+    """Base URL of the finding pages (from the request, the config or COMPAT_REPORT_URL); None: no links."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +214,28 @@ class ValidateRequest:
     """Check `directory` by itself, without the shipped matrix."""
     audit: bool = True
     """Run the signature regex backtracking audit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteRequest:
+    out: Path
+    """Directory the pages are written to (created if missing; compat's pages in it are replaced)."""
+    matrix: tuple[Path, ...] = ()
+    """Overlay directories laid over the shipped matrix."""
+    settings: Settings = field(default_factory=Settings)
+    """Cache directory (parsed release files)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteResult:
+    out: Path
+    """Where the site was written."""
+    pages: int
+    """How many pages."""
+    size: int
+    """Their total size in bytes."""
+    signatures: int
+    """How many signature pages."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,11 +318,48 @@ def facts(request: FactsRequest) -> Facts:
 def doctor(request: DoctorRequest) -> DoctorResult:
     """What is wrong or at risk in the environment, and whether that fails the request's threshold."""
     from compat.judge.diagnose import diagnose, fails
+    from compat.judge.ignores import apply_ignores, fails_waivers
 
+    config = read_config(request.config, find=request.find_config)
+    if config is not None:
+        request = _with_config(request, config)
     m = _matrix(request.matrix, request.settings)
     env = _gather(request, m)
-    findings = diagnose(env, m)
-    return DoctorResult(facts=env, findings=findings, failed=fails(findings, request.fail_on, strict=request.strict))
+    threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
+    strict = request.strict or (config.strict if config else False)
+    findings, waivers = apply_ignores(diagnose(env, m), config.ignore if config else (), request.today or date.today())
+    return DoctorResult(
+        facts=env,
+        findings=findings,
+        failed=fails(findings, threshold, strict=strict) or fails_waivers(waivers),
+        waivers=waivers,
+        config=config,
+        fail_on=threshold,
+        strict=strict,
+        report_url=request.report_url or (config.report_url if config else None) or request.settings.report_url,
+    )
+
+
+def read_config(path: Path | None = None, *, find: bool = True) -> Config | None:
+    """The project's config: `path`, else (with `find`) the nearest one upward from the working directory."""
+    from compat.sources.config import find_config, load_config
+
+    if path is None and find:
+        path = find_config()
+    return load_config(path) if path is not None else None
+
+
+def _with_config(request: DoctorRequest, config: Config) -> DoctorRequest:
+    """Declared hardware from the config where the request declares none (the command line wins)."""
+    from dataclasses import replace
+
+    d = request.declared
+    return replace(request, declared=replace(
+        d,
+        gpus=d.gpus if d.gpus is not None else config.gpus,
+        driver=d.driver if d.driver is not None else config.driver,
+        launcher=d.launcher if d.launcher is not None else config.launcher,
+    ))
 
 
 def read_log(name: str) -> Iterator[bytes]:
@@ -392,6 +475,39 @@ def matrix_validate(request: ValidateRequest) -> Validation:
     if request.alone:
         return validate_matrix(base=request.directory, complete=False, audit_patterns=request.audit)
     return validate_matrix(tuple([request.directory] if request.directory else ()), audit_patterns=request.audit)
+
+
+def matrix_site(request: SiteRequest) -> SiteResult:
+    """Write the static HTML site of the matrix: the compatibility tables and a page per finding id."""
+    from compat.atomic import write_atomic
+    from compat.judge.checks import OWNED_IDS
+    from compat.matrix import shipped_matrix_dir
+    from compat.matrix.tables import build_rows, load_log_lines, stack_rows, wheel_rows
+    from compat.report.site import SiteInput, render_site
+
+    m = _matrix(request.matrix, request.settings)
+    lines: dict[str, str] = {}
+    for root in (shipped_matrix_dir(), *request.matrix):
+        lines.update(load_log_lines(Path(root) / "log-lines.toml"))
+    pages = render_site(SiteInput(
+        stack=stack_rows(m), builds=build_rows(m), wheels=wheel_rows(m), signatures=m.signatures,
+        checks=OWNED_IDS, log_lines=lines,
+    ))
+    size = 0
+    try:
+        for rel, text in sorted(pages.items()):
+            path = request.out / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = text.encode("utf-8")
+            write_atomic(path, data)
+            size += len(data)
+        # a page of an id the catalog no longer has would keep answering links: compat's folder, so remove it
+        for stale in sorted((request.out / "findings").glob("*.html")):
+            if f"findings/{stale.name}" not in pages:
+                stale.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot write the site to {request.out}: {exc.strerror or exc}") from exc
+    return SiteResult(out=request.out, pages=len(pages), size=size, signatures=len(m.signatures))
 
 
 def matrix_refresh(request: RefreshRequest) -> Refreshed:

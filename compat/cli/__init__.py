@@ -13,11 +13,23 @@ import typer
 from compat import __version__
 from compat.errors import CompatError
 
+
+def _plain_argument_help() -> None:
+    """typer 0.2x prints an argument's Python type beside its name (`TARGET <list[str]>`); compat's
+    arguments say what they take in their name and help, so help shows no Python type names."""
+    from typer.core import TyperArgument
+
+    if hasattr(TyperArgument, "display_type_rich"):
+        TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
+
+_plain_argument_help()
+
 app = typer.Typer(
     name="compat",
     help="Check an LLM post-training environment (TRL, vLLM, torch, CUDA, GPUs) against a curated compatibility matrix.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -39,13 +51,18 @@ def _root(
 INTERNAL_ERROR = 3
 """The exit code of a crash of compat itself: 0, 1 and 2 are verdicts and usage errors, never this."""
 
+# The command-line parser's usage error (a bad option or value), whichever click typer ships with.
+_UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
 
 def main() -> None:
+    from compat.cli._common import terminal
     from compat.cli._output import SafeStream
 
     # Every byte printed passes the one filter: no control sequence from an input, no secret.
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(out), SafeStream(err)
+    sys.stdout = SafeStream(out, colour=terminal(out).color)
+    sys.stderr = SafeStream(err, colour=terminal(err).color)
     try:
         _main()
     finally:
@@ -54,10 +71,16 @@ def main() -> None:
 
 def _main() -> None:
     try:
-        app()
+        # standalone_mode=False: usage errors reach us, so every error is one line in the same form.
+        code = app(standalone_mode=False, prog_name="compat")
     except CompatError as exc:
         typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
         sys.exit(2)
+    except _UsageError as exc:
+        sys.exit(_usage_error(exc))
+    except typer.Abort:
+        typer.echo("compat: interrupted", err=True)
+        sys.exit(130)
     except KeyboardInterrupt:
         typer.echo("compat: interrupted", err=True)
         sys.exit(130)
@@ -74,6 +97,7 @@ def _main() -> None:
             err=True,
         )
         sys.exit(INTERNAL_ERROR)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _one_line(text: str) -> str:
@@ -96,6 +120,18 @@ def _innermost(exc: BaseException) -> str:
     path = os.path.abspath(code.co_filename)
     name = "compat/" + os.path.relpath(path, package) if path.startswith(package + os.sep) else os.path.basename(path)
     return f" at {name}:{where.tb_lineno} in {code.co_name}"
+
+
+def _usage_error(exc: Exception) -> int:
+    """`compat: error: <what> (see 'compat doctor --help')` on one line; exit 2."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        typer.echo(ctx.get_help())  # `compat` or `compat matrix` alone: the help, as before
+        return 2
+    message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    typer.echo(f"compat: error: {message}{where}", err=True)
+    return 2
 
 
 # Register the commands (each module adds its own to `app`).

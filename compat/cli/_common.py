@@ -7,31 +7,53 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from compat.report.formats import DoctorFormat
+
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from compat.api import Declared, Environment, Settings
+    from compat.sources.terminal import TerminalStyle
 
 MatrixOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--matrix", envvar="COMPAT_MATRIX",
+        "--matrix", envvar="COMPAT_MATRIX", metavar="DIR",
         help="Extra matrix directory laid over the shipped one (repeatable; also COMPAT_MATRIX).",
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 PythonOpt = Annotated[Path | None, typer.Option(
-    "--python", help="Inspect this interpreter or environment directory (default: the activated venv or conda env).",
+    "--python", metavar="PYTHON", help="Inspect this interpreter or environment directory (default: the activated venv or conda env).",
 )]
-FactsOpt = Annotated[Path | None, typer.Option("--facts", help="Read a saved `compat facts` snapshot instead of probing.")]
-GpusOpt = Annotated[str | None, typer.Option("--gpus", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
-DriverOpt = Annotated[str | None, typer.Option("--driver", help="Declare the NVIDIA driver version (550.54.15).")]
-LauncherOpt = Annotated[str | None, typer.Option("--launcher", help="How training starts: python, torchrun, accelerate, deepspeed, srun.")]
+FactsOpt = Annotated[Path | None, typer.Option("--facts", metavar="FILE", help="Read a saved `compat facts` snapshot instead of probing.")]
+GpusOpt = Annotated[str | None, typer.Option("--gpus", metavar="GPUS", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
+DriverOpt = Annotated[str | None, typer.Option("--driver", metavar="VERSION", help="Declare the NVIDIA driver version (550.54.15).")]
+LauncherOpt = Annotated[str | None, typer.Option(
+    "--launcher", metavar="LAUNCHER", help="How training starts: python, torchrun, accelerate, deepspeed, srun.",
+)]
 AccelerateOpt = Annotated[Path | None, typer.Option(
-    "--accelerate-config", help="accelerate config file (default: the one under the Hugging Face home).",
+    "--accelerate-config", metavar="FILE", help="accelerate config file (default: the one under the Hugging Face home).",
 )]
 RequirementsOpt = Annotated[Path | None, typer.Option(
-    "--requirements", "-r", help="Judge the pinned set in a requirements file instead of the installed packages.",
+    "--requirements", "-r", metavar="FILE", help="Judge the pinned set in a requirements file instead of the installed packages.",
 )]
-ScriptOpt = Annotated[Path | None, typer.Option("--script", help="Training script to read (never run) for the patterns the catalog knows.")]
+FormatOpt = Annotated[DoctorFormat | None, typer.Option(
+    "--format", show_default=False,
+    help="Output format: text (default), json (as --json), markdown (a GitHub issue block), github (workflow "
+         "annotations), sarif (code scanning), junit (test reports).",
+)]
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", metavar="FILE", help="Config file (compat.toml, or pyproject.toml with [tool.compat]); default: found upward from here.",
+)]
+NoConfigOpt = Annotated[bool, typer.Option("--no-config", help="Read no config file.")]
+ReportUrlOpt = Annotated[str | None, typer.Option(
+    "--report-url", metavar="URL",
+    help="Base URL of the `compat matrix site` pages finding ids link to (also COMPAT_REPORT_URL, report-url).",
+)]
+ScriptOpt = Annotated[Path | None, typer.Option(
+    "--script", metavar="FILE", help="Training script to read (never run) for the patterns the catalog knows.",
+)]
 
 
 def environment(
@@ -62,3 +84,10 @@ def settings() -> Settings:
 
 def overlays(matrix: list[Path] | None) -> tuple[Path, ...]:
     return tuple(matrix or ())
+
+
+def terminal(stream: TextIO) -> TerminalStyle:
+    """Colour and width for a renderer writing to `stream` (NO_COLOR, FORCE_COLOR, COLUMNS, the terminal)."""
+    from compat.sources.terminal import terminal_style
+
+    return terminal_style(stream)

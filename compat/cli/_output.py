@@ -34,12 +34,10 @@ def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
 class SafeStream:
     """A text stream that writes `terminal_safe(redact_text(s))` to the stream it wraps."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, *, colour: bool) -> None:
         self._stream = stream
-        try:
-            self._colour = bool(stream.isatty())
-        except (AttributeError, ValueError, OSError):
-            self._colour = False
+        # Colours pass where the renderer was told to write them (a terminal, or FORCE_COLOR).
+        self._colour = colour
 
     def write(self, text: str) -> int:
         self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))

@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from typing import Annotated
 
 import typer
 
 from compat.cli import app
 from compat.cli._common import (
     AccelerateOpt,
+    ConfigOpt,
     DriverOpt,
     FactsOpt,
+    FormatOpt,
     GpusOpt,
     JsonOpt,
     LauncherOpt,
     MatrixOpt,
+    NoConfigOpt,
     PythonOpt,
+    ReportUrlOpt,
     RequirementsOpt,
     ScriptOpt,
     declared,
     environment,
     overlays,
     settings,
+    terminal,
 )
 
 
@@ -43,9 +49,16 @@ def doctor(
     launcher: LauncherOpt = None,
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
-    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Exit 1 when a finding has this severity or worse."),
+    fail_on: FailOn | None = typer.Option(
+        None, "--fail-on", show_default=False,
+        help="Exit 1 when a finding has this severity or worse (default: the config's fail-on, else error).",
+    ),
     strict: bool = typer.Option(False, "--strict", help="Also exit 1 when a check at that severity could not run."),
     matrix: MatrixOpt = None,
+    output_format: FormatOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
+    report_url: ReportUrlOpt = None,
 ) -> None:
     """Probe this environment and report what is wrong or at risk, why, and how to fix it.
 
@@ -53,7 +66,7 @@ def doctor(
     """
     from compat import api
     from compat.model.findings import Severity
-    from compat.report.doctor import render_json, render_text
+    from compat.report.formats import DoctorFormat, render_doctor
 
     result = api.doctor(api.DoctorRequest(
         environment=environment(python=python, facts=facts, requirements=requirements,
@@ -61,15 +74,49 @@ def doctor(
         declared=declared(gpus=gpus, driver=driver, launcher=launcher),
         matrix=overlays(matrix),
         settings=settings(),
-        fail_on=Severity(fail_on.value),
+        fail_on=Severity(fail_on.value) if fail_on else None,
         strict=strict,
+        config=config,
+        find_config=not no_config,
+        report_url=report_url,
     ))
-    threshold = Severity(fail_on.value)
-    if json_out:
-        sys.stdout.write(render_json(result.facts, result.findings, fail_on=threshold))
-    else:
-        sys.stdout.write(render_text(result.facts, result.findings, color=sys.stdout.isatty(), fail_on=threshold))
+    fmt = output_format or (DoctorFormat.JSON if json_out else DoctorFormat.TEXT)
+    cfg = result.config.path if result.config else None
+    style = terminal(sys.stdout)
+    sys.stdout.write(render_doctor(
+        fmt, result.facts, result.findings, waivers=result.waivers, strict=result.strict, fail_on=result.fail_on,
+        report_url=result.report_url, file=str(requirements) if requirements else cfg, config=cfg,
+        color=style.color, width=style.width,
+    ))
     raise typer.Exit(1 if result.failed else 0)
+
+
+@app.command("report")
+def report(
+    python: PythonOpt = None,
+    facts: FactsOpt = None,
+    requirements: RequirementsOpt = None,
+    gpus: GpusOpt = None,
+    driver: DriverOpt = None,
+    launcher: LauncherOpt = None,
+    accelerate_config: AccelerateOpt = None,
+    script: ScriptOpt = None,
+    matrix: MatrixOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
+    report_url: ReportUrlOpt = None,
+) -> None:
+    """A Markdown block to paste into a GitHub issue (`compat doctor --format markdown`); exits 0 whatever it finds."""
+    from compat.report.formats import DoctorFormat
+
+    try:
+        doctor(json_out=False, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver,
+               launcher=launcher, accelerate_config=accelerate_config, script=script, fail_on=None, strict=False,
+               matrix=matrix, output_format=DoctorFormat.MARKDOWN, config=config, no_config=no_config,
+               report_url=report_url)
+    except typer.Exit as done:
+        if done.exit_code != 1:  # findings are what the block reports, not a failure of `report`
+            raise
 
 
 @app.command("facts")
@@ -83,10 +130,12 @@ def facts_command(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    short: Annotated[bool, typer.Option("--short", help="Only the essentials, one line each (for a bug report).")] = False,
 ) -> None:
     """Print the facts snapshot of this environment as JSON (for bug reports, fleets and tests)."""
     from compat import api
     from compat.model.facts import dump_facts
+    from compat.report.essentials import render_short
 
     env = api.facts(api.FactsRequest(
         environment=environment(python=python, facts=facts, requirements=requirements,
@@ -95,4 +144,4 @@ def facts_command(
         matrix=overlays(matrix),
         settings=settings(),
     ))
-    sys.stdout.write(dump_facts(env))
+    sys.stdout.write(render_short(env) if short else dump_facts(env))

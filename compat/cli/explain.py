@@ -16,6 +16,7 @@ from compat.cli._common import (
     LauncherOpt,
     MatrixOpt,
     PythonOpt,
+    ReportUrlOpt,
     ScriptOpt,
     declared,
     environment,
@@ -26,9 +27,9 @@ from compat.cli._common import (
 
 @app.command()
 def explain(
-    log: str = typer.Argument("-", help="Log file (plain or .gz); '-' reads standard input."),
+    log: str = typer.Argument("-", metavar="LOG", help="Log file (plain or .gz); '-' reads standard input."),
     json_out: JsonOpt = False,
-    top: int | None = typer.Option(None, "--top", min=1, help="Show at most N matches."),
+    top: int | None = typer.Option(None, "--top", min=1, metavar="N", help="Show at most N matches."),
     no_env: bool = typer.Option(False, "--no-env", help="Do not probe this environment; rank by the log alone."),
     python: PythonOpt = None,
     facts: FactsOpt = None,
@@ -38,6 +39,7 @@ def explain(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    report_url: ReportUrlOpt = None,
 ) -> None:
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
 
@@ -58,4 +60,10 @@ def explain(
     )
     render = render_json if json_out else render_text
     sys.stdout.write(render(result, top=top))
+    base = report_url or settings().report_url
+    if base and not json_out:
+        from compat.report.links import render_pages
+
+        ids = [m.signature.id for m in result.matches]
+        sys.stdout.write(render_pages(ids[:top] if top else ids, base))
     raise typer.Exit(0 if result.known else 1)

@@ -36,8 +36,10 @@ class InstallerChoice(str, Enum):
     uv = "uv"
 
 
-PyVersionOpt = typer.Option(None, "--python-version", help="Target Python (3.11); default: the inspected interpreter's.")
-PlatformOpt = typer.Option(None, "--platform", help="Target platform: linux-x86_64, linux-aarch64, macos-arm64, windows-amd64.")
+PyVersionOpt = typer.Option(None, "--python-version", metavar="X.Y", help="Target Python (3.11); default: the inspected interpreter's.")
+PlatformOpt = typer.Option(
+    None, "--platform", metavar="PLATFORM", help="Target platform: linux-x86_64, linux-aarch64, macos-arm64, windows-amd64.",
+)
 MinorCompatOpt = typer.Option(
     False, "--minor-compat",
     help="Accept torch builds that run on the driver only under CUDA minor-version compatibility "
@@ -47,7 +49,7 @@ MinorCompatOpt = typer.Option(
 
 @app.command()
 def lock(
-    targets: list[str] = typer.Argument(..., help="Requirements to lock: trl[vllm], vllm>=0.7.2, flash-attn, ..."),
+    targets: list[str] = typer.Argument(..., metavar="TARGET", help="Requirements to lock: trl[vllm], vllm>=0.7.2, flash-attn, ..."),
     fmt: Format = typer.Option(Format.requirements, "--format", help="requirements (pip -r), constraints (pip -c) or json."),
     gpus: GpusOpt = None,
     driver: DriverOpt = None,
@@ -88,7 +90,9 @@ def lock(
 
 @app.command()
 def plan(
-    targets: list[str] = typer.Argument(None, help="Where to go (default: the installed top-level tracked packages, fixed)."),
+    targets: list[str] = typer.Argument(
+        None, metavar="TARGET", help="Where to go (default: the installed top-level tracked packages, fixed).",
+    ),
     json_out: JsonOpt = False,
     installer: InstallerChoice = typer.Option(InstallerChoice.pip, "--installer", help="Print pip or uv commands."),
     latest: bool = typer.Option(False, "--latest", help="Newest compatible versions instead of keeping what is installed."),

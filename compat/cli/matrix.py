@@ -21,9 +21,9 @@ app.add_typer(matrix_app, name="matrix")
 
 @matrix_app.command("show")
 def show(
-    package: Annotated[str, typer.Argument(help="A tracked package (vllm, trl, torch, ...).")],
+    package: Annotated[str, typer.Argument(metavar="PACKAGE", help="A tracked package (vllm, trl, torch, ...).")],
     json_out: JsonOpt = False,
-    since: Annotated[str | None, typer.Option("--since", help="Only releases at or after this version.")] = None,
+    since: Annotated[str | None, typer.Option("--since", metavar="VERSION", help="Only releases at or after this version.")] = None,
     matrix: MatrixOpt = None,
 ) -> None:
     """Every recorded release of PACKAGE with what it requires."""
@@ -36,7 +36,8 @@ def show(
 
 @matrix_app.command("validate")
 def validate(
-    directory: Annotated[Path | None, typer.Argument(help="A matrix directory to check as an overlay on the shipped one.")] = None,
+    directory: Annotated[Path | None, typer.Argument(metavar="DIRECTORY",
+    help="A matrix directory to check as an overlay on the shipped one.")] = None,
     alone: Annotated[bool, typer.Option("--alone", help="Check DIRECTORY by itself, without the shipped matrix.")] = False,
     audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Run the signature regex backtracking audit.")] = True,
 ) -> None:
@@ -53,17 +54,19 @@ def validate(
 
 @matrix_app.command("refresh")
 def refresh(
-    packages: Annotated[list[str] | None, typer.Argument(help="Packages to refresh (default: every tracked package).")] = None,
+    packages: Annotated[list[str] | None, typer.Argument(metavar="PACKAGE",
+    help="Packages to refresh (default: every tracked package).")] = None,
     index_url: Annotated[
-        str | None, typer.Option("--index-url", help="Simple API root (default: PIP_INDEX_URL, else pip's default index).")
+        str | None, typer.Option("--index-url", metavar="URL", help="Simple API root (default: PIP_INDEX_URL, else pip's default index).")
     ] = None,
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Directory of the releases files (default: the shipped matrix/releases).",
+        "--out", metavar="DIR", help="Directory of the releases files (default: the shipped matrix/releases).",
     )] = None,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Metadata cache (default: $XDG_CACHE_HOME/compat).")] = None,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", metavar="DIR",
+    help="Metadata cache (default: $XDG_CACHE_HOME/compat).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every release's metadata from the index again.")] = False,
-    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Concurrent requests.")] = 8,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per request before retrying.")] = 30.0,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64, metavar="N", help="Concurrent requests.")] = 8,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Seconds per request before retrying.")] = 30.0,
 ) -> None:
     """Regenerate matrix/releases/<package>.toml from the package index."""
     from compat import api
@@ -80,3 +83,16 @@ def refresh(
         settings=settings(),
     ))
     typer.echo(render_refresh(refreshed), nl=False)
+
+
+@matrix_app.command("site")
+def site(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the pages (created if missing).")],
+    matrix: MatrixOpt = None,
+) -> None:
+    """Write the matrix as a static HTML site: compatibility tables and a page per signature and check."""
+    from compat import api
+
+    result = api.matrix_site(api.SiteRequest(out=directory, matrix=overlays(matrix), settings=settings()))
+    typer.echo(f"wrote {result.pages} pages ({result.size // 1024} KiB) to {result.out}: "
+               f"open {result.out / 'index.html'}")

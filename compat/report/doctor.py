@@ -14,6 +14,7 @@ from rich.text import Text
 from compat import __version__
 from compat.matrix.torch import sm
 from compat.model import codec
+from compat.model.config import Ignore, Waivers
 from compat.model.facts import AccelerateConfig, Chosen, Facts, Interconnect, TorchBuild
 from compat.model.findings import Consequence, Finding, Severity, Status
 from compat.model.unknown import Unknown
@@ -26,7 +27,9 @@ _MARK = {Severity.ERROR: ("✗ error", "bold red"), Severity.WARNING: ("! warnin
          Severity.INFO: ("i info", "bold blue")}
 
 
-def render_json(facts: Facts, findings: tuple[Finding, ...], *, fail_on: Severity = Severity.ERROR) -> str:
+def render_json(
+    facts: Facts, findings: tuple[Finding, ...], *, fail_on: Severity = Severity.ERROR, waivers: Waivers | None = None,
+) -> str:
     doc = {
         "schema_version": SCHEMA_VERSION,
         "compat_version": __version__,
@@ -34,7 +37,15 @@ def render_json(facts: Facts, findings: tuple[Finding, ...], *, fail_on: Severit
         "findings": [codec.encode(f) for f in findings],
         "summary": {**summary_counts(findings), "strict-counts": strict_counts(findings, fail_on)},
     }
+    # Only when a config ignores something, so reports without one keep their shape.
+    if waivers is not None and (waivers.ignored or waivers.expired):
+        doc["ignored"] = [{"finding": codec.encode(w.finding), "ignore": _ignore_json(w.ignore)} for w in waivers.ignored]
+        doc["expired_ignores"] = [_ignore_json(i) for i in waivers.expired]
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _ignore_json(ignore: Ignore) -> dict[str, str | None]:
+    return {"id": ignore.id, "reason": ignore.reason, "until": ignore.until.isoformat() if ignore.until else None}
 
 
 def summary_counts(findings: tuple[Finding, ...]) -> dict[str, int]:

@@ -8,6 +8,7 @@ monkeypatching the process environment.
     XDG_CACHE_HOME     the base of the default cache directory
     COMPAT_NO_CACHE    any non-empty value: read and write no cache at all
     PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
+    COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
 """
@@ -27,12 +28,18 @@ class Settings:
     index_url: str | None = None
     """The simple-API root that `matrix refresh` reads; None until PIP_INDEX_URL or --index-url names one
     (pip.conf is not read, and compat does not guess a registry)."""
+    report_url: str | None = None
+    """Base URL of the pages `compat matrix site` builds; finding ids in reports link there. None: no links."""
 
 
 def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
     """Settings from `environ` (default: this process's environment) and the user's home directory."""
     env = os.environ if environ is None else environ
-    return Settings(cache_dir=_cache_dir(env, home), index_url=env.get("PIP_INDEX_URL", "").strip() or None)
+    return Settings(
+        cache_dir=_cache_dir(env, home),
+        index_url=env.get("PIP_INDEX_URL", "").strip() or None,
+        report_url=env.get("COMPAT_REPORT_URL", "").strip() or None,
+    )
 
 
 def _cache_dir(env: Mapping[str, str], home: Path | None) -> Path | None:

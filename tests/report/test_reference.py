@@ -1,0 +1,65 @@
+"""docs/reference.md names every built-in check id and every signature id (generated; kept current here).
+
+After adding, renaming or removing a check or a signature:
+`COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/report/test_reference.py --no-cov`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
+from compat.matrix import load_matrix
+from compat.report.markdown import escape
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+PAGE = ROOT / "docs" / "reference.md"
+MODULES = (requirements, cuda, gpu_features, launch, topology)
+
+
+def render() -> str:
+    matrix = load_matrix()
+    by_id = {s.id: s for s in matrix.signatures}
+    out = [
+        "# Reference: every check id and signature id",
+        "",
+        "Generated from the code and the shipped catalog by `tests/report/test_reference.py`, which fails when",
+        "this page is stale. Each id has a page in the site `compat matrix site` builds",
+        "(`findings/<id>.html`, see [matrix-site.md](matrix-site.md)); ignore one in the config with",
+        "`ignore = [{ id = \"...\", reason = \"...\" }]` (see [config.md](config.md)).",
+        "",
+        "## Built-in checks of `compat doctor`",
+        "",
+        "Decided from the environment's facts by `compat/judge/checks/`; the words come from the catalog entry of the same id.",
+        "",
+        "| id | module | severity | title |",
+        "|---|---|---|---|",
+    ]
+    for module in MODULES:
+        name = module.__name__.rsplit(".", 1)[1]
+        for cid in sorted(module.OWNS):
+            sig = by_id.get(cid)
+            out.append(f"| `{cid}` | `checks/{name}.py` | {sig.severity.value if sig else ''} | {escape(sig.title) if sig else ''} |")
+    out += ["", f"## Signatures ({len(matrix.signatures)})", "",
+            "The known-failure catalog (`matrix/signatures/<area>.toml`): `compat explain` matches their patterns in logs;",
+            "`compat doctor` reports those whose `when` clause the environment meets (column doctor).", ""]
+    for area in sorted({s.area for s in matrix.signatures}):
+        out += [f"### {area}", "", "| id | severity | doctor | title |", "|---|---|---|---|"]
+        for s in sorted((s for s in matrix.signatures if s.area == area), key=lambda s: s.id):
+            doctor = "check" if any(s.id in m.OWNS for m in MODULES) else ("yes" if s.doctor else "no")
+            kind = "wrapper" if s.wrapper else s.severity.value
+            out.append(f"| `{s.id}` | {kind} | {doctor} | {escape(s.title)} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def test_reference_page_is_current_and_complete():
+    text = render()
+    if os.environ.get("COMPAT_UPDATE_GOLDEN") == "1":
+        PAGE.write_text(text)
+    assert PAGE.read_text() == text, "docs/reference.md is stale: see this module's docstring"
+    from compat.judge.checks import OWNED_IDS
+
+    for sid in OWNED_IDS | {s.id for s in load_matrix().signatures}:
+        assert f"| `{sid}` |" in text, sid
