@@ -299,7 +299,6 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
             if len(parts) < 2:
                 continue
             head = f"{raised.type}: {parts[0]}" if raised.type else parts[0]
-            texts = joined([head, *parts[1:]])
             for si, sig in enumerate(signatures):
                 if si in acc and any(raised.line <= n <= raised.line + len(parts) for n, _ in acc[si].at):
                     continue
@@ -309,7 +308,10 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
                     for c in sig.context:
                         if re.search(c, "\n".join(d.lines)):
                             context_seen.add(si)
-                if any(rx.search(t) for rx in rxs for t in texts):
+                # The fewest lines that match: what follows the wrapped line is another message.
+                texts = next((t for t in (joined([head, *parts[1:k]]) for k in range(2, len(parts) + 1))
+                              if any(rx.search(x) for rx in rxs for x in t)), None)
+                if texts is not None:
                     _record(acc, si, raised.line, texts[0])
                     acc[si].at[-1] = (raised.line, d.stream)
                     acc[si].context = si in context_seen
@@ -390,7 +392,9 @@ def _root_error(d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[s
         verdict = ErrorVerdict.UNKNOWN_ENVIRONMENT
     else:
         verdict = ErrorVerdict.NOT_ENVIRONMENT
-    wrapper = not root_ids and (bool(ids) or any(r.short_type in LAUNCHER_TYPES for r in chain))
+    # An echo only when its innermost exception is one: a chain that starts from a real error is
+    # that error, whatever wraps it.
+    wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
     return RootError(
         kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
         wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions,

@@ -18,6 +18,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from compat.explain.roots import package_of
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 
@@ -119,7 +120,8 @@ def _read(text: str) -> Iterator[StatedVersion]:
             g = m.groups()
             said = m.group(0).strip()
             if kind == "glibc":
-                yield StatedVersion(subject=g[0].lower(), wanted=f">={g[1]}", found=None, by=g[2], change=Change.ARTEFACT, text=said)
+                by = (package_of(g[2]) or g[2]) if g[2] else None
+                yield StatedVersion(subject=g[0].lower(), wanted=f">={g[1]}", found=None, by=by, change=Change.ARTEFACT, text=said)
             elif kind == "numpy":
                 yield StatedVersion(subject="numpy", wanted=_spec(g[0]), found=g[1], by=None, change=Change.INSTALLED, text=said)
             elif kind == "require":
