@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 from compat.errors import CompatError
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
-from compat.explain.scan import LINE_CAP, Engine, HyperscanScanner, Scanner, count_lines, make_scanner
+from compat.explain.scan import LINE_CAP, Engine, HyperscanScanner, Scanner, make_scanner
 from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues
 from compat.explain.versions import StatedVersion, check, stated_versions
 from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
@@ -151,6 +151,11 @@ class _Acc:
     """(line number, stream) of its hits, to attribute them to errors."""
 
 
+EVENT_CAP = 20_000
+"""Structural lines (frames, exception lines) of one kind read from a log; past that the errors
+of the rest of the log are not split out (a bound on time and memory, not a limit any real log
+reaches without repeating itself)."""
+
 _EVENTS = tuple(Event)
 _FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION})
 
@@ -217,11 +222,12 @@ def explain(
     `facts`. `progress`, when given, is called with the bytes read after each block."""
     signatures: tuple[Signature, ...] = tuple(matrix.signatures)
     keys = _keys(signatures)
-    scanner = _scanner(keys.patterns, engine)
+    scanner = _scanner(keys, engine)
     acc: dict[int, _Acc] = {}
     context_seen: set[int] = set()
-    counts = [0] * len(keys.patterns)
-    skip: set[int] = set()
+    # Budgets of lines per pattern: structural lines are worth more of them than catalog lines
+    # (a log may repeat a warning's traceback many times before the one that matters).
+    caps = [EVENT_CAP if kind == "event" else LINE_CAP for kind, _ in keys.owner]
     builder = ErrorBuilder()
     queue: deque[_Pending] = deque()
     line_base = 1
@@ -233,25 +239,22 @@ def explain(
             if p.waiting:
                 p.following += _following(b"\n" + data, 0, MAX_FOLLOWING - len(p.following))
                 p.waiting = len(p.following) < MAX_FOLLOWING
-        hits = scanner.scan_block(data, line_base, frozenset(skip))
+        hits, block_lines = scanner.scan(data, line_base, caps)
         for hit in hits:
             kind, index = keys.owner[hit.key]
-            counts[hit.key] += 1
-            if counts[hit.key] >= LINE_CAP:
-                skip.add(hit.key)
+            caps[hit.key] -= 1
             if kind == "event":
                 event = _EVENTS[index]
                 following = _following(data, hit.end, MAX_FOLLOWING) if event in _FOLLOW else []
                 queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
             elif kind == "context":
                 context_seen.add(index)
-                skip.update(k for k, o in enumerate(keys.owner) if o == ("context", index))
             else:
                 _record(acc, index, hit.line_number, hit.text)
         while queue and not queue[0].waiting:
             p = queue.popleft()
             builder.feed(p.event, p.number, p.text, p.following)
-        line_base += count_lines(data)
+        line_base += block_lines
         if progress is not None:
             progress(len(block))
     for p in queue:
@@ -320,13 +323,15 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
 _SCANNERS: dict[tuple[tuple[str, ...], Engine | None], Scanner | HyperscanScanner] = {}
 
 
-def _scanner(regexes: tuple[str, ...], engine: Engine | None) -> Scanner | HyperscanScanner:
+def _scanner(keys: _Keys, engine: Engine | None) -> Scanner | HyperscanScanner:
     # Compiling the automaton costs a fraction of a second; a long-lived process explaining many
     # logs against one catalog compiles it once.
-    key = (regexes, engine)
+    key = (keys.patterns, engine)
     scanner = _SCANNERS.get(key)
     if scanner is None:
-        scanner = _SCANNERS[key] = make_scanner(regexes, engine)
+        # A context pattern only has to be seen once: it never needs a report per line.
+        once = [k for k, (kind, _) in enumerate(keys.owner) if kind == "context"]
+        scanner = _SCANNERS[key] = make_scanner(keys.patterns, engine, once)
     return scanner
 
 

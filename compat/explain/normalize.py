@@ -30,7 +30,24 @@ _RANK_WORD = re.compile(r"(?i)\b(rank|local_rank|pid)(\s*[:=]?\s*)\d+")
 
 def strip_ansi(block: bytes) -> bytes:
     """The block without terminal escapes; newlines (and so line numbers) are kept."""
-    return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
+    # `re.sub` finds each escape with a slow prefix loop; `find` is memchr. A lone ESC is kept.
+    find = block.find
+    j = find(b"\x1b")
+    if j < 0:
+        return block
+    out = []
+    i = 0
+    match = ANSI_BYTES.match
+    while j >= 0:
+        m = match(block, j)
+        if m is None:
+            j = find(b"\x1b", j + 1)
+            continue
+        out.append(block[i:j])
+        i = m.end()
+        j = find(b"\x1b", i)
+    out.append(block[i:])
+    return b"".join(out)
 
 
 def clean(line: str) -> str:

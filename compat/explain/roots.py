@@ -29,18 +29,19 @@ _FRAMES_KEPT = 30
 class Event(str, Enum):
     """The structural lines the scanner looks for, with the pattern that finds each."""
 
+    # Literal-led and short: each one costs the automaton on every byte of every log.
     TRACEBACK = r"Traceback \(most recent call last\)"
     FRAME = r"File \"[^\"\n]+\", line \d+"
-    EXCEPTION = r"[A-Za-z0-9_](?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
-    CAUSE = r"The above exception was the direct cause of the following exception"
-    CONTEXT = r"During handling of the above exception, another exception occurred"
-    TERMINATE = r"terminate called after throwing an instance of"
+    EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
+    CAUSE = r"The above exception was the direct cause"
+    CONTEXT = r"During handling of the above exception"
+    TERMINATE = r"terminate called after throwing"
     WHAT = r"what\(\):"
-    CPP_FRAME = r"frame #\d+: .*\(0x[0-9a-f]+ in [^)\n]+\)"
-    NCCL = r"NCCL WARN |Watchdog caught collective operation timeout|NCCL error"
+    CPP_FRAME = r"frame #\d+: .* in [^)\n]+\)"
+    NCCL = r"NCCL WARN |Watchdog caught collective|NCCL error"
     VERSION = (
-        r"GLIBC(?:XX)?_[\d.]+' not found|compiled using NumPy \d|[Vv]ersion mismatch|has CUDA Version=|"
-        r"(?:built|compiled) (?:for|against|with) [A-Za-z]+ \d|, but (?:found|you have) \S+[ =]\d|driver on your system is too old"
+        r"GLIBC(?:XX)?_[\d.]+' not found|compiled using NumPy|ersion mismatch|has CUDA Version=|"
+        r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver on your system is too old"
     )
 
 

@@ -12,21 +12,20 @@ give the same hits:
 Patterns are confirmed with `re.ASCII`: digits, word characters and spaces mean what the byte
 automaton means by them.
 Blocks are bytes of whole lines with the colours already removed (`normalize.strip_ansi`).
-A pattern reported on LINE_CAP lines stops being reported (the caller passes it in `skip`): a
-log of millions of identical INFO lines costs one pass of the automaton, not a Python call per
-line.
+Each pattern has a budget of lines (`caps`, LINE_CAP by default) after which it is no longer
+reported: a log of millions of identical INFO lines costs one pass of the automaton, not a
+Python call per line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, BinaryIO
 
-from compat.explain.normalize import ANSI_BYTES as _ANSI_BYTES
-from compat.explain.normalize import clean, dedup_key
+from compat.explain.normalize import clean, dedup_key, strip_ansi
 from compat.matrix.pattern_syntax import Alt, Char, Node, PatternSyntaxError, Repeat, Seq, parse_pattern
 
 __all__ = ["clean", "dedup_key"]  # re-exported: callers read a line's message from here
@@ -190,8 +189,9 @@ class Engine(str, Enum):
     """Literal prefilters and `re`: always available, slower on logs full of candidate lines."""
 
 
-LINE_CAP = 10_000
-"""Lines after which a pattern's further hits are not worth a Python call each (see `skip`)."""
+LINE_CAP = 1000
+"""Lines of one pattern reported by default (see `caps`): past that, its further hits are not
+worth a Python call each."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,8 +211,9 @@ def _as_bytes(block: str | bytes) -> bytes:
 
 
 def _confirm(compiled: Sequence[re.Pattern[str]], block: bytes, lines: dict[int, tuple[int, int, int]], keys: Iterable[tuple[int, int]],
-             line_base: int) -> list[Hit]:
-    """Hits for the (line start, key) candidates whose exact pattern matches the line."""
+             line_base: int) -> tuple[list[Hit], int]:
+    """Hits for the (line start, key) candidates whose exact pattern matches the line, and the
+    number of lines in the block (counted on the way: one pass over the block, not two)."""
     hits: list[Hit] = []
     counted_to = 0
     line_no = line_base
@@ -227,7 +228,8 @@ def _confirm(compiled: Sequence[re.Pattern[str]], block: bytes, lines: dict[int,
             text = decoded[start] = block[lo:hi].decode("utf-8", "replace")
         if compiled[k].search(text):
             hits.append(Hit(key=k, line_number=line_no, text=text, end=end))
-    return hits
+    total = line_no - line_base + block.count(b"\n", counted_to) + (0 if not block or block.endswith(b"\n") else 1)
+    return hits, total
 
 
 def _line_at(block: bytes, pos: int) -> tuple[int, int, int, int]:
@@ -281,14 +283,19 @@ class Scanner:
         """Patterns without a usable literal: they run on every line (slow on big logs)."""
         return tuple(self.patterns[i] for i in self._always)
 
-    def scan_block(self, block: str | bytes, line_base: int = 1, skip: frozenset[int] = frozenset()) -> list[Hit]:
-        """Hits in one block of whole lines whose first line is number `line_base`; patterns in
-        `skip` are not reported."""
+    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
+        """Hits in one block of whole lines whose first line is number `line_base`; key k is
+        reported on at most caps[k] lines (0: not at all)."""
+        return self.scan(block, line_base, caps)[0]
+
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> tuple[list[Hit], int]:
+        """`scan_block`'s hits and the number of lines in the block."""
         buf = _as_bytes(block)
         if not buf or not self.patterns:
-            return []
-        if b"\x1b" in buf:
-            buf = _ANSI_BYTES.sub(b"", buf)
+            return [], count_lines(buf)
+        budget = list(caps) if caps is not None else [LINE_CAP] * len(self.patterns)
+        skip = {k for k, c in enumerate(budget) if c <= 0}
+        buf = strip_ansi(buf)
         lines: dict[int, tuple[int, int, int]] = {}
         keys: set[tuple[int, int]] = set()
         if self._always:
@@ -318,91 +325,113 @@ class Scanner:
             if start not in lines:
                 lines[start] = (lo, hi, end)
             keys.update((start, k) for k in tried)
-        return _confirm(self._compiled, buf, lines, keys, line_base)
+        hits = []
+        confirmed, total = _confirm(self._compiled, buf, lines, keys, line_base)
+        for hit in confirmed:
+            if budget[hit.key] > 0:
+                budget[hit.key] -= 1
+                hits.append(hit)
+        return hits, total
 
 
 class HyperscanScanner:
     """The Hyperscan engine: the same hits as `Scanner`, one automaton pass per block.
 
-    A first pass with every pattern in single-match mode says which patterns occur in the block
-    at all (usually none); only those are searched again, each with its own small database, for
-    the lines they occur on. The exact pattern then confirms each line."""
+    The automaton reports every end of every match, and a Python call per report is what costs:
+    reports are kept one per line and key, and when a key uses up its budget (`caps`) the scan
+    stops and goes on from that line with an automaton compiled without it (compiled once per
+    set of spent keys and kept), so a log of a million identical INFO lines costs a thousand
+    calls, not a million."""
 
     engine = Engine.HYPERSCAN
 
-    def __init__(self, patterns: Sequence[str]) -> None:
+    def __init__(self, patterns: Sequence[str], once: Collection[int] = ()) -> None:
         import hyperscan
 
         self._hs = hyperscan
         self.patterns = tuple(patterns)
+        self._once = frozenset(once)
         self._compiled = tuple(re.compile(p, re.ASCII) for p in self.patterns)
-        self._single: Any = None
-        self._each: dict[int, Any] = {}
+        self._dbs: dict[frozenset[int], Any] = {}
         if self.patterns:
-            self._single = self._database(list(range(len(self.patterns))), single=True)
+            self._database(frozenset())
 
     unfiltered: tuple[str, ...] = ()
     """Every pattern is in the automaton."""
 
-    def _flags(self, pattern: str, *, single: bool) -> int:
+    def _database(self, without: frozenset[int]) -> Any:
+        db = self._dbs.get(without)
+        if db is not None or len(without) >= len(self.patterns):
+            return db
         hs = self._hs
-        flags = hs.HS_FLAG_MULTILINE | (hs.HS_FLAG_SINGLEMATCH if single else 0)
-        if not pattern.isascii():
-            flags |= hs.HS_FLAG_UTF8
-        return int(flags)
-
-    def _database(self, keys: list[int], *, single: bool) -> Any:
-        hs = self._hs
+        keys = [k for k in range(len(self.patterns)) if k not in without]
         db = hs.Database(mode=hs.HS_MODE_BLOCK)
         db.compile(
             expressions=[self.patterns[k].encode("utf-8") for k in keys],
             ids=keys,
-            flags=[self._flags(self.patterns[k], single=single) for k in keys],
+            flags=[int(hs.HS_FLAG_MULTILINE | (0 if self.patterns[k].isascii() else hs.HS_FLAG_UTF8)
+                       | (hs.HS_FLAG_SINGLEMATCH if k in self._once else 0)) for k in keys],
         )
+        self._dbs[without] = db
         return db
 
-    def scan_block(self, block: str | bytes, line_base: int = 1, skip: frozenset[int] = frozenset()) -> list[Hit]:
-        """Hits in one block of whole lines whose first line is number `line_base`; patterns in
-        `skip` are not reported."""
+    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
+        """Hits in one block of whole lines whose first line is number `line_base`; key k is
+        reported on at most caps[k] lines (0: not at all)."""
+        return self.scan(block, line_base, caps)[0]
+
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> tuple[list[Hit], int]:
+        """`scan_block`'s hits and the number of lines in the block."""
         buf = _as_bytes(block)
-        if not buf or self._single is None:
-            return []
-        if b"\x1b" in buf:
-            buf = _ANSI_BYTES.sub(b"", buf)
-        present: set[int] = set()
+        if not buf or not self.patterns:
+            return [], count_lines(buf)
+        buf = strip_ansi(buf)
+        budget = list(caps) if caps is not None else [LINE_CAP] * len(self.patterns)
+        spent = frozenset(k for k, c in enumerate(budget) if c <= 0)
+        line_end = [-1] * len(self.patterns)
+        found: list[tuple[int, int]] = []
+        n = len(buf)
+        offset = 0
+        halted_at = -1
+        newly_spent: set[int] = set()
 
-        def seen(key: int, _from: int, _to: int, _flags: int, _ctx: object) -> None:
-            present.add(key)
+        def at(key: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
+            nonlocal halted_at
+            end = to + offset
+            if end <= line_end[key] or budget[key] <= 0:
+                return False
+            pos = max(0, end - 1)
+            nl = buf.find(b"\n", pos)
+            line_end[key] = n if nl < 0 else nl
+            found.append((pos, key))
+            budget[key] -= 1
+            if budget[key] <= 0:
+                newly_spent.add(key)
+                halted_at = pos
+                return True  # stop: go on without this key
+            return False
 
-        self._single.scan(buf, match_event_handler=seen)
+        while offset < n:
+            db = self._database(spent)
+            if db is None:
+                break
+            halted_at = -1
+            try:
+                db.scan(buf[offset:] if offset else buf, match_event_handler=at)
+            except self._hs.ScanTerminated:
+                pass
+            if halted_at < 0:
+                break
+            spent = spent | frozenset(newly_spent)
+            newly_spent.clear()
+            offset = buf.rfind(b"\n", 0, halted_at) + 1
         lines: dict[int, tuple[int, int, int]] = {}
         keys: set[tuple[int, int]] = set()
-        for key in sorted(present - skip):
-            db = self._each.get(key)
-            if db is None:
-                db = self._each[key] = self._database([key], single=False)
-            for pos in _line_hits(db, buf):
-                start, lo, hi, end = _line_at(buf, pos)
-                lines.setdefault(start, (lo, hi, end))
-                keys.add((start, key))
+        for pos, key in found:
+            start, lo, hi, end = _line_at(buf, pos)
+            lines.setdefault(start, (lo, hi, end))
+            keys.add((start, key))
         return _confirm(self._compiled, buf, lines, keys, line_base)
-
-
-def _line_hits(db: Any, buf: bytes) -> list[int]:
-    """One offset per line where the database matches (an automaton reports every end of a match)."""
-    line_end = -1
-    ends: list[int] = []
-
-    def at(_key: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
-        nonlocal line_end
-        if to > line_end:
-            pos = max(0, to - 1)
-            nl = buf.find(b"\n", pos)
-            line_end = len(buf) if nl < 0 else nl
-            ends.append(pos)
-
-    db.scan(buf, match_event_handler=at)
-    return ends
 
 
 def hyperscan_available() -> bool:
@@ -414,12 +443,13 @@ def hyperscan_available() -> bool:
     return True
 
 
-def make_scanner(patterns: Sequence[str], engine: Engine | None = None) -> Scanner | HyperscanScanner:
-    """A scanner for `patterns` on `engine`, by default the fastest one installed."""
+def make_scanner(patterns: Sequence[str], engine: Engine | None = None, once: Collection[int] = ()) -> Scanner | HyperscanScanner:
+    """A scanner for `patterns` on `engine`, by default the fastest one installed. Keys in `once`
+    are only asked whether they occur: the automaton may report them on one line per block."""
     if engine is None:
         engine = Engine.HYPERSCAN if hyperscan_available() else Engine.PYTHON
     if engine is Engine.HYPERSCAN:
-        return HyperscanScanner(patterns)
+        return HyperscanScanner(patterns, once)
     return Scanner(patterns)
 
 
@@ -435,34 +465,32 @@ def count_lines(block: str | bytes) -> int:
 def read_blocks(stream: BinaryIO, *, size: int = 8 * 1024 * 1024) -> Iterator[bytes]:
     """Blocks of whole lines from a binary stream. Of a line longer than HUGE_LINE only the
     first HUGE_LINE bytes are kept (ended with a newline so line numbers stay right)."""
-    pending = b""
-    skipping = False  # inside the dropped rest of a huge line
     while True:
         chunk = stream.read(size)
         if not chunk:
-            break
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                continue
-            chunk = chunk[nl + 1 :]
-            skipping = False
-        data = pending + chunk if pending else chunk
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            if len(data) > HUGE_LINE:
-                yield data[:HUGE_LINE] + b"\n"
-                pending = b""
-                skipping = True
-            else:
-                pending = data
+            return
+        if chunk.endswith(b"\n"):
+            yield chunk
             continue
-        if cut:
-            yield data[:cut]
-        pending = data[cut:]
-        if len(pending) > HUGE_LINE:
-            yield pending[:HUGE_LINE] + b"\n"
-            pending = b""
-            skipping = True
-    if pending:
-        yield pending
+        # The chunk ends inside a line: finish that line with readline (one copy of the chunk,
+        # where keeping a remainder for the next read costs two).
+        head = chunk.rfind(b"\n") + 1
+        partial = len(chunk) - head
+        if partial >= HUGE_LINE:
+            yield chunk[: head + HUGE_LINE] + b"\n"
+            _drop_line(stream)
+            continue
+        rest = stream.readline(HUGE_LINE - partial)
+        if not rest or rest.endswith(b"\n"):
+            yield chunk + rest
+            continue
+        yield chunk + rest + b"\n"
+        _drop_line(stream)
+
+
+def _drop_line(stream: BinaryIO) -> None:
+    """Skips to the start of the next line (the rest of a huge line)."""
+    while True:
+        rest = stream.readline(HUGE_LINE)
+        if not rest or rest.endswith(b"\n"):
+            return
