@@ -293,10 +293,13 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
     """The known failures and root errors the log shows, ranked for the environment when there is one;
     `progress` is called with the bytes read after each block."""
     from compat.explain.match import explain as run_explain
+    from compat.sources.cache import DirectoryStore
 
     m = _matrix(request.matrix, request.settings)
     env, note = _explain_environment(request, m)
-    return run_explain(log, m, env, environment=note, progress=progress)
+    cache = request.settings.cache_dir
+    store = DirectoryStore(cache / "explain") if cache is not None else None
+    return run_explain(log, m, env, environment=note, progress=progress, store=store)
 
 
 def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts | None, str]:

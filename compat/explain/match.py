@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 from compat.errors import CompatError
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
-from compat.explain.scan import LINE_CAP, Engine, HyperscanScanner, Scanner, make_scanner
+from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
 from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues
 from compat.explain.versions import StatedVersion, check, stated_versions
 from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
@@ -216,13 +216,15 @@ def explain(
     environment: str | None = None,
     engine: Engine | None = None,
     progress: Callable[[int], None] | None = None,
+    store: BlobStore | None = None,
 ) -> Explanation:
     """Match a log against the catalog of `matrix` (anything with `.signatures`; its
     `.releases`, when present, tailors fixes), split it into root errors and rank the matches for
-    `facts`. `progress`, when given, is called with the bytes read after each block."""
+    `facts`. `progress`, when given, is called with the bytes read after each block; `store`
+    keeps the compiled automaton between runs."""
     signatures: tuple[Signature, ...] = tuple(matrix.signatures)
     keys = _keys(signatures)
-    scanner = _scanner(keys, engine)
+    scanner = _scanner(keys, engine, store)
     acc: dict[int, _Acc] = {}
     context_seen: set[int] = set()
     # Budgets of lines per pattern: structural lines are worth more of them than catalog lines
@@ -323,7 +325,7 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
 _SCANNERS: dict[tuple[tuple[str, ...], Engine | None], Scanner | HyperscanScanner] = {}
 
 
-def _scanner(keys: _Keys, engine: Engine | None) -> Scanner | HyperscanScanner:
+def _scanner(keys: _Keys, engine: Engine | None, store: BlobStore | None) -> Scanner | HyperscanScanner:
     # Compiling the automaton costs a fraction of a second; a long-lived process explaining many
     # logs against one catalog compiles it once.
     key = (keys.patterns, engine)
@@ -331,7 +333,7 @@ def _scanner(keys: _Keys, engine: Engine | None) -> Scanner | HyperscanScanner:
     if scanner is None:
         # A context pattern only has to be seen once: it never needs a report per line.
         once = [k for k, (kind, _) in enumerate(keys.owner) if kind == "context"]
-        scanner = _SCANNERS[key] = make_scanner(keys.patterns, engine, once)
+        scanner = _SCANNERS[key] = make_scanner(keys.patterns, engine, once, store)
     return scanner
 
 

@@ -30,11 +30,15 @@ _RANK_WORD = re.compile(r"(?i)\b(rank|local_rank|pid)(\s*[:=]?\s*)\d+")
 
 def strip_ansi(block: bytes) -> bytes:
     """The block without terminal escapes; newlines (and so line numbers) are kept."""
-    # `re.sub` finds each escape with a slow prefix loop; `find` is memchr. A lone ESC is kept.
     find = block.find
     j = find(b"\x1b")
     if j < 0:
         return block
+    if block.count(b"\x1b", j) * _DENSE > len(block) - j:
+        # Colour on every line: one C pass per kind of escape beats a Python step per escape.
+        block = _SGR_BYTES.sub(b"", block)
+        return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
+    # A few escapes: `find` is memchr, where `re.sub` tries every byte.
     out = []
     i = 0
     match = ANSI_BYTES.match
@@ -48,6 +52,11 @@ def strip_ansi(block: bytes) -> bytes:
         j = find(b"\x1b", i)
     out.append(block[i:])
     return b"".join(out)
+
+
+_DENSE = 512
+"""Bytes per escape below which a block counts as coloured throughout."""
+_SGR_BYTES = re.compile(rb"\x1b\[[0-9;]*m")
 
 
 def clean(line: str) -> str:

@@ -19,11 +19,13 @@ Python call per line.
 
 from __future__ import annotations
 
+import hashlib
+import platform
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from compat.explain.normalize import clean, dedup_key, strip_ansi
 from compat.matrix.pattern_syntax import Alt, Char, Node, PatternSyntaxError, Repeat, Seq, parse_pattern
@@ -189,6 +191,16 @@ class Engine(str, Enum):
     """Literal prefilters and `re`: always available, slower on logs full of candidate lines."""
 
 
+class BlobStore(Protocol):
+    """Somewhere to keep compiled automata between runs (compat's cache, from compat.sources)."""
+
+    def get(self, name: str) -> bytes | None:
+        """The bytes stored under `name`, None when there are none."""
+
+    def put(self, name: str, data: bytes) -> None:
+        """Keep `data` under `name`; failing to is not an error."""
+
+
 LINE_CAP = 1000
 """Lines of one pattern reported by default (see `caps`): past that, its further hits are not
 worth a Python call each."""
@@ -345,12 +357,13 @@ class HyperscanScanner:
 
     engine = Engine.HYPERSCAN
 
-    def __init__(self, patterns: Sequence[str], once: Collection[int] = ()) -> None:
+    def __init__(self, patterns: Sequence[str], once: Collection[int] = (), store: BlobStore | None = None) -> None:
         import hyperscan
 
         self._hs = hyperscan
         self.patterns = tuple(patterns)
         self._once = frozenset(once)
+        self._store = store
         self._compiled = tuple(re.compile(p, re.ASCII) for p in self.patterns)
         self._dbs: dict[frozenset[int], Any] = {}
         if self.patterns:
@@ -365,14 +378,34 @@ class HyperscanScanner:
             return db
         hs = self._hs
         keys = [k for k in range(len(self.patterns)) if k not in without]
-        db = hs.Database(mode=hs.HS_MODE_BLOCK)
-        db.compile(
-            expressions=[self.patterns[k].encode("utf-8") for k in keys],
-            ids=keys,
-            flags=[int(hs.HS_FLAG_MULTILINE | (0 if self.patterns[k].isascii() else hs.HS_FLAG_UTF8)
-                       | (hs.HS_FLAG_SINGLEMATCH if k in self._once else 0)) for k in keys],
-        )
+        expressions = [self.patterns[k].encode("utf-8") for k in keys]
+        flags = [int(hs.HS_FLAG_MULTILINE | (0 if self.patterns[k].isascii() else hs.HS_FLAG_UTF8)
+                     | (hs.HS_FLAG_SINGLEMATCH if k in self._once else 0)) for k in keys]
+        # Compiling costs about a second for the whole catalog; a serialised database loads in
+        # milliseconds. The name covers everything the database is built from.
+        digest = hashlib.sha256(repr((hs.__version__, platform.machine(), expressions, keys, flags)).encode()).hexdigest()[:32]
+        name = f"hyperscan-{digest}.db"
+        db = self._load(name)
+        if db is None:
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=expressions, ids=keys, flags=flags)
+            if self._store is not None:
+                self._store.put(name, hs.dumpb(db))
         self._dbs[without] = db
+        return db
+
+    def _load(self, name: str) -> Any:
+        if self._store is None:
+            return None
+        data = self._store.get(name)
+        if not data:
+            return None
+        hs = self._hs
+        try:
+            db = hs.loadb(data, mode=hs.HS_MODE_BLOCK)
+            db.scratch = hs.Scratch(db)
+        except hs.error:
+            return None  # another CPU or a damaged entry: compile instead
         return db
 
     def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
@@ -443,13 +476,16 @@ def hyperscan_available() -> bool:
     return True
 
 
-def make_scanner(patterns: Sequence[str], engine: Engine | None = None, once: Collection[int] = ()) -> Scanner | HyperscanScanner:
+def make_scanner(
+    patterns: Sequence[str], engine: Engine | None = None, once: Collection[int] = (), store: BlobStore | None = None,
+) -> Scanner | HyperscanScanner:
     """A scanner for `patterns` on `engine`, by default the fastest one installed. Keys in `once`
-    are only asked whether they occur: the automaton may report them on one line per block."""
+    are only asked whether they occur: the automaton may report them on one line per block.
+    `store` keeps compiled automata between runs."""
     if engine is None:
         engine = Engine.HYPERSCAN if hyperscan_available() else Engine.PYTHON
     if engine is Engine.HYPERSCAN:
-        return HyperscanScanner(patterns, once)
+        return HyperscanScanner(patterns, once, store)
     return Scanner(patterns)
 
 
