@@ -178,20 +178,8 @@ def make_kind_log(path: Path, kind: str, mb: int, seed: int = 0) -> int:
 
 
 def run_explain(path: Path, env: dict[str, str]) -> tuple[float, int, dict]:
-    """Wall time, peak RSS (KiB) and JSON answer of `compat explain` in a child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "compat", "explain", "--no-env", "--json", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out, err = proc.communicate()
-    _, status, usage = os.wait4(proc.pid, 0) if proc.returncode is None else (0, 0, resource.getrusage(resource.RUSAGE_CHILDREN))
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"compat explain failed: {err.decode()[-500:]}")
-    return elapsed, usage.ru_maxrss, json.loads(out)
-
-
-def _explain_child(path: Path, env: dict[str, str]) -> tuple[float, int, dict]:
-    """Like run_explain, with the child's own peak RSS (os.wait4 before Popen reaps it)."""
+    """Wall time, peak RSS (KiB, the child's own: os.wait4 before Popen reaps it) and JSON answer
+    of `compat explain` run as a command."""
     start = time.perf_counter()
     with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as out:
         proc = subprocess.Popen([sys.executable, "-m", "compat", "explain", "--no-env", "--json", str(path)],
@@ -240,8 +228,8 @@ def main() -> None:
             log = tmp / f"{kind}.log"
             size = make_log(log, args.mb) if kind == "bench" else make_kind_log(log, kind, args.mb)
             mb = size / 1e6
-            _explain_child(log, env)  # warm: page cache, compiled automaton
-            best = min((_explain_child(log, env) for _ in range(args.runs)), key=lambda r: r[0])
+            run_explain(log, env)  # warm: page cache, compiled automaton
+            best = min((run_explain(log, env) for _ in range(args.runs)), key=lambda r: r[0])
             t, rss, doc = best
             g = min(filter(None, (run_grep(log, pfile) for _ in range(args.runs))), default=None)
             ratio = f"{t / g:6.2f}" if g else "     -"
@@ -252,7 +240,7 @@ def main() -> None:
         if args.gb5:
             log = tmp / "big.log"
             size = make_kind_log(log, "nccl", 5 * 1024)
-            t, rss, doc = _explain_child(log, env)
+            t, rss, doc = run_explain(log, env)
             g = run_grep(log, pfile)
             gtxt = f"{g:7.2f}" if g else "      -"
             ratio = f"{t / g:6.2f}" if g else "     -"
