@@ -316,17 +316,20 @@ def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts
 
 def lock(request: LockRequest) -> Lock | Conflict:
     """A pinned set for the targets on the environment's (or the declared) hardware."""
-    from compat.resolve import declared_target, resolve, target_facts
+    from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
     from compat.sources.declared import apply_declared
 
     m = _matrix(request.matrix, request.settings)
+    check_targets(request.targets, m)
     d = request.declared
-    fully_declared = d.gpus is not None and d.driver is not None and request.python_version is not None
+    no_gpu = d.gpus is not None and d.gpus.strip().lower() in ("cpu", "none")
+    fully_declared = d.gpus is not None and (d.driver is not None or no_gpu) and request.python_version is not None
     if fully_declared and not (request.prefer_installed or request.environment.named()):
         # Nothing on this host matters: skip the probe (it imports torch in a child process).
         env = apply_declared(declared_target(python_version=request.python_version or "", platform=request.platform), d, m)
     else:
         env = target_facts(_gather(request, m), python_version=request.python_version, platform=request.platform)
+    require_hardware(env)
     try:
         return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat)
     except ResolutionError as exc:
@@ -338,11 +341,13 @@ def plan(request: PlanRequest) -> Plan | Conflict:
     (the installed tracked packages by default) plus the findings' fixes, resolve, then plan."""
     from compat.judge.diagnose import diagnose
     from compat.matrix.releases import TRACKED
-    from compat.resolve import resolve, target_facts
+    from compat.resolve import check_targets, resolve, target_facts
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
 
     m = _matrix(request.matrix, request.settings)
+    if request.targets:
+        check_targets(request.targets, m)
     env = target_facts(_gather(request, m))
     findings = diagnose(env, m)
     wanted = list(request.targets or default_targets(env, TRACKED))

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from compat.judge import checks
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
+from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity, Status, sort_findings
@@ -42,6 +43,11 @@ def catalog_findings(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             unknown=verdict.missing,
             refs=sig.refs,
         )
+
+
+def vetoes(sig: Signature) -> bool:
+    """Whether a catalog entry keeps a lock or a plan off a set: only what doctor reports as an error does."""
+    return sig.doctor and sig.severity is Severity.ERROR
 
 
 def fails(findings: tuple[Finding, ...], threshold: Severity, *, strict: bool = False) -> bool:

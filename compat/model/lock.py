@@ -47,7 +47,7 @@ class PinReason:
     parent_extras: tuple[str, ...] = ()
     """The extras it was installed with, sorted."""
     variant: str | None = None
-    """The torch build tag ("cu126") (TORCH_BUILD)."""
+    """The torch build tag ("cu126") (TORCH_BUILD), or the one a target pinned (TARGET: "torch==2.6.0+cu126")."""
     cuda: str | None = None
     """The CUDA of that build ("12.6"); None for a CPU build."""
     compute_capabilities: tuple[str, ...] = ()

@@ -122,7 +122,10 @@ def reason_texts(pin: Pin) -> list[str]:
 def reason_text(r: PinReason) -> str:
     if r.kind is PinReasonKind.TARGET:
         extras = f"[{','.join(r.extras)}]" if r.extras else ""
-        return f"target {r.package}{extras}{r.specifier}" if r.specifier or r.extras else "target"
+        build = f"+{r.variant}" if r.variant else ""
+        if r.variant and not r.specifier:
+            return f"target {r.package} {r.variant} build"
+        return f"target {r.package}{extras}{r.specifier}{build}" if r.specifier or r.extras else "target"
     if r.kind is PinReasonKind.PARENT:
         extras = f"[{','.join(r.parent_extras)}]" if r.parent_extras else ""
         parent = f"{r.parent} {r.parent_version}{extras}"
@@ -173,6 +176,10 @@ def rejection_text(r: Rejection) -> str:
         return f"torch {v} is not in matrix/torch.toml (its CUDA builds are unknown)"
     if k is RejectionKind.NO_PYTHON_WHEELS:
         return f"torch {v} has no wheels for Python {r.python} ({r.supported})"
+    if k is RejectionKind.NO_SUCH_BUILD:
+        return f"torch {v} has no {r.variant} build"
+    if k is RejectionKind.MISSING_EXTRA:
+        return f"{r.package} {v} has no [{r.extra}] extra"
     if k is RejectionKind.NO_CUDA_BUILD:
         return f"torch {v} has no CUDA build"
     if k is RejectionKind.NO_ARCH:

@@ -9,24 +9,39 @@ exists, as ConflictCause records) and `build` (the Lock, with a PinReason for ea
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Sequence
 
 from packaging.version import Version
 
-from compat.errors import ResolutionError
+from compat.errors import ResolutionError, UsageError
 from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
 from compat.model.facts import Facts
 from compat.model.lock import Lock
 from compat.model.unknown import Unknown
-from compat.resolve.build import build_lock
+from compat.resolve.build import FLOATING, build_lock
 from compat.resolve.catalog import Conflict, Search, State, search, still_matching
 from compat.resolve.conflicts import explain_conflict
 from compat.resolve.filters import Filters
-from compat.resolve.hardware import target_hardware
+from compat.resolve.hardware import require_hardware, target_hardware
 from compat.resolve.target import declared_target, parse_targets, target_facts
 
-__all__ = ["declared_target", "parse_targets", "resolve", "target_facts"]
+__all__ = ["check_targets", "declared_target", "parse_targets", "require_hardware", "resolve", "target_facts"]
+
+
+def check_targets(targets: Sequence[str], matrix: Matrix) -> None:
+    """Raise UsageError for a target the snapshot does not know: a lock would pass it on unchecked (or a typo)."""
+    known = set(matrix.releases.packages()) | FLOATING
+    for need in parse_targets(targets):
+        if need.name in known:
+            continue
+        close = difflib.get_close_matches(need.name, sorted(known), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UsageError(
+            f"unknown target {need.name!r}{hint}: compat locks the packages the matrix tracks "
+            f"({', '.join(sorted(known))}); install others beside the lock, or lock them with --full"
+        )
 
 
 def resolve(

@@ -55,7 +55,7 @@ class Filters:
         self.env = dict(facts.python.markers)
         self.python = facts.python.version
         self.rejected: dict[tuple[str, str], Rejection] = {}
-        self._torch: dict[tuple[str, bool], TorchBuildChoice | Rejection] = {}
+        self._torch: dict[tuple[str, bool, str | None], TorchBuildChoice | Rejection] = {}
         self._markers: dict[tuple[str, frozenset[str]], bool] = {}
 
     def markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
@@ -76,11 +76,13 @@ class Filters:
         except (UndefinedEnvironmentName, UndefinedComparison):
             return False
 
-    def torch_build(self, version: Version, *, same_major: bool = False) -> TorchBuildChoice | Rejection:
-        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major."""
-        key = (str(version), same_major)
+    def torch_build(self, version: Version, *, same_major: bool = False, variant: str | None = None) -> TorchBuildChoice | Rejection:
+        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major;
+        with `variant`, only that build (a pin with a local tag)."""
+        key = (str(version), same_major, variant)
         if key not in self._torch:
-            policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major)
+            policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major,
+                                      cpu=self.hw.cpu, public_cpu=self.hw.public_cpu, variant=variant)
             self._torch[key] = choose_torch_build(
                 self.matrix, str(version), gpus=self.hw.ccs, driver=self.hw.driver, python=self.python, policy=policy,
             )

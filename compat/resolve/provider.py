@@ -14,7 +14,7 @@ from resolvelib.structs import RequirementInformation
 
 from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
-from compat.matrix.releases import PackageReleases
+from compat.matrix.releases import PackageReleases, Release
 from compat.model.asker import Asker, AskerKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.resolve.filters import Filters, contains
@@ -41,6 +41,8 @@ class Need:
     """Who asked."""
     default_build: bool = False
     """torch must have the CUDA major of its public-index build: the asker's kernels were built for it."""
+    variant: str | None = None
+    """torch must be this build ("cu126", "cpu"): a target pinned with a local tag (`torch==2.6.0+cu126`)."""
 
     @property
     def identifier(self) -> str:
@@ -71,6 +73,17 @@ class Candidate:
     def asker(self) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=self.name, version=str(self.version) if self.version else None,
                      extras=tuple(sorted(self.extras)))
+
+
+def _missing_extra(name: str, release: Release, extras: frozenset[str]) -> Rejection | None:
+    """A release that does not provide an extra asked for: pip would drop the extra (and its packages) silently."""
+    if not extras or not isinstance(release.requires, tuple):
+        return None  # requirements (and extras) unknown: the release is judged on what is known
+    provided = {str(canonicalize_name(e)) for e in release.extras}
+    lacking = sorted(extras - provided)
+    if not lacking:
+        return None
+    return Rejection(kind=RejectionKind.MISSING_EXTRA, package=name, version=str(release.version), extra=lacking[0])
 
 
 def ident(name: str, extras: Iterable[str]) -> str:
@@ -147,6 +160,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if s.operator in ("==", "===") and "*" not in s.version
         }
         kernels = next((n.asker for n in needs if n.default_build), None)
+        forced = next((n.variant for n in needs if n.variant), None)
         out = []
         for release in reversed(releases.releases):
             v = release.version
@@ -159,10 +173,10 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 self.filters.rejected[key] = Rejection(kind=RejectionKind.YANKED, package=name, version=str(v),
                                                        yanked_reason=release.yanked_reason or None)
                 continue
-            why = self.filters.release_fits(name, release)
+            why = self.filters.release_fits(name, release) or _missing_extra(name, release, extras)
             variant, is_default = None, True
             if why is None and name == "torch":
-                build = self._torch_for(v, kernels)
+                build = self._torch_for(v, kernels, forced)
                 if isinstance(build, Rejection):
                     why = build
                 else:
@@ -195,6 +209,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
             return True
+        if requirement.variant is not None and candidate.variant != requirement.variant:
+            return False
         if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant):
             return False
         return contains(requirement.specifier, candidate.version, True)
@@ -234,13 +250,14 @@ class Provider(AbstractProvider[Need, Candidate, str]):
 
     # ----------------------------------------------------------------------
 
-    def _torch_for(self, version: Version, kernels: Asker | None) -> TorchBuildChoice | Rejection:
-        """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major."""
+    def _torch_for(self, version: Version, kernels: Asker | None, variant: str | None = None) -> TorchBuildChoice | Rejection:
+        """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major;
+        when `variant` is given, that build only."""
         if kernels is None:
-            return self.filters.torch_build(version)
-        build = self.filters.torch_build(version, same_major=True)
+            return self.filters.torch_build(version, variant=variant)
+        build = self.filters.torch_build(version, same_major=True, variant=variant)
         if isinstance(build, Rejection):
-            plain = self.filters.torch_build(version)
+            plain = self.filters.torch_build(version, variant=variant)
             if isinstance(plain, TorchBuildChoice):
                 # Say which build fits and who cannot use it, rather than listing every build.
                 return Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=str(version),
