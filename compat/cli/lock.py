@@ -24,6 +24,9 @@ from compat.cli._common import (
     settings,
 )
 
+NO_COMPATIBLE_SET = 3
+"""`compat plan`'s exit code when no set meets the targets (1 there means: steps to run)."""
+
 
 class Format(str, Enum):
     requirements = "requirements"
@@ -104,7 +107,7 @@ def plan(
 ) -> None:
     """Print the ordered commands that take this environment to a good set; compat installs nothing.
 
-    Exit code: 0 nothing to change, 1 steps to run (or no compatible set), 2 usage or data error.
+    Exit code: 0 nothing to change, 1 steps to run, 2 usage or data error, 3 no compatible set.
     """
     from compat import api
     from compat.report.lock import render_conflict
@@ -122,6 +125,6 @@ def plan(
     ))
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
-        raise typer.Exit(1)
+        raise typer.Exit(NO_COMPATIBLE_SET)
     sys.stdout.write(render_json(result) if json_out else render_text(result))
     raise typer.Exit(1 if result.steps else 0)
