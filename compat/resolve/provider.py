@@ -120,6 +120,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._releases: dict[str, PackageReleases | None] = {}
         self._fits: dict[tuple[str, str, bool], bool] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
+        self._depth: dict[str, int] = {}
 
     # resolvelib interface -------------------------------------------------
 
@@ -133,12 +134,21 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         candidates: Mapping[str, Iterator[Candidate]],
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
-    ) -> tuple[bool, bool, bool, bool, str]:
-        pinned = any(is_pin(info.requirement.specifier) for info in information[identifier])
-        causes = {c.requirement.name for c in backtrack_causes}
+    ) -> tuple[bool, bool, bool, bool, int, bool, str]:
+        infos = list(information[identifier])
+        pinned = any(is_pin(info.requirement.specifier) for info in infos)
+        # The packages of a conflict and the packages that asked (pip's rule): their order among
+        # themselves is then breadth first, so the bound from above is known before the pin below.
+        causes = {c.requirement.name for c in backtrack_causes} | {c.parent.name for c in backtrack_causes if c.parent is not None}
         name = identifier.split("[")[0]
+        # Breadth first (as pip does): transformers, which trl requires, before huggingface-hub, which
+        # transformers requires; pinning the deeper package first takes its newest release before
+        # the bound from above is known, and undoing that costs hundreds of backtracks.
+        depth = min((0 if info.parent is None else self._depth.get(info.parent.identifier, 50) + 1) for info in infos) if infos else 50
+        self._depth[identifier] = depth
         # Exact pins and conflict sources first (fail fast), torch last: many packages narrow it.
-        return (not pinned, name not in causes, name == "torch", name not in self.user, identifier)
+        # An extras spelling after its plain name: pinned first, the plain name leaves one choice.
+        return (not pinned, name not in causes, name == "torch", "[" in identifier, depth, name not in self.user, identifier)
 
     def find_matches(
         self, identifier: str, requirements: Mapping[str, Iterator[Need]], incompatibilities: Mapping[str, Iterator[Candidate]],
@@ -146,6 +156,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         name = identifier.split("[")[0]
         extras = frozenset(identifier[len(name) + 1 : -1].split(",")) if "[" in identifier else frozenset()
         needs = list(requirements[identifier]) + list(self.constraints.get(name, ()))
+        # trl[vllm] is trl: what is asked of one spelling bounds the others, or one side is pinned
+        # to a release the other can never take and the search backtracks for minutes.
+        for other in requirements:
+            if other != identifier and other.split("[")[0] == name:
+                needs += [n for n in requirements[other] if n.asker.package != name]
         bad = {c.version for c in incompatibilities[identifier]}
         releases = self.releases(name)
         if releases is None:
@@ -161,6 +176,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         }
         kernels = next((n.asker for n in needs if n.default_build), None)
         forced = next((n.variant for n in needs if n.variant), None)
+        # An extra the user asked for must exist; one a dependency asks for is what pip does: dropped with a warning.
+        asked = extras if any(n.asker.kind is AskerKind.TARGET for n in needs) else frozenset()
         out = []
         for release in reversed(releases.releases):
             v = release.version
@@ -173,7 +190,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 self.filters.rejected[key] = Rejection(kind=RejectionKind.YANKED, package=name, version=str(v),
                                                        yanked_reason=release.yanked_reason or None)
                 continue
-            why = self.filters.release_fits(name, release) or _missing_extra(name, release, extras)
+            why = self.filters.release_fits(name, release) or _missing_extra(name, release, asked)
             variant, is_default = None, True
             if why is None and name == "torch":
                 build = self._torch_for(v, kernels, forced)
