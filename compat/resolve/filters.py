@@ -31,11 +31,11 @@ from compat.resolve.hardware import TargetHardware
 def contains(spec: SpecifierSet, version: Version, prereleases: bool | None) -> bool:
     # Answers are cached per (specifier text, version): hashing a SpecifierSet canonicalizes every
     # clause on each call, which cost more than the question itself while the resolver backtracks.
-    return _contains_text(str(spec), version, prereleases)
+    return contains_text(str(spec), version, prereleases)
 
 
 @functools.lru_cache(maxsize=200_000)
-def _contains_text(spec: str, version: Version, prereleases: bool | None) -> bool:
+def contains_text(spec: str, version: Version, prereleases: bool | None) -> bool:
     return _spec(spec).contains(version, prereleases=prereleases)
 
 
@@ -56,13 +56,18 @@ class Filters:
         self.python = facts.python.version
         self.rejected: dict[tuple[str, str], Rejection] = {}
         self._torch: dict[tuple[str, bool, str | None], TorchBuildChoice | Rejection] = {}
-        self._markers: dict[tuple[str, frozenset[str]], bool] = {}
+        self._markers: dict[tuple[int, frozenset[str]], bool] = {}
+        self._fits: dict[tuple[str, Version, bool], Rejection | None] = {}
+        self._held: list[Requirement] = []
 
     def markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
         if req.marker is None:
             return not extras
-        key = (str(req.marker), extras)
+        # Requirement objects are parsed once per text and shared (compat.matrix.releases), so their
+        # identity is a key that stays valid for the run; formatting a marker costs more than the check.
+        key = (id(req), extras)
         if key not in self._markers:
+            self._held.append(req)  # keeps the object (and so its id) alive while the key is in use
             self._markers[key] = self._markers_hold(req, extras)
         return self._markers[key]
 
@@ -90,6 +95,12 @@ class Filters:
 
     def release_fits(self, name: str, release: Release, extension_gate: bool = True) -> Rejection | None:
         """None when the release fits the target, else why not."""
+        key = (name, release.version, extension_gate)
+        if key not in self._fits:
+            self._fits[key] = self._release_fits(name, release, extension_gate)
+        return self._fits[key]
+
+    def _release_fits(self, name: str, release: Release, extension_gate: bool) -> Rejection | None:
         v = release.version
         if release.requires_python is not None and not release.requires_python.contains(self.python, prereleases=True):
             return Rejection(kind=RejectionKind.REQUIRES_PYTHON, package=name, version=str(v), python=self.python,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -17,7 +18,7 @@ from compat.matrix import Matrix
 from compat.matrix.releases import PackageReleases, Release
 from compat.model.asker import Asker, AskerKind
 from compat.model.rejection import Rejection, RejectionKind
-from compat.resolve.filters import Filters, contains
+from compat.resolve.filters import Filters, contains, contains_text
 
 # Packages whose public wheels carry CUDA kernels built for the CUDA major of torch's public-index
 # build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
@@ -47,6 +48,16 @@ class Need:
     @property
     def identifier(self) -> str:
         return ident(self.name, self.extras)
+
+    @cached_property
+    def spec_text(self) -> str:
+        """The specifier as text, computed once: SpecifierSet.__str__ sorts and formats on every call."""
+        return str(self.specifier)
+
+    @cached_property
+    def exact_versions(self) -> frozenset[Version]:
+        """The versions this need pins exactly (==X without a wildcard)."""
+        return frozenset(Version(s.version) for s in self.specifier if s.operator in ("==", "===") and "*" not in s.version)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +132,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._fits: dict[tuple[str, str, bool], bool] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
         self._depth: dict[str, int] = {}
+        self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
 
     # resolvelib interface -------------------------------------------------
 
@@ -165,15 +177,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         releases = self.releases(name)
         if releases is None:
             return [Candidate(name=name, version=None, extras=extras)] if None not in bad else []
-        spec = SpecifierSet()
-        for need in needs:
-            spec &= need.specifier
-        exact = {
-            Version(s.version)
-            for need in needs
-            for s in need.specifier
-            if s.operator in ("==", "===") and "*" not in s.version
-        }
+        exact = {v for need in needs for v in need.exact_versions}
+        in_range = self._in_range(name, releases, frozenset(n.spec_text for n in needs))
         kernels = next((n.asker for n in needs if n.default_build), None)
         forced = next((n.variant for n in needs if n.variant), None)
         # An extra the user asked for must exist; one a dependency asks for is what pip does: dropped with a warning.
@@ -181,9 +186,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         out = []
         for release in reversed(releases.releases):
             v = release.version
-            if v in bad or not contains(spec, v, True if v in exact else None):
-                continue
-            if any(contains(s, v, True) for s in self.excluded.get(name, ())):
+            if v in bad or v not in in_range:
                 continue
             key = (name, str(v))
             if release.yanked and v not in exact:
@@ -328,17 +331,14 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         return self._fits[key]
 
     def _plain_matches(self, name: str, releases: PackageReleases, needs: Sequence[Need]) -> list[Version]:
-        spec = SpecifierSet()
-        for need in list(needs) + list(self.constraints.get(name, ())):
-            spec &= need.specifier
-        exact = is_exact(spec)
+        everything = (*needs, *self.constraints.get(name, ()))
+        exact = any(n.exact_versions for n in everything)
+        in_range = self._in_range(name, releases, frozenset(n.spec_text for n in everything))
         same_major = any(n.default_build for n in needs)
         out = []
         for release in reversed(releases.releases):
             v = release.version
-            if not contains(spec, v, True if exact else None):
-                continue
-            if any(contains(s, v, True) for s in self.excluded.get(name, ())):
+            if v not in in_range:
                 continue
             if release.yanked and not exact:
                 continue
@@ -367,6 +367,25 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     @staticmethod
     def _asker(name: str, version: Version, extras: frozenset[str]) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=name, version=str(version), extras=tuple(sorted(extras)))
+
+    def _in_range(self, name: str, releases: PackageReleases, texts: frozenset[str]) -> frozenset[Version]:
+        """The recorded releases of `name` inside every range in `texts` and outside the excluded ones.
+
+        Merged ranges recur thousands of times while the resolver backtracks: each set of range
+        texts is answered once per search (the matrix records no pre-releases, so the
+        pre-release flag never changes an answer).
+        """
+        key = (name, texts)
+        found = self._ranges.get(key)
+        if found is None:
+            excluded = [str(s) for s in self.excluded.get(name, ())]
+            found = frozenset(
+                r.version for r in releases.releases
+                if all(contains_text(t, r.version, True) for t in texts)
+                and not any(contains_text(t, r.version, True) for t in excluded)
+            )
+            self._ranges[key] = found
+        return found
 
     def releases(self, name: str) -> PackageReleases | None:
         if name not in self._releases:
