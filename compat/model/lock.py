@@ -24,6 +24,9 @@ class PinReasonKind(str, enum.Enum):
     PARENT = "parent"  # another pinned package requires it
     TORCH_BUILD = "torch-build"  # which torch build was chosen, and what it was checked against
     KEPT_OFF = "kept-off"  # a catalog constraint moved this package
+    TESTED = "tested-together"  # a project pinned this release beside a target's (matrix/stacks.toml)
+    CONTEMPORARY = "contemporaneous"  # released within a target's own release window
+    NEWEST = "newest"  # the newest release allowed; never tested with the targets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +61,14 @@ class PinReason:
     """The public index serves this build."""
     constraint: Constraint | None = None
     """The catalog constraint that moved the package (KEPT_OFF)."""
+    stack: str | None = None
+    """The stack's id (TESTED)."""
+    source: str | None = None
+    """Where the stack's pins are: owner/name@commit:path (TESTED)."""
+    date: str | None = None
+    """The stack's date (TESTED)."""
+    days: int | None = None
+    """Days from the target's release (`parent`, `parent_version`) to this one's; negative: before it (CONTEMPORARY)."""
 
     def sort_key(self) -> tuple[str, str, str]:
         """Targets and parents in the order of their names (the requiring package, then the requirement)."""

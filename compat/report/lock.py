@@ -141,6 +141,15 @@ def reason_text(r: PinReason) -> str:
         if not r.default:
             text += "; not the public index's default build"
         return text
+    if r.kind is PinReasonKind.TESTED:
+        return f"tested with {r.parent} {r.parent_version} in {r.source} ({r.date})"
+    if r.kind is PinReasonKind.CONTEMPORARY:
+        days = r.days or 0
+        count = f"{abs(days)} day{'s' if abs(days) != 1 else ''}"
+        when = f"{count} after" if days > 0 else (f"{count} before" if days < 0 else "the same day as")
+        return f"released {when} {r.parent} {r.parent_version}"
+    if r.kind is PinReasonKind.NEWEST:
+        return f"newest allowed; never tested with {r.parent} {r.parent_version}"
     assert r.constraint is not None
     return f"kept off {r.constraint.signature}: {constraint_text(r.constraint)}"
 
@@ -178,6 +187,8 @@ def rejection_text(r: Rejection) -> str:
         return f"torch {v} has no wheels for Python {r.python} ({r.supported})"
     if k is RejectionKind.NO_SUCH_BUILD:
         return f"torch {v} has no {r.variant} build"
+    if k is RejectionKind.UPLOADED_AFTER:
+        return f"{r.package} {v} was uploaded after {r.date} (--exclude-newer)"
     if k is RejectionKind.MISSING_EXTRA:
         return f"{r.package} {v} has no [{r.extra}] extra"
     if k is RejectionKind.NO_CUDA_BUILD:

@@ -25,9 +25,19 @@ from compat.resolve.catalog import Conflict, Search, State, search, still_matchi
 from compat.resolve.conflicts import explain_conflict
 from compat.resolve.filters import Filters
 from compat.resolve.hardware import require_hardware, target_hardware
+from compat.resolve.provider import Need
 from compat.resolve.target import declared_target, parse_targets, target_facts
 
 __all__ = ["check_targets", "declared_target", "parse_targets", "require_hardware", "resolve", "target_facts"]
+
+
+def _anchors(needs: Sequence[Need]) -> dict[str, Version]:
+    """Targets pinned to one release ("trl==0.15.1"): the others are chosen to go with them."""
+    out: dict[str, Version] = {}
+    for need in needs:
+        if len(need.exact_versions) == 1:
+            out[need.name] = next(iter(need.exact_versions))
+    return out
 
 
 def check_targets(targets: Sequence[str], matrix: Matrix) -> None:
@@ -52,6 +62,7 @@ def resolve(
     prefer_installed: bool = False,
     minor_compat: bool = False,
     extensions: ExtensionTable | None = None,
+    exclude_newer: str | None = None,
 ) -> Lock:
     """The newest set that meets `targets` on the target in `facts`; raises ResolutionError when there is none.
 
@@ -61,7 +72,7 @@ def resolve(
     needs = parse_targets(targets)
     extensions = extensions if extensions is not None else matrix.extensions
     hw = target_hardware(facts, matrix)
-    filters = Filters(facts, matrix, extensions, hw, minor_compat)
+    filters = Filters(facts, matrix, extensions, hw, minor_compat, exclude_newer)
     preferred: dict[str, Version] = {}
     if prefer_installed and not isinstance(facts.packages, Unknown):
         for dist in facts.packages:
@@ -70,7 +81,7 @@ def resolve(
             except ValueError:
                 continue
     context = Search(needs=needs, facts=facts, matrix=matrix, filters=filters, extensions=extensions,
-                     preferred=preferred, user=frozenset(n.name for n in needs))
+                     preferred=preferred, user=frozenset(n.name for n in needs), anchors=_anchors(needs))
     try:
         found = search(State(constraints={}, excluded={}, imposed=(), tried=frozenset()), context)
     except Conflict as conflict:

@@ -75,6 +75,8 @@ def build_lock(
                 compute_capabilities=tuple(cc for cc, _ in hw.ccs), driver=hw.driver, default=cand.default_variant,
             ),)
         reasons += tuple(PinReason(kind=PinReasonKind.KEPT_OFF, constraint=c) for c in imposed if c.package == cand.name)
+        if cand.evidence is not None:
+            reasons += (cand.evidence,)
         ext = extensions.find(cand.name)
         pins.append(
             Pin(

@@ -64,6 +64,8 @@ class Search:
     extensions: ExtensionTable
     preferred: Mapping[str, Version]
     user: frozenset[str]
+    anchors: Mapping[str, Version] = dataclasses.field(default_factory=dict)
+    """The targets pinned to one release: what "tested together" and "contemporaneous" are judged against."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,7 +85,7 @@ class Conflict(Exception):
 
 def search(state: State, s: Search) -> Found:
     """Resolve; when the result hits a known failure, try each way out of it in turn (its fix first)."""
-    provider = Provider(s.matrix, s.filters, state.constraints, state.excluded, s.preferred, s.user)
+    provider = Provider(s.matrix, s.filters, state.constraints, state.excluded, s.preferred, s.user, s.anchors)
     # A required fix is a requirement, not only a bound: it brings in a package the set lacks (accelerate).
     required = tuple(n for name in sorted(state.constraints) for n in state.constraints[name])
     mapping, criteria = _run(provider, (*s.needs, *required), state.imposed)

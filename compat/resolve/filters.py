@@ -47,7 +47,11 @@ def _spec(text: str) -> SpecifierSet:
 class Filters:
     """Which releases fit the target; `rejected` keeps the reason each dropped release was dropped for."""
 
-    def __init__(self, facts: Facts, matrix: Matrix, extensions: ExtensionTable, hw: TargetHardware, minor_compat: bool) -> None:
+    def __init__(
+        self, facts: Facts, matrix: Matrix, extensions: ExtensionTable, hw: TargetHardware, minor_compat: bool,
+        exclude_newer: str | None = None,
+    ) -> None:
+        self.exclude_newer = exclude_newer
         self.matrix = matrix
         self.extensions = extensions
         self.hw = hw
@@ -102,6 +106,10 @@ class Filters:
 
     def _release_fits(self, name: str, release: Release, extension_gate: bool) -> Rejection | None:
         v = release.version
+        # As uv's --exclude-newer: a release uploaded after the date did not exist yet (an unknown
+        # upload date cannot be placed, so it stays).
+        if self.exclude_newer is not None and isinstance(release.uploaded, str) and release.uploaded > self.exclude_newer:
+            return Rejection(kind=RejectionKind.UPLOADED_AFTER, package=name, version=str(v), date=self.exclude_newer)
         if release.requires_python is not None and not release.requires_python.contains(self.python, prereleases=True):
             return Rejection(kind=RejectionKind.REQUIRES_PYTHON, package=name, version=str(v), python=self.python,
                              supported=str(release.requires_python))

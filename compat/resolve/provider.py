@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +19,7 @@ from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_defaul
 from compat.matrix import Matrix
 from compat.matrix.releases import PackageReleases, Release
 from compat.model.asker import Asker, AskerKind
+from compat.model.lock import PinReason, PinReasonKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.resolve.filters import Filters, contains, contains_text
 
@@ -76,6 +79,8 @@ class Candidate:
     """The release's declared requirements."""
     requires_known: bool = True
     """False for an sdist-only release: its requirements are unknown to the matrix."""
+    evidence: PinReason | None = None
+    """Why this release comes first among those allowed: tested together, contemporaneous or newest (None: no target to relate it to)."""
 
     @property
     def identifier(self) -> str:
@@ -84,6 +89,10 @@ class Candidate:
     def asker(self) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=self.name, version=str(self.version) if self.version else None,
                      extras=tuple(sorted(self.extras)))
+
+
+def _minor(v: Version) -> tuple[int, ...]:
+    return tuple(v.release[:2])
 
 
 def _missing_extra(name: str, release: Release, extras: frozenset[str]) -> Rejection | None:
@@ -121,7 +130,9 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         excluded: Mapping[str, Sequence[SpecifierSet]],
         preferred: Mapping[str, Version],
         user: frozenset[str],
+        anchors: Mapping[str, Version] | None = None,
     ) -> None:
+        self.anchors = dict(anchors or {})
         self.matrix = matrix
         self.filters = filters
         self.constraints = constraints
@@ -221,10 +232,76 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                     requires_known=known,
                 )
             )
+        if name not in self.user:
+            out = self._by_evidence(name, out, self._anchors_of(needs))
         want = self.preferred.get(name)
         if want is not None:
             out.sort(key=lambda c: c.version != want)  # stable: newest-first order kept otherwise
         return out
+
+    # the preference order ------------------------------------------------
+
+    def _anchors_of(self, needs: Sequence[Need]) -> dict[str, Version]:
+        """The target releases a dependency is judged against: exact target pins, and the target release that asks for it."""
+        out = dict(self.anchors)
+        for need in needs:
+            a = need.asker
+            if a.kind is AskerKind.PACKAGE and a.package in self.user and a.version and a.package not in out:
+                out[a.package] = Version(a.version)
+        return out
+
+    def _by_evidence(self, name: str, found: list[Candidate], anchors: Mapping[str, Version]) -> list[Candidate]:
+        """Tested together with the targets first, then contemporaneous with them, then the newest (order kept within each)."""
+        if not anchors or len(found) < 2:
+            return found  # nothing to choose between: the requirements pinned it
+        window = self._window(anchors)
+        ranked = []
+        for cand in found:
+            why = self._tested(name, cand, anchors) or self._contemporary(name, cand, anchors, window)
+            rank = 0 if why is not None and why.kind is PinReasonKind.TESTED else 1 if why is not None else 2
+            if why is None:
+                first = sorted(anchors)[0]
+                why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
+            ranked.append((rank, dataclasses.replace(cand, evidence=why)))
+        ranked.sort(key=lambda rc: rc[0])
+        return [c for _, c in ranked]
+
+    def _tested(self, name: str, cand: Candidate, anchors: Mapping[str, Version]) -> PinReason | None:
+        for stack in reversed(self.matrix.stacks.with_package(name)):  # the most recent evidence first
+            if stack.version(name) != cand.version:
+                continue
+            shared = [(p, stack.version(p)) for p in sorted(anchors) if stack.version(p) is not None]
+            if shared and all(_minor(v) == _minor(anchors[p]) for p, v in shared if v is not None):
+                p, v = shared[0]
+                return PinReason(kind=PinReasonKind.TESTED, parent=p, parent_version=str(v), stack=stack.id,
+                                 source=stack.source, date=stack.date)
+        return None
+
+    def _window(self, anchors: Mapping[str, Version]) -> str | None:
+        """The end of the targets' release windows: the first upload of a later release of any anchor."""
+        ends = []
+        for pkg, version in anchors.items():
+            releases = self.releases(pkg)
+            later = [r for r in releases.releases if r.version > version] if releases else []
+            uploads = [r.uploaded for r in later if isinstance(r.uploaded, str)]
+            if uploads:
+                ends.append(min(uploads))
+        return min(ends) if ends else None
+
+    def _contemporary(self, name: str, cand: Candidate, anchors: Mapping[str, Version], window: str | None) -> PinReason | None:
+        if window is None or cand.version is None:
+            return None
+        releases = self.releases(name)
+        mine = releases.find(cand.version) if releases else None
+        if mine is None or not isinstance(mine.uploaded, str) or mine.uploaded >= window:
+            return None
+        pkg = sorted(anchors)[0]
+        theirs = self.releases(pkg)
+        anchor = theirs.find(anchors[pkg]) if theirs else None
+        if anchor is None or not isinstance(anchor.uploaded, str):
+            return None
+        days = (datetime.date.fromisoformat(mine.uploaded) - datetime.date.fromisoformat(anchor.uploaded)).days
+        return PinReason(kind=PinReasonKind.CONTEMPORARY, parent=pkg, parent_version=str(anchors[pkg]), days=days)
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:

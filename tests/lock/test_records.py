@@ -89,6 +89,10 @@ REJECTIONS = {
         Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version="2.13.0", variant="cu999"),
         "torch 2.13.0 has no cu999 build",
     ),
+    RejectionKind.UPLOADED_AFTER: (
+        Rejection(kind=RejectionKind.UPLOADED_AFTER, package="vllm", version="0.8.0", date="2025-03-01"),
+        "vllm 0.8.0 was uploaded after 2025-03-01 (--exclude-newer)",
+    ),
     RejectionKind.MISSING_EXTRA: (
         Rejection(kind=RejectionKind.MISSING_EXTRA, package="trl", version="0.13.0", extra="vllm"),
         "trl 0.13.0 has no [vllm] extra",
