@@ -144,6 +144,8 @@ class LockRequest(FactsRequest):
     """Prefer the installed version of each package."""
     minor_compat: bool = False
     """Accept torch builds that run on the driver only under CUDA minor-version compatibility."""
+    exclude_newer: str | None = None
+    """Only releases uploaded on or before this date (YYYY-MM-DD), as uv's --exclude-newer."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,9 +333,22 @@ def lock(request: LockRequest) -> Lock | Conflict:
         env = target_facts(_gather(request, m), python_version=request.python_version, platform=request.platform)
     require_hardware(env)
     try:
-        return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat)
+        return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat,
+                       exclude_newer=_date(request.exclude_newer))
     except ResolutionError as exc:
         return Conflict(targets=request.targets, error=exc)
+
+
+def _date(text: str | None) -> str | None:
+    """A YYYY-MM-DD date (a full RFC 3339 timestamp is cut to its day); raises UsageError."""
+    import datetime
+
+    if text is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(text.strip()[:10]).isoformat()
+    except ValueError:
+        raise UsageError(f"--exclude-newer {text!r}: expected a date (2025-03-01)") from None
 
 
 def plan(request: PlanRequest) -> Plan | Conflict:

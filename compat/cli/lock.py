@@ -64,6 +64,9 @@ def lock(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    exclude_newer: str | None = typer.Option(
+        None, "--exclude-newer", help="Only releases uploaded on or before this date (2025-03-01), as uv's --exclude-newer.",
+    ),
 ) -> None:
     """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout.
 
@@ -82,6 +85,7 @@ def lock(
         platform=platform,
         prefer_installed=prefer_installed,
         minor_compat=minor_compat,
+        exclude_newer=exclude_newer,
     ))
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)

@@ -63,6 +63,8 @@ class PinReason:
     """The catalog constraint that moved the package (KEPT_OFF)."""
     stack: str | None = None
     """The stack's id (TESTED)."""
+    tested_with: tuple[str, ...] = ()
+    """The targets the stack ran, as "package version" (TESTED), sorted."""
     source: str | None = None
     """Where the stack's pins are: owner/name@commit:path (TESTED)."""
     date: str | None = None

@@ -142,7 +142,7 @@ def reason_text(r: PinReason) -> str:
             text += "; not the public index's default build"
         return text
     if r.kind is PinReasonKind.TESTED:
-        return f"tested with {r.parent} {r.parent_version} in {r.source} ({r.date})"
+        return f"tested with {', '.join(r.tested_with) or f'{r.parent} {r.parent_version}'} in {r.source} ({r.date})"
     if r.kind is PinReasonKind.CONTEMPORARY:
         days = r.days or 0
         count = f"{abs(days)} day{'s' if abs(days) != 1 else ''}"

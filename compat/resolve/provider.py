@@ -257,8 +257,10 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         window = self._window(anchors)
         ranked = []
         for cand in found:
-            why = self._tested(name, cand, anchors) or self._contemporary(name, cand, anchors, window)
-            rank = 0 if why is not None and why.kind is PinReasonKind.TESTED else 1 if why is not None else 2
+            shared, why = self._tested(name, cand, anchors)
+            why = why or self._contemporary(name, cand, anchors, window)
+            # A stack that ran more of the targets is better evidence than one that ran fewer.
+            rank = -shared if shared else 1 if why is not None else 2
             if why is None:
                 first = sorted(anchors)[0]
                 why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
@@ -266,16 +268,19 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         ranked.sort(key=lambda rc: rc[0])
         return [c for _, c in ranked]
 
-    def _tested(self, name: str, cand: Candidate, anchors: Mapping[str, Version]) -> PinReason | None:
+    def _tested(self, name: str, cand: Candidate, anchors: Mapping[str, Version]) -> tuple[int, PinReason | None]:
+        """How many targets a stack ran this release with (same minor), and the best such stack; (0, None) for none."""
+        best: tuple[int, PinReason | None] = (0, None)
         for stack in reversed(self.matrix.stacks.with_package(name)):  # the most recent evidence first
             if stack.version(name) != cand.version:
                 continue
-            shared = [(p, stack.version(p)) for p in sorted(anchors) if stack.version(p) is not None]
-            if shared and all(_minor(v) == _minor(anchors[p]) for p, v in shared if v is not None):
+            shared = [(p, v) for p in sorted(anchors) if (v := stack.version(p)) is not None]
+            if shared and all(_minor(v) == _minor(anchors[p]) for p, v in shared) and len(shared) > best[0]:
                 p, v = shared[0]
-                return PinReason(kind=PinReasonKind.TESTED, parent=p, parent_version=str(v), stack=stack.id,
-                                 source=stack.source, date=stack.date)
-        return None
+                best = (len(shared), PinReason(kind=PinReasonKind.TESTED, parent=p, parent_version=str(v), stack=stack.id,
+                                               source=stack.source, date=stack.date,
+                                               tested_with=tuple(f"{q} {w}" for q, w in shared)))
+        return best
 
     def _window(self, anchors: Mapping[str, Version]) -> str | None:
         """The end of the targets' release windows: the first upload of a later release of any anchor."""
