@@ -34,7 +34,7 @@ from compat.errors import CompatError, ResolutionError, UsageError
 from compat.model.curation import Refreshed, Validation
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
-from compat.model.lock import Lock, Plan
+from compat.model.lock import FullLock, Lock, Plan
 from compat.resolve.plan import Installer
 from compat.sources.declared import Declared
 from compat.sources.settings import Settings, read_settings
@@ -52,6 +52,7 @@ __all__ = [
     "Environment",
     "ExplainRequest",
     "FactsRequest",
+    "FullLock",
     "Installer",
     "LockRequest",
     "PlanRequest",
@@ -64,6 +65,7 @@ __all__ = [
     "explain",
     "facts",
     "lock",
+    "lock_full",
     "matrix_refresh",
     "matrix_show",
     "matrix_validate",
@@ -146,6 +148,12 @@ class LockRequest(FactsRequest):
     """Accept torch builds that run on the driver only under CUDA minor-version compatibility."""
     exclude_newer: str | None = None
     """Only releases uploaded on or before this date (YYYY-MM-DD), as uv's --exclude-newer."""
+    full: bool = False
+    """Close the set over every transitive dependency with `uv pip compile` (hashes included)."""
+    pylock: bool = False
+    """With `full`: a PEP 751 pylock.toml instead of a requirements file."""
+    index_url: str | None = None
+    """The index uv reads for `full`; None: settings.index_url (PIP_INDEX_URL), else uv's default."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -337,6 +345,50 @@ def lock(request: LockRequest) -> Lock | Conflict:
                        exclude_newer=_date(request.exclude_newer))
     except ResolutionError as exc:
         return Conflict(targets=request.targets, error=exc)
+
+
+def lock_full(request: LockRequest) -> FullLock | Conflict:
+    """The lock, closed over every transitive dependency by `uv pip compile` with compat's pins as constraints.
+
+    Offline (or without uv) the result carries only the tracked pins and says why; a pylock.toml
+    cannot be written then (its file hashes come from the index): UsageError.
+    """
+    from compat.sources.uv_compile import Compiled, CompileRequest, uv_compile
+
+    locked = lock(request)
+    if isinstance(locked, Conflict):
+        return locked
+    # Packages that compile against torch are installed afterwards, without build isolation: uv
+    # would have to build them to read their metadata.
+    late = {p.name for p in locked.pins if p.after_torch}
+    wanted = tuple(t for t in request.targets if _name(t) not in late)
+    compiled = uv_compile(CompileRequest(
+        requirements=wanted,
+        constraints=tuple(f"{p.name}=={p.full_version}" for p in locked.pins if p.name not in late),
+        python_version=locked.python_version,
+        platform=locked.platform,
+        index_url=request.index_url or request.settings.index_url,
+        extra_index_urls=tuple(sorted({p.index_url for p in locked.pins if p.index_url})),
+        pylock=request.pylock,
+        exclude_newer=_date(request.exclude_newer),
+    ))
+    if isinstance(compiled, Compiled):
+        return FullLock(lock=locked, text=compiled.text, offline=None, pylock=request.pylock)
+    if not compiled.offline:
+        raise UsageError(f"uv pip compile found no complete set around compat's pins:\n{compiled.message}")
+    if request.pylock:
+        raise UsageError(f"a pylock.toml needs the package index (file hashes), and uv could not use it:\n{compiled.message}")
+    return FullLock(lock=locked, text=None, offline=compiled.message)
+
+
+def _name(target: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        return str(canonicalize_name(Requirement(target).name))
+    except InvalidRequirement:
+        return target
 
 
 def _date(text: str | None) -> str | None:

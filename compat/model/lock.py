@@ -208,6 +208,20 @@ class Lock:
         return next((p for p in self.pins if p.name == name), None)
 
 
+@dataclass(frozen=True, kw_only=True)
+class FullLock:
+    """A lock closed over every transitive dependency by `uv pip compile` (compat's pins as constraints)."""
+
+    lock: Lock
+    """compat's own lock: the tracked packages, each with its reasons."""
+    text: str | None
+    """uv's output (a requirements file or a PEP 751 pylock.toml, hashes included); None when uv could not run."""
+    offline: str | None
+    """Why only the tracked pins are there (the index could not be reached, uv is missing); None when closed."""
+    pylock: bool = False
+    """`text` is a pylock.toml."""
+
+
 class StepKind(str, enum.Enum):
     UNINSTALL = "uninstall"  # what must go before the new torch arrives
     TORCH = "torch"  # torch (and its companions) from the right index

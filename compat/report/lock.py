@@ -24,6 +24,7 @@ from compat.model.conflict import (
 from compat.model.lock import (
     Constraint,
     ConstraintKind,
+    FullLock,
     HardwareSummary,
     Lock,
     LockNote,
@@ -78,6 +79,24 @@ def render_requirements(lock: Lock, *, constraints: bool = False) -> str:
         )
     lines += [f"# note: {note_text(n)}" for n in lock.notes]
     return "\n".join(lines) + "\n"
+
+
+def render_full(full: FullLock) -> str:
+    """`--full`: uv's complete file under compat's header; offline, the tracked pins and a header that says so."""
+    lock = full.lock
+    if full.text is None:
+        reason = (full.offline or "").splitlines()[0] if full.offline else "uv could not run"
+        head = [f"# tracked packages only ({len(lock.pins)} pins): uv pip compile could not close the set ({reason});",
+                "# every other dependency is left to the installer, unpinned and without hashes"]
+        return "\n".join(head) + "\n" + render_requirements(lock)
+    head = [f"# compat lock {' '.join(lock.targets)} --full",
+            f"# resolved for Python {lock.python_version} on {lock.platform}"]
+    head += [f"#   {h}" for h in hardware_lines(lock.hardware)]
+    head.append(f"# closed by uv pip compile --generate-hashes with compat's {len(lock.pins)} pins as constraints:")
+    head += [f"#   {_line(p, extras=True)}" for p in lock.pins]
+    late = [p for p in lock.pins if p.after_torch]
+    head += [f"# then: pip install --no-build-isolation {p.name}=={p.version} (compiles against torch)" for p in late]
+    return "\n".join(head) + "\n" + full.text
 
 
 def _line(pin: Pin, *, extras: bool) -> str:
