@@ -280,7 +280,7 @@ def cause_text(c: ConflictCause) -> str:
         return f"every set that meets the targets hits known failure {c.signature} ({c.title})"
     if c.kind is ConflictKind.TOO_DEEP:
         return "the search gave up after too many rounds; pin one of the targets more tightly"
-    parts = [_ask_text(a) for a in c.asks]
+    parts = _asks_text(c.asks)
     if c.shortfall is Shortfall.CONTRADICTORY:
         parts.append("no release meets all of these at once")
     elif c.shortfall is Shortfall.NO_RELEASE:
@@ -296,6 +296,27 @@ def cause_text(c: ConflictCause) -> str:
             hint += " or a newer driver"
         parts.append(hint)
     return "; ".join(parts)
+
+
+def _asks_text(asks: Sequence[Ask]) -> list[str]:
+    """One line a requirement; when many releases of one package ask (15 flash-attn releases capping
+    torch), the newest two speak and the rest are counted."""
+    per: dict[str, int] = {}
+    for a in asks:
+        if a.asker.kind is AskerKind.PACKAGE and a.asker.package:
+            per[a.asker.package] = per.get(a.asker.package, 0) + 1
+    out: list[str] = []
+    shown: dict[str, int] = {}
+    for a in asks:
+        pkg = a.asker.package if a.asker.kind is AskerKind.PACKAGE else None
+        if pkg is not None and per[pkg] > 3:
+            shown[pkg] = shown.get(pkg, 0) + 1
+            if shown[pkg] == 3:
+                out.append(f"and {per[pkg] - 2} older {pkg} releases, each with its own {a.package} range")
+            if shown[pkg] > 2:
+                continue
+        out.append(_ask_text(a))
+    return out
 
 
 def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:
