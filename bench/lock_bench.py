@@ -1,6 +1,11 @@
-"""Speed of `compat lock` against `uv pip compile` of the same pins (uv's cache warm).
+"""Speed of `compat lock` against `uv pip compile` of the same pins (uv's cache warm), and on hard targets.
 
     python bench/lock_bench.py [--runs 7] [--uv PATH]
+    python bench/lock_bench.py --suite [--runs 3]
+
+--suite times one whole `compat lock` process per real target in SUITE (pinned and ranged, one to
+four targets, separately pinned pairs, sets that do not exist) and prints the median of each with
+its outcome; the goal is under 2 s for every one, a lock or a proof that none exists.
 
 compat runs offline from the shipped matrix; uv needs the network (the bench only, never the
 tests). The lock is written to a temporary file and its pins (index line included) are what
@@ -11,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -20,6 +26,40 @@ import time
 from pathlib import Path
 
 LOCK = ["trl[vllm]", "--gpus", "8xH100", "--driver", "550.54.15", "--python-version", "3.11"]
+
+
+A100_R550 = ["--gpus", "2xA100", "--driver", "550.54.15", "--python-version", "3.11"]
+H100_R580 = ["--gpus", "8xH100", "--driver", "580.95.05", "--python-version", "3.12"]
+H100_R550 = ["--gpus", "8xH100", "--driver", "550.54.15", "--python-version", "3.11"]
+
+SUITE: list[list[str]] = [
+    ["trl[vllm]", *H100_R580],
+    ["trl[vllm]", *H100_R550],
+    ["trl[vllm]", "--gpus", "8xA100", "--driver", "535.104.05", "--python-version", "3.10"],
+    ["trl[vllm]==0.15.1", *A100_R550],
+    ["trl[vllm]==0.17.0", *A100_R550],
+    ["trl==0.17.0", "vllm==0.8.5.post1", *A100_R550],
+    ["trl==0.15.2", "vllm==0.7.2", *A100_R550],
+    ["trl==0.16.0", "vllm==0.8.3", *A100_R550],
+    ["trl==0.19.0", "vllm==0.9.2", *H100_R580],
+    ["trl==0.21.0", "vllm==0.10.1.1", "transformers==4.55.4", *H100_R580],
+    ["trl<0.17", "vllm<0.8", *A100_R550],
+    ["trl>=0.18,<0.20", "vllm>=0.8.5", "deepspeed", "peft", *H100_R550],
+    ["trl[vllm]>=0.14", "deepspeed", "peft", "liger-kernel", *H100_R580],
+    ["vllm==0.8.5.post1", "torch==2.6.0", "transformers==4.51.3", "flash-attn", *H100_R550],
+    ["vllm==0.8.5.post1", "deepspeed==0.16.4", "transformers", "flash-attn", *H100_R550],
+    ["vllm==0.10.1.1", "flash-attn", *H100_R580],
+    ["torch==2.6.0", "transformers==4.51.3", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", "3.11"],
+    ["flash-attn", "torch", "--gpus", "1xH100", "--driver", "580.95.05", "--python-version", "3.12"],
+    ["torch==2.13.0+cu126", "--gpus", "1xV100", "--driver", "580.95.05", "--python-version", "3.11"],
+    ["trl[vllm]", "--gpus", "1xV100", "--driver", "580.95.05", "--python-version", "3.11"],
+    ["torch", "transformers", "accelerate", "--gpus", "cpu", "--python-version", "3.11"],
+    ["vllm==0.7.2", "--gpus", "1xRTX5090", "--driver", "580.95.05", "--python-version", "3.11"],
+    ["trl[vllm]==1.16.0", "vllm==0.9.0", *H100_R580],
+    ["trl==0.15.2", "vllm<0.7.1", *A100_R550],
+    ["transformers==4.46.0", "trl", "accelerate", "peft", *A100_R550],
+]
+"""Real targets: the GRPO stacks of the issue, separately pinned pairs, four-target ranges, impossible sets."""
 
 
 def timed(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
@@ -34,11 +74,37 @@ def timed(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> tuple
     return statistics.median(times), proc
 
 
+def suite(runs: int) -> None:
+    # CPU seconds of the child beside wall time: on a shared machine the wall clock also measures the neighbours.
+    worst = worst_cpu = 0.0
+    print("  wall     cpu  outcome  target")
+    for args in SUITE:
+        times, cpus = [], []
+        proc = None
+        for _ in range(runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "compat", "lock", *args], capture_output=True, text=True)
+            times.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        assert proc is not None
+        outcome = {0: "locked", 1: "no set"}.get(proc.returncode, f"exit {proc.returncode}")
+        median, cpu = statistics.median(times), statistics.median(cpus)
+        worst, worst_cpu = max(worst, median), max(worst_cpu, cpu)
+        print(f"{median:6.2f} s {cpu:5.2f} s  {outcome:7}  {' '.join(args)}")
+    print(f"{len(SUITE)} targets, slowest {worst:.2f} s wall, {worst_cpu:.2f} s CPU (median of {runs} runs each)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--uv", default=shutil.which("uv"), help="uv executable (default: on PATH)")
+    parser.add_argument("--suite", action="store_true", help="time every target of SUITE")
     args = parser.parse_args()
+    if args.suite:
+        suite(args.runs)
+        return
     median, proc = timed([sys.executable, "-m", "compat", "lock", *LOCK], args.runs)
     print(f"compat lock {' '.join(LOCK)}: median {median:.3f} s over {args.runs} runs")
     if not args.uv:

@@ -36,7 +36,7 @@ from compat.model.config import Config, Waivers
 from compat.model.curation import Refreshed, Validation
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
-from compat.model.lock import Lock, Plan
+from compat.model.lock import FullLock, Lock, Plan
 from compat.resolve.plan import Installer
 from compat.sources.declared import Declared
 from compat.sources.settings import Settings, read_settings
@@ -54,6 +54,7 @@ __all__ = [
     "Environment",
     "ExplainRequest",
     "FactsRequest",
+    "FullLock",
     "Installer",
     "LockRequest",
     "PlanRequest",
@@ -68,6 +69,7 @@ __all__ = [
     "explain",
     "facts",
     "lock",
+    "lock_full",
     "matrix_refresh",
     "matrix_show",
     "matrix_site",
@@ -170,6 +172,14 @@ class LockRequest(FactsRequest):
     """Prefer the installed version of each package."""
     minor_compat: bool = False
     """Accept torch builds that run on the driver only under CUDA minor-version compatibility."""
+    exclude_newer: str | None = None
+    """Only releases uploaded on or before this date (YYYY-MM-DD), as uv's --exclude-newer."""
+    full: bool = False
+    """Close the set over every transitive dependency with `uv pip compile` (hashes included)."""
+    pylock: bool = False
+    """With `full`: a PEP 751 pylock.toml instead of a requirements file."""
+    index_url: str | None = None
+    """The index uv reads for `full`; None: settings.index_url (PIP_INDEX_URL), else uv's default."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -415,21 +425,81 @@ def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts
 
 def lock(request: LockRequest) -> Lock | Conflict:
     """A pinned set for the targets on the environment's (or the declared) hardware."""
-    from compat.resolve import declared_target, resolve, target_facts
+    from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
     from compat.sources.declared import apply_declared
 
     m = _matrix(request.matrix, request.settings)
+    check_targets(request.targets, m)
     d = request.declared
-    fully_declared = d.gpus is not None and d.driver is not None and request.python_version is not None
+    no_gpu = d.gpus is not None and d.gpus.strip().lower() in ("cpu", "none")
+    fully_declared = d.gpus is not None and (d.driver is not None or no_gpu) and request.python_version is not None
     if fully_declared and not (request.prefer_installed or request.environment.named()):
         # Nothing on this host matters: skip the probe (it imports torch in a child process).
         env = apply_declared(declared_target(python_version=request.python_version or "", platform=request.platform), d, m)
     else:
         env = target_facts(_gather(request, m), python_version=request.python_version, platform=request.platform)
+    require_hardware(env)
     try:
-        return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat)
+        return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat,
+                       exclude_newer=_date(request.exclude_newer))
     except ResolutionError as exc:
         return Conflict(targets=request.targets, error=exc)
+
+
+def lock_full(request: LockRequest) -> FullLock | Conflict:
+    """The lock, closed over every transitive dependency by `uv pip compile` with compat's pins as constraints.
+
+    Offline (or without uv) the result carries only the tracked pins and says why; a pylock.toml
+    cannot be written then (its file hashes come from the index): UsageError.
+    """
+    from compat.sources.uv_compile import Compiled, CompileRequest, uv_compile
+
+    locked = lock(request)
+    if isinstance(locked, Conflict):
+        return locked
+    # Packages that compile against torch are installed afterwards, without build isolation: uv
+    # would have to build them to read their metadata.
+    late = {p.name for p in locked.pins if p.after_torch}
+    wanted = tuple(t for t in request.targets if _name(t) not in late)
+    compiled = uv_compile(CompileRequest(
+        requirements=wanted,
+        constraints=tuple(f"{p.name}=={p.full_version}" for p in locked.pins if p.name not in late),
+        python_version=locked.python_version,
+        platform=locked.platform,
+        index_url=request.index_url or request.settings.index_url,
+        extra_index_urls=tuple(sorted({p.index_url for p in locked.pins if p.index_url})),
+        pylock=request.pylock,
+        exclude_newer=_date(request.exclude_newer),
+    ))
+    if isinstance(compiled, Compiled):
+        return FullLock(lock=locked, text=compiled.text, offline=None, pylock=request.pylock)
+    if not compiled.offline:
+        raise UsageError(f"uv pip compile found no complete set around compat's pins:\n{compiled.message}")
+    if request.pylock:
+        raise UsageError(f"a pylock.toml needs the package index (file hashes), and uv could not use it:\n{compiled.message}")
+    return FullLock(lock=locked, text=None, offline=compiled.message)
+
+
+def _name(target: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        return str(canonicalize_name(Requirement(target).name))
+    except InvalidRequirement:
+        return target
+
+
+def _date(text: str | None) -> str | None:
+    """A YYYY-MM-DD date (a full RFC 3339 timestamp is cut to its day); raises UsageError."""
+    import datetime
+
+    if text is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(text.strip()[:10]).isoformat()
+    except ValueError:
+        raise UsageError(f"--exclude-newer {text!r}: expected a date (2025-03-01)") from None
 
 
 def plan(request: PlanRequest) -> Plan | Conflict:
@@ -437,11 +507,13 @@ def plan(request: PlanRequest) -> Plan | Conflict:
     (the installed tracked packages by default) plus the findings' fixes, resolve, then plan."""
     from compat.judge.diagnose import diagnose
     from compat.matrix.releases import TRACKED
-    from compat.resolve import resolve, target_facts
+    from compat.resolve import check_targets, resolve, target_facts
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
 
     m = _matrix(request.matrix, request.settings)
+    if request.targets:
+        check_targets(request.targets, m)
     env = target_facts(_gather(request, m))
     findings = diagnose(env, m)
     wanted = list(request.targets or default_targets(env, TRACKED))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from pathlib import Path
 
 import typer
 
@@ -23,6 +24,9 @@ from compat.cli._common import (
     overlays,
     settings,
 )
+
+NO_COMPATIBLE_SET = 3
+"""`compat plan`'s exit code when no set meets the targets (1 there means: steps to run)."""
 
 
 class Format(str, Enum):
@@ -63,15 +67,31 @@ def lock(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    exclude_newer: str | None = typer.Option(
+        None, "--exclude-newer", metavar="DATE", help="Only releases uploaded on or before this date (2025-03-01), as uv's --exclude-newer.",
+    ),
+    full: bool = typer.Option(
+        False, "--full", help="Close the set over every dependency with `uv pip compile` (compat's pins as constraints, hashes).",
+    ),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", metavar="FILE", help="Write the lock here (atomically; kept as it was when the lock fails). "
+        "A name ending in pylock.toml writes PEP 751 (needs --full).",
+    ),
+    index_url: str | None = typer.Option(None, "--index-url", metavar="URL", help="The index uv reads for --full (default: PIP_INDEX_URL)."),
 ) -> None:
     """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout.
 
     Exit code: 0 locked, 1 no compatible set (the conflict is explained on stderr), 2 usage or data error.
     """
     from compat import api
-    from compat.report.lock import LockFormat, render_conflict, render_lock
+    from compat.atomic import write_atomic
+    from compat.errors import UsageError
+    from compat.report.lock import LockFormat, render_conflict, render_full, render_lock
 
-    result = api.lock(api.LockRequest(
+    pylock = output is not None and (output.name == "pylock.toml" or (output.name.startswith("pylock.") and output.suffix == ".toml"))
+    if pylock and not full:
+        raise UsageError(f"{output}: a pylock.toml lists every file with its hash; add --full")
+    request = api.LockRequest(
         targets=tuple(targets),
         environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
         declared=declared(gpus=gpus, driver=driver, launcher=launcher),
@@ -81,11 +101,24 @@ def lock(
         platform=platform,
         prefer_installed=prefer_installed,
         minor_compat=minor_compat,
-    ))
+        exclude_newer=exclude_newer,
+        full=full,
+        pylock=pylock,
+        index_url=index_url,
+    )
+    result = api.lock_full(request) if full else api.lock(request)
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(1)
-    sys.stdout.write(render_lock(result, LockFormat(fmt.value)))
+    text = render_full(result) if isinstance(result, api.FullLock) else render_lock(result, LockFormat(fmt.value))
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        write_atomic(output, text.encode())
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
+    typer.echo(f"compat: wrote {output}", err=True)
 
 
 @app.command()
@@ -108,7 +141,7 @@ def plan(
 ) -> None:
     """Print the ordered commands that take this environment to a good set; compat installs nothing.
 
-    Exit code: 0 nothing to change, 1 steps to run (or no compatible set), 2 usage or data error.
+    Exit code: 0 nothing to change, 1 steps to run, 2 usage or data error, 3 no compatible set.
     """
     from compat import api
     from compat.report.lock import render_conflict
@@ -126,6 +159,6 @@ def plan(
     ))
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
-        raise typer.Exit(1)
+        raise typer.Exit(NO_COMPATIBLE_SET)
     sys.stdout.write(render_json(result) if json_out else render_text(result))
     raise typer.Exit(1 if result.steps else 0)

@@ -9,6 +9,7 @@ from packaging.requirements import Requirement
 from compat.judge import checks
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
+from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts, canonical
 from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
@@ -61,6 +62,11 @@ def catalog_findings(facts: Facts, matrix: Matrix, *, reported_missing: frozense
             refs=sig.refs,
             consequence=sig.consequence or Consequence.of_severity(sig.severity),
         )
+
+
+def vetoes(sig: Signature) -> bool:
+    """Whether a catalog entry keeps a lock or a plan off a set: only what doctor reports as an error does."""
+    return sig.doctor and sig.severity is Severity.ERROR
 
 
 def fails(findings: tuple[Finding, ...], threshold: Severity, *, strict: bool = False) -> bool:

@@ -28,6 +28,12 @@ class TorchBuildPolicy:
     """Accept a build the driver runs only under CUDA minor-version compatibility (no PTX JIT)."""
     same_cuda_major_as_default: bool = False
     """Only builds with the CUDA major of the public-index build: another package's kernels were built for it."""
+    cpu: bool = False
+    """The target has no NVIDIA GPU (`--gpus cpu`, macOS): the CPU build, never a CUDA one."""
+    public_cpu: bool = False
+    """The platform's public-index wheel is the CPU build (macOS, Windows): no local tag, no extra index."""
+    variant: str | None = None
+    """Only this build ("cu126", "cpu"): the caller pinned it (`torch==2.6.0+cu126`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,11 +132,15 @@ def choose_torch_build(
             kind=RejectionKind.NO_PYTHON_WHEELS, package="torch", version=base, python=python,
             supported=str(release.python),
         )
+    if policy.variant is not None and policy.variant not in release.variants:
+        return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=base, variant=policy.variant)
+    if policy.cpu or policy.variant == "cpu":
+        return _cpu_choice(matrix, release, policy)
     if not gpus and driver is None:
-        return _choice(matrix, release, release.default_variant, policy)
+        return _choice(matrix, release, policy.variant or release.default_variant, policy)
     problems: list[Rejection] = []
     fallback: str | None = None
-    for variant in _in_order(release):
+    for variant in _in_order(release) if policy.variant is None else [policy.variant]:
         cuda = variant_cuda(variant)
         if cuda is None:
             continue  # CPU and ROCm builds do not use an NVIDIA GPU
@@ -158,6 +168,14 @@ def choose_torch_build(
         return _choice(matrix, release, variant, policy)
     return _rejection(base, problems, driver=driver, max_cuda=matrix.cuda.max_cuda(driver) if driver else None,
                       fallback=fallback)
+
+
+def _cpu_choice(matrix: Matrix, release: TorchRelease, policy: TorchBuildPolicy) -> TorchBuildChoice | Rejection:
+    if policy.public_cpu:
+        return TorchBuildChoice(version=release.version, variant="cpu", cuda=None, default=True, index_url=None, min_driver=None)
+    if "cpu" not in release.variants:
+        return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=release.version, variant="cpu")
+    return _choice(matrix, release, "cpu", policy)
 
 
 def _in_order(release: TorchRelease) -> list[str]:

@@ -8,7 +8,7 @@ at the top of a source checkout) and then each overlay directory (`--matrix DIR`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from compat.errors import MatrixError
@@ -18,6 +18,7 @@ from compat.matrix.extensions import ExtensionTable, load_extensions
 from compat.matrix.gpus import GpuTable, load_gpus
 from compat.matrix.releases import ReleaseIndex
 from compat.matrix.signatures import Signature, load_signatures
+from compat.matrix.stacks import StackTable, load_stacks
 from compat.matrix.torch import TorchTable, load_torch
 
 __all__ = ["Matrix", "Signature", "load_matrix", "shipped_matrix_dir"]
@@ -39,6 +40,8 @@ class Matrix:
     """The known-failure catalog."""
     roots: tuple[Path, ...]
     """The directories this matrix was read from, shipped one first."""
+    stacks: StackTable = field(default_factory=StackTable)
+    """Sets upstream projects pinned and ran together (matrix/stacks.toml)."""
 
     def signature(self, sid: str) -> Signature | None:
         return next((s for s in self.signatures if s.id == sid), None)
@@ -68,7 +71,9 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
     for root in roots:
         if not root.is_dir():
             raise MatrixError(str(root), "", "not a directory")
-    per_file: dict[str, list[Table]] = {"cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": []}
+    per_file: dict[str, list[Table]] = {
+        "cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": [], "stacks.toml": [],
+    }
     signature_files: list[tuple[Table, str]] = []
     for i, root in enumerate(roots):
         for name, tables in per_file.items():
@@ -80,7 +85,7 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
             for path in sorted(sig_dir.glob("*.toml")):
                 signature_files.append((read_toml(path, label=file_label(root, path, i == 0)), path.stem))
     for name, tables in per_file.items():
-        if not tables and name != "extensions.toml":
+        if not tables and name not in ("extensions.toml", "stacks.toml"):
             raise MatrixError(f"matrix/{name}", "", "missing from the shipped matrix")
     return Matrix(
         cuda=load_cuda(per_file["cuda.toml"]),
@@ -90,4 +95,5 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
         releases=ReleaseIndex(tuple(root / "releases" for root in roots), cache_dir=cache_dir),
         signatures=load_signatures(signature_files),
         roots=roots,
+        stacks=load_stacks(per_file["stacks.toml"]),
     )

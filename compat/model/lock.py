@@ -24,6 +24,9 @@ class PinReasonKind(str, enum.Enum):
     PARENT = "parent"  # another pinned package requires it
     TORCH_BUILD = "torch-build"  # which torch build was chosen, and what it was checked against
     KEPT_OFF = "kept-off"  # a catalog constraint moved this package
+    TESTED = "tested-together"  # a project pinned this release beside a target's (matrix/stacks.toml)
+    CONTEMPORARY = "contemporaneous"  # released within a target's own release window
+    NEWEST = "newest"  # the newest release allowed; never tested with the targets
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,7 +50,7 @@ class PinReason:
     parent_extras: tuple[str, ...] = ()
     """The extras it was installed with, sorted."""
     variant: str | None = None
-    """The torch build tag ("cu126") (TORCH_BUILD)."""
+    """The torch build tag ("cu126") (TORCH_BUILD), or the one a target pinned (TARGET: "torch==2.6.0+cu126")."""
     cuda: str | None = None
     """The CUDA of that build ("12.6"); None for a CPU build."""
     compute_capabilities: tuple[str, ...] = ()
@@ -58,6 +61,16 @@ class PinReason:
     """The public index serves this build."""
     constraint: Constraint | None = None
     """The catalog constraint that moved the package (KEPT_OFF)."""
+    stack: str | None = None
+    """The stack's id (TESTED)."""
+    tested_with: tuple[str, ...] = ()
+    """The targets the stack ran, as "package version" (TESTED), sorted."""
+    source: str | None = None
+    """Where the stack's pins are: owner/name@commit:path (TESTED)."""
+    date: str | None = None
+    """The stack's date (TESTED)."""
+    days: int | None = None
+    """Days from the target's release (`parent`, `parent_version`) to this one's; negative: before it (CONTEMPORARY)."""
 
     def sort_key(self) -> tuple[str, str, str]:
         """Targets and parents in the order of their names (the requiring package, then the requirement)."""
@@ -193,6 +206,20 @@ class Lock:
 
     def pin(self, name: str) -> Pin | None:
         return next((p for p in self.pins if p.name == name), None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FullLock:
+    """A lock closed over every transitive dependency by `uv pip compile` (compat's pins as constraints)."""
+
+    lock: Lock
+    """compat's own lock: the tracked packages, each with its reasons."""
+    text: str | None
+    """uv's output (a requirements file or a PEP 751 pylock.toml, hashes included); None when uv could not run."""
+    offline: str | None
+    """Why only the tracked pins are there (the index could not be reached, uv is missing); None when closed."""
+    pylock: bool = False
+    """`text` is a pylock.toml."""
 
 
 class StepKind(str, enum.Enum):

@@ -22,10 +22,13 @@ class RejectionKind(str, enum.Enum):
     NEEDS_DRIVER = "needs-driver"  # every build with the GPUs' kernels needs a newer driver
     NO_BUILD_FITS = "no-build-fits"  # each build fails for its own reason (see `problems`)
     OTHER_CUDA_MAJOR = "other-cuda-major"  # only builds of another CUDA major than the public one fit
+    NO_SUCH_BUILD = "no-such-build"  # the build asked for (a pinned +cu126, or the CPU build) is not published
     # any release (compat.resolve)
     YANKED = "yanked"  # yanked on the index, and not pinned with ==
     REQUIRES_PYTHON = "requires-python"  # its Requires-Python excludes the target Python
     DEAD_DEPENDENCY = "dead-dependency"  # it requires something no release fits (see `because`)
+    MISSING_EXTRA = "missing-extra"  # it does not provide an extra asked for (see `extra`)
+    UPLOADED_AFTER = "uploaded-after"  # uploaded after --exclude-newer (see `date`)
     # compiled extensions (matrix/extensions.toml)
     EXTENSION_MIN_ARCH = "extension-min-arch"  # a GPU is older than the extension's oldest architecture
     EXTENSION_NOT_CURATED = "extension-not-curated"  # the release's prebuilt wheels are not in the table
@@ -77,6 +80,10 @@ class Rejection:
     """The requirement pins one version (DEAD_DEPENDENCY)."""
     because: Rejection | None = None
     """Why the first release of `dependency` in range was dropped; None when no release is in range."""
+    extra: str | None = None
+    """The extra the release does not provide (MISSING_EXTRA)."""
+    date: str | None = None
+    """The --exclude-newer date the release was uploaded after (UPLOADED_AFTER)."""
     asker: Asker | None = None
     """For OTHER_CUDA_MAJOR: the package whose kernels were built for the public build's CUDA major."""
 

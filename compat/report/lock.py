@@ -24,6 +24,7 @@ from compat.model.conflict import (
 from compat.model.lock import (
     Constraint,
     ConstraintKind,
+    FullLock,
     HardwareSummary,
     Lock,
     LockNote,
@@ -80,6 +81,24 @@ def render_requirements(lock: Lock, *, constraints: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_full(full: FullLock) -> str:
+    """`--full`: uv's complete file under compat's header; offline, the tracked pins and a header that says so."""
+    lock = full.lock
+    if full.text is None:
+        reason = (full.offline or "").splitlines()[0] if full.offline else "uv could not run"
+        head = [f"# tracked packages only ({len(lock.pins)} pins): uv pip compile could not close the set ({reason});",
+                "# every other dependency is left to the installer, unpinned and without hashes"]
+        return "\n".join(head) + "\n" + render_requirements(lock)
+    head = [f"# compat lock {' '.join(lock.targets)} --full",
+            f"# resolved for Python {lock.python_version} on {lock.platform}"]
+    head += [f"#   {h}" for h in hardware_lines(lock.hardware)]
+    head.append(f"# closed by uv pip compile --generate-hashes with compat's {len(lock.pins)} pins as constraints:")
+    head += [f"#   {_line(p, extras=True)}" for p in lock.pins]
+    late = [p for p in lock.pins if p.after_torch]
+    head += [f"# then: pip install --no-build-isolation {p.name}=={p.version} (compiles against torch)" for p in late]
+    return "\n".join(head) + "\n" + full.text
+
+
 def _line(pin: Pin, *, extras: bool) -> str:
     name = f"{pin.name}[{','.join(pin.extras)}]" if extras and pin.extras else pin.name
     why = "; ".join(reason_texts(pin))
@@ -122,7 +141,10 @@ def reason_texts(pin: Pin) -> list[str]:
 def reason_text(r: PinReason) -> str:
     if r.kind is PinReasonKind.TARGET:
         extras = f"[{','.join(r.extras)}]" if r.extras else ""
-        return f"target {r.package}{extras}{r.specifier}" if r.specifier or r.extras else "target"
+        build = f"+{r.variant}" if r.variant else ""
+        if r.variant and not r.specifier:
+            return f"target {r.package} {r.variant} build"
+        return f"target {r.package}{extras}{r.specifier}{build}" if r.specifier or r.extras else "target"
     if r.kind is PinReasonKind.PARENT:
         extras = f"[{','.join(r.parent_extras)}]" if r.parent_extras else ""
         parent = f"{r.parent} {r.parent_version}{extras}"
@@ -138,6 +160,15 @@ def reason_text(r: PinReason) -> str:
         if not r.default:
             text += "; not the public index's default build"
         return text
+    if r.kind is PinReasonKind.TESTED:
+        return f"tested with {', '.join(r.tested_with) or f'{r.parent} {r.parent_version}'} in {r.source} ({r.date})"
+    if r.kind is PinReasonKind.CONTEMPORARY:
+        days = r.days or 0
+        count = f"{abs(days)} day{'s' if abs(days) != 1 else ''}"
+        when = f"{count} after" if days > 0 else (f"{count} before" if days < 0 else "the same day as")
+        return f"released {when} {r.parent} {r.parent_version}"
+    if r.kind is PinReasonKind.NEWEST:
+        return f"newest allowed; never tested with {r.parent} {r.parent_version}"
     assert r.constraint is not None
     return f"kept off {r.constraint.signature}: {constraint_text(r.constraint)}"
 
@@ -173,6 +204,12 @@ def rejection_text(r: Rejection) -> str:
         return f"torch {v} is not in matrix/torch.toml (its CUDA builds are unknown)"
     if k is RejectionKind.NO_PYTHON_WHEELS:
         return f"torch {v} has no wheels for Python {r.python} ({r.supported})"
+    if k is RejectionKind.NO_SUCH_BUILD:
+        return f"torch {v} has no {r.variant} build"
+    if k is RejectionKind.UPLOADED_AFTER:
+        return f"{r.package} {v} was uploaded after {r.date} (--exclude-newer)"
+    if k is RejectionKind.MISSING_EXTRA:
+        return f"{r.package} {v} has no [{r.extra}] extra"
     if k is RejectionKind.NO_CUDA_BUILD:
         return f"torch {v} has no CUDA build"
     if k is RejectionKind.NO_ARCH:
@@ -243,7 +280,7 @@ def cause_text(c: ConflictCause) -> str:
         return f"every set that meets the targets hits known failure {c.signature} ({c.title})"
     if c.kind is ConflictKind.TOO_DEEP:
         return "the search gave up after too many rounds; pin one of the targets more tightly"
-    parts = [_ask_text(a) for a in c.asks]
+    parts = _asks_text(c.asks)
     if c.shortfall is Shortfall.CONTRADICTORY:
         parts.append("no release meets all of these at once")
     elif c.shortfall is Shortfall.NO_RELEASE:
@@ -259,6 +296,27 @@ def cause_text(c: ConflictCause) -> str:
             hint += " or a newer driver"
         parts.append(hint)
     return "; ".join(parts)
+
+
+def _asks_text(asks: Sequence[Ask]) -> list[str]:
+    """One line a requirement; when many releases of one package ask (15 flash-attn releases capping
+    torch), the newest two speak and the rest are counted."""
+    per: dict[str, int] = {}
+    for a in asks:
+        if a.asker.kind is AskerKind.PACKAGE and a.asker.package:
+            per[a.asker.package] = per.get(a.asker.package, 0) + 1
+    out: list[str] = []
+    shown: dict[str, int] = {}
+    for a in asks:
+        pkg = a.asker.package if a.asker.kind is AskerKind.PACKAGE else None
+        if pkg is not None and per[pkg] > 3:
+            shown[pkg] = shown.get(pkg, 0) + 1
+            if shown[pkg] == 3:
+                out.append(f"and {per[pkg] - 2} older {pkg} releases, each with its own {a.package} range")
+            if shown[pkg] > 2:
+                continue
+        out.append(_ask_text(a))
+    return out
 
 
 def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:

@@ -10,6 +10,7 @@ from packaging.specifiers import SpecifierSet
 from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
 from compat.matrix.torch import variant_cuda
+from compat.model.asker import AskerKind
 from compat.model.facts import Facts
 from compat.model.lock import (
     LOCK_SCHEMA_VERSION,
@@ -74,6 +75,8 @@ def build_lock(
                 compute_capabilities=tuple(cc for cc, _ in hw.ccs), driver=hw.driver, default=cand.default_variant,
             ),)
         reasons += tuple(PinReason(kind=PinReasonKind.KEPT_OFF, constraint=c) for c in imposed if c.package == cand.name)
+        if cand.evidence is not None:
+            reasons += (cand.evidence,)
         ext = extensions.find(cand.name)
         pins.append(
             Pin(
@@ -108,9 +111,11 @@ def _asked(criteria: Mapping[str, Any], ident: str) -> tuple[PinReason, ...]:
     for name in names:
         for info in criteria[name].information:
             req: Need = info.requirement
+            if info.parent is None and req.asker.kind is AskerKind.CATALOG:
+                continue  # said by the KEPT_OFF reason
             if info.parent is None:
                 out.append(PinReason(kind=PinReasonKind.TARGET, package=req.name, extras=tuple(sorted(req.extras)),
-                                     specifier=str(req.specifier)))
+                                     specifier=str(req.specifier), variant=req.variant))
             elif info.parent.name == req.name:
                 continue  # an extra's link to its own base
             else:

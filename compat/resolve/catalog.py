@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from compat.errors import ResolutionError
 from compat.judge.conditions import Verdict, evaluate
+from compat.judge.diagnose import vetoes
 from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
 from compat.matrix.releases import PackageReleases
@@ -63,6 +64,8 @@ class Search:
     extensions: ExtensionTable
     preferred: Mapping[str, Version]
     user: frozenset[str]
+    anchors: Mapping[str, Version] = dataclasses.field(default_factory=dict)
+    """The targets pinned to one release: what "tested together" and "contemporaneous" are judged against."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,8 +85,10 @@ class Conflict(Exception):
 
 def search(state: State, s: Search) -> Found:
     """Resolve; when the result hits a known failure, try each way out of it in turn (its fix first)."""
-    provider = Provider(s.matrix, s.filters, state.constraints, state.excluded, s.preferred, s.user)
-    mapping, criteria = _run(provider, s.needs, state.imposed)
+    provider = Provider(s.matrix, s.filters, state.constraints, state.excluded, s.preferred, s.user, s.anchors)
+    # A required fix is a requirement, not only a bound: it brings in a package the set lacks (accelerate).
+    required = tuple(n for name in sorted(state.constraints) for n in state.constraints[name])
+    mapping, criteria = _run(provider, (*s.needs, *required), state.imposed)
     wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions)
     if wrong_cuda is not None:
         name, version = wrong_cuda.package, wrong_cuda.version
@@ -181,7 +186,7 @@ def _known_failure(mapping: Resolved, facts: Facts, matrix: Matrix, tried: froze
     installed = facts_with(facts, mapping)
     for sig in sorted(matrix.signatures, key=lambda s: s.id):
         # Only a version fix can be imposed; conditions on packages are what a lock can change.
-        if sig.id in tried or not sig.when.packages or not sig.fix.requires:
+        if sig.id in tried or not sig.when.packages or not sig.fix.requires or not vetoes(sig):
             continue
         verdict = evaluate(_exposure(sig.when, facts), installed)
         if verdict.matched:

@@ -31,11 +31,11 @@ from compat.resolve.hardware import TargetHardware
 def contains(spec: SpecifierSet, version: Version, prereleases: bool | None) -> bool:
     # Answers are cached per (specifier text, version): hashing a SpecifierSet canonicalizes every
     # clause on each call, which cost more than the question itself while the resolver backtracks.
-    return _contains_text(str(spec), version, prereleases)
+    return contains_text(str(spec), version, prereleases)
 
 
 @functools.lru_cache(maxsize=200_000)
-def _contains_text(spec: str, version: Version, prereleases: bool | None) -> bool:
+def contains_text(spec: str, version: Version, prereleases: bool | None) -> bool:
     return _spec(spec).contains(version, prereleases=prereleases)
 
 
@@ -47,7 +47,11 @@ def _spec(text: str) -> SpecifierSet:
 class Filters:
     """Which releases fit the target; `rejected` keeps the reason each dropped release was dropped for."""
 
-    def __init__(self, facts: Facts, matrix: Matrix, extensions: ExtensionTable, hw: TargetHardware, minor_compat: bool) -> None:
+    def __init__(
+        self, facts: Facts, matrix: Matrix, extensions: ExtensionTable, hw: TargetHardware, minor_compat: bool,
+        exclude_newer: str | None = None,
+    ) -> None:
+        self.exclude_newer = exclude_newer
         self.matrix = matrix
         self.extensions = extensions
         self.hw = hw
@@ -55,14 +59,19 @@ class Filters:
         self.env = dict(facts.python.markers)
         self.python = facts.python.version
         self.rejected: dict[tuple[str, str], Rejection] = {}
-        self._torch: dict[tuple[str, bool], TorchBuildChoice | Rejection] = {}
-        self._markers: dict[tuple[str, frozenset[str]], bool] = {}
+        self._torch: dict[tuple[str, bool, str | None], TorchBuildChoice | Rejection] = {}
+        self._markers: dict[tuple[int, frozenset[str]], bool] = {}
+        self._fits: dict[tuple[str, Version, bool], Rejection | None] = {}
+        self._held: list[Requirement] = []
 
     def markers_hold(self, req: Requirement, extras: frozenset[str]) -> bool:
         if req.marker is None:
             return not extras
-        key = (str(req.marker), extras)
+        # Requirement objects are parsed once per text and shared (compat.matrix.releases), so their
+        # identity is a key that stays valid for the run; formatting a marker costs more than the check.
+        key = (id(req), extras)
         if key not in self._markers:
+            self._held.append(req)  # keeps the object (and so its id) alive while the key is in use
             self._markers[key] = self._markers_hold(req, extras)
         return self._markers[key]
 
@@ -76,11 +85,13 @@ class Filters:
         except (UndefinedEnvironmentName, UndefinedComparison):
             return False
 
-    def torch_build(self, version: Version, *, same_major: bool = False) -> TorchBuildChoice | Rejection:
-        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major."""
-        key = (str(version), same_major)
+    def torch_build(self, version: Version, *, same_major: bool = False, variant: str | None = None) -> TorchBuildChoice | Rejection:
+        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major;
+        with `variant`, only that build (a pin with a local tag)."""
+        key = (str(version), same_major, variant)
         if key not in self._torch:
-            policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major)
+            policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major,
+                                      cpu=self.hw.cpu, public_cpu=self.hw.public_cpu, variant=variant)
             self._torch[key] = choose_torch_build(
                 self.matrix, str(version), gpus=self.hw.ccs, driver=self.hw.driver, python=self.python, policy=policy,
             )
@@ -88,7 +99,17 @@ class Filters:
 
     def release_fits(self, name: str, release: Release, extension_gate: bool = True) -> Rejection | None:
         """None when the release fits the target, else why not."""
+        key = (name, release.version, extension_gate)
+        if key not in self._fits:
+            self._fits[key] = self._release_fits(name, release, extension_gate)
+        return self._fits[key]
+
+    def _release_fits(self, name: str, release: Release, extension_gate: bool) -> Rejection | None:
         v = release.version
+        # As uv's --exclude-newer: a release uploaded after the date did not exist yet (an unknown
+        # upload date cannot be placed, so it stays).
+        if self.exclude_newer is not None and isinstance(release.uploaded, str) and release.uploaded > self.exclude_newer:
+            return Rejection(kind=RejectionKind.UPLOADED_AFTER, package=name, version=str(v), date=self.exclude_newer)
         if release.requires_python is not None and not release.requires_python.contains(self.python, prereleases=True):
             return Rejection(kind=RejectionKind.REQUIRES_PYTHON, package=name, version=str(v), python=self.python,
                              supported=str(release.requires_python))

@@ -24,6 +24,10 @@ class TargetHardware:
     """Highest CUDA the driver fully supports."""
     notes: tuple[LockNote, ...]
     """Facts that could not be checked."""
+    cpu: bool = False
+    """The target has no NVIDIA GPU (declared `--gpus cpu`, or a macOS target): torch's CPU build."""
+    public_cpu: bool = False
+    """The platform's public torch wheel is the CPU build (macOS, Windows)."""
     summary: HardwareSummary
     """What the lock says it was resolved for."""
 
@@ -47,13 +51,29 @@ def target_hardware(facts: Facts, matrix: Matrix) -> TargetHardware:
             max_cuda = matrix.cuda.max_cuda(driver)
         except ValueError as exc:
             raise UsageError(f"driver {driver!r}: {exc}") from exc
+    platform = facts.python.markers.get("sys_platform", "linux")
     return TargetHardware(
+        cpu=platform == "darwin" or (not isinstance(gpus, Unknown) and not gpus and driver is None),
+        public_cpu=platform in ("darwin", "win32"),
         ccs=gpu_archs(() if isinstance(gpus, Unknown) else gpus),
         driver=None if isinstance(driver, Unknown) else driver,
         max_cuda=max_cuda,
         notes=tuple(notes),
         summary=HardwareSummary(gpus=_count(facts), driver=driver, max_cuda=max_cuda),
     )
+
+
+def require_hardware(facts: Facts) -> None:
+    """Raise UsageError unless the GPUs were declared or detected: a lock never assumes "no GPUs"."""
+    gpus = facts.hardware.gpus
+    if "gpus" in facts.declared or facts.python.markers.get("sys_platform") == "darwin":
+        return
+    if isinstance(gpus, Unknown) or not gpus:
+        found = f"GPUs unknown: {gpus.reason}" if isinstance(gpus, Unknown) else "no NVIDIA GPU detected"
+        raise UsageError(
+            f"{found}; declare the machine the lock is for (--gpus 8xH100 --driver 550.54.15), "
+            "or --gpus cpu for a CPU-only set"
+        )
 
 
 def _count(facts: Facts) -> tuple[GpuCount, ...] | Unknown:

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from compat.model.facts import Facts
-from compat.model.findings import Finding, Status
+from compat.model.facts import Distribution, Facts
+from compat.model.findings import Finding, Severity, Status
 from compat.model.lock import (
     PLAN_SCHEMA_VERSION,
     Kept,
@@ -51,14 +52,44 @@ def default_targets(facts: Facts, tracked: Sequence[str]) -> tuple[str, ...]:
             if req.marker is not None and "extra" in str(req.marker):
                 continue
             required.add(str(canonicalize_name(req.name)))
-    return tuple(sorted(name for name in present if name not in required))
+    return tuple(_with_extras(present[name], present, frozenset(tracked)) for name in sorted(present) if name not in required)
+
+
+def _with_extras(dist: Distribution, present: Mapping[str, Distribution], tracked: frozenset[str]) -> str:
+    """`trl[vllm]` when every tracked package trl's [vllm] extra asks for is installed: the plan keeps the extra."""
+    wanted: dict[str, set[str]] = {}
+    for line in dist.requires:
+        try:
+            req = Requirement(line)
+        except ValueError:
+            continue
+        extra = _extra_of(req)
+        if extra is None:
+            continue
+        name = str(canonicalize_name(req.name))
+        if name in tracked:
+            wanted.setdefault(extra, set()).add(name)
+    extras = sorted(e for e, names in wanted.items() if names and names <= present.keys())
+    return f"{dist.name}[{','.join(extras)}]" if extras else dist.name
+
+
+_EXTRA = re.compile(r"""\bextra\s*==\s*["']([^"']+)["']""")
+
+
+def _extra_of(req: Requirement) -> str | None:
+    found = _EXTRA.search(str(req.marker)) if req.marker is not None else None
+    return str(canonicalize_name(found.group(1))) if found else None
 
 
 def fix_requirements(findings: Sequence[Finding]) -> tuple[str, ...]:
-    """The version fixes of found problems, as extra targets."""
+    """The version fixes of the errors doctor found, as extra targets.
+
+    Only errors: a warning is a risk under some conditions, and upgrading trl a major release to
+    clear one would move far more than the problem asks for (the lock notes what still applies).
+    """
     out: list[str] = []
     for f in findings:
-        if f.status is Status.FOUND:
+        if f.status is Status.FOUND and f.severity is Severity.ERROR:
             out.extend(f.fix.requires)
     return tuple(dict.fromkeys(out))
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -14,10 +17,11 @@ from resolvelib.structs import RequirementInformation
 
 from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
-from compat.matrix.releases import PackageReleases
+from compat.matrix.releases import PackageReleases, Release
 from compat.model.asker import Asker, AskerKind
+from compat.model.lock import PinReason, PinReasonKind
 from compat.model.rejection import Rejection, RejectionKind
-from compat.resolve.filters import Filters, contains
+from compat.resolve.filters import Filters, contains, contains_text
 
 # Packages whose public wheels carry CUDA kernels built for the CUDA major of torch's public-index
 # build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
@@ -41,10 +45,22 @@ class Need:
     """Who asked."""
     default_build: bool = False
     """torch must have the CUDA major of its public-index build: the asker's kernels were built for it."""
+    variant: str | None = None
+    """torch must be this build ("cu126", "cpu"): a target pinned with a local tag (`torch==2.6.0+cu126`)."""
 
     @property
     def identifier(self) -> str:
         return ident(self.name, self.extras)
+
+    @cached_property
+    def spec_text(self) -> str:
+        """The specifier as text, computed once: SpecifierSet.__str__ sorts and formats on every call."""
+        return str(self.specifier)
+
+    @cached_property
+    def exact_versions(self) -> frozenset[Version]:
+        """The versions this need pins exactly (==X without a wildcard)."""
+        return frozenset(Version(s.version) for s in self.specifier if s.operator in ("==", "===") and "*" not in s.version)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +79,8 @@ class Candidate:
     """The release's declared requirements."""
     requires_known: bool = True
     """False for an sdist-only release: its requirements are unknown to the matrix."""
+    evidence: PinReason | None = None
+    """Why this release comes first among those allowed: tested together, contemporaneous or newest (None: no target to relate it to)."""
 
     @property
     def identifier(self) -> str:
@@ -71,6 +89,21 @@ class Candidate:
     def asker(self) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=self.name, version=str(self.version) if self.version else None,
                      extras=tuple(sorted(self.extras)))
+
+
+def _minor(v: Version) -> tuple[int, ...]:
+    return tuple(v.release[:2])
+
+
+def _missing_extra(name: str, release: Release, extras: frozenset[str]) -> Rejection | None:
+    """A release that does not provide an extra asked for: pip would drop the extra (and its packages) silently."""
+    if not extras or not isinstance(release.requires, tuple):
+        return None  # requirements (and extras) unknown: the release is judged on what is known
+    provided = {str(canonicalize_name(e)) for e in release.extras}
+    lacking = sorted(extras - provided)
+    if not lacking:
+        return None
+    return Rejection(kind=RejectionKind.MISSING_EXTRA, package=name, version=str(release.version), extra=lacking[0])
 
 
 def ident(name: str, extras: Iterable[str]) -> str:
@@ -97,7 +130,9 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         excluded: Mapping[str, Sequence[SpecifierSet]],
         preferred: Mapping[str, Version],
         user: frozenset[str],
+        anchors: Mapping[str, Version] | None = None,
     ) -> None:
+        self.anchors = dict(anchors or {})
         self.matrix = matrix
         self.filters = filters
         self.constraints = constraints
@@ -107,6 +142,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._releases: dict[str, PackageReleases | None] = {}
         self._fits: dict[tuple[str, str, bool], bool] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
+        self._depth: dict[str, int] = {}
+        self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
 
     # resolvelib interface -------------------------------------------------
 
@@ -120,12 +157,21 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         candidates: Mapping[str, Iterator[Candidate]],
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
-    ) -> tuple[bool, bool, bool, bool, str]:
-        pinned = any(is_pin(info.requirement.specifier) for info in information[identifier])
-        causes = {c.requirement.name for c in backtrack_causes}
+    ) -> tuple[bool, bool, bool, bool, int, bool, str]:
+        infos = list(information[identifier])
+        pinned = any(is_pin(info.requirement.specifier) for info in infos)
+        # The packages of a conflict and the packages that asked (pip's rule): their order among
+        # themselves is then breadth first, so the bound from above is known before the pin below.
+        causes = {c.requirement.name for c in backtrack_causes} | {c.parent.name for c in backtrack_causes if c.parent is not None}
         name = identifier.split("[")[0]
+        # Breadth first (as pip does): transformers, which trl requires, before huggingface-hub, which
+        # transformers requires; pinning the deeper package first takes its newest release before
+        # the bound from above is known, and undoing that costs hundreds of backtracks.
+        depth = min((0 if info.parent is None else self._depth.get(info.parent.identifier, 50) + 1) for info in infos) if infos else 50
+        self._depth[identifier] = depth
         # Exact pins and conflict sources first (fail fast), torch last: many packages narrow it.
-        return (not pinned, name not in causes, name == "torch", name not in self.user, identifier)
+        # An extras spelling after its plain name: pinned first, the plain name leaves one choice.
+        return (not pinned, name not in causes, name == "torch", "[" in identifier, depth, name not in self.user, identifier)
 
     def find_matches(
         self, identifier: str, requirements: Mapping[str, Iterator[Need]], incompatibilities: Mapping[str, Iterator[Candidate]],
@@ -133,36 +179,35 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         name = identifier.split("[")[0]
         extras = frozenset(identifier[len(name) + 1 : -1].split(",")) if "[" in identifier else frozenset()
         needs = list(requirements[identifier]) + list(self.constraints.get(name, ()))
+        # trl[vllm] is trl: what is asked of one spelling bounds the others, or one side is pinned
+        # to a release the other can never take and the search backtracks for minutes.
+        for other in requirements:
+            if other != identifier and other.split("[")[0] == name:
+                needs += [n for n in requirements[other] if n.asker.package != name]
         bad = {c.version for c in incompatibilities[identifier]}
         releases = self.releases(name)
         if releases is None:
             return [Candidate(name=name, version=None, extras=extras)] if None not in bad else []
-        spec = SpecifierSet()
-        for need in needs:
-            spec &= need.specifier
-        exact = {
-            Version(s.version)
-            for need in needs
-            for s in need.specifier
-            if s.operator in ("==", "===") and "*" not in s.version
-        }
+        exact = {v for need in needs for v in need.exact_versions}
+        in_range = self._in_range(name, releases, frozenset(n.spec_text for n in needs))
         kernels = next((n.asker for n in needs if n.default_build), None)
+        forced = next((n.variant for n in needs if n.variant), None)
+        # An extra the user asked for must exist; one a dependency asks for is what pip does: dropped with a warning.
+        asked = extras if any(n.asker.kind is AskerKind.TARGET for n in needs) else frozenset()
         out = []
         for release in reversed(releases.releases):
             v = release.version
-            if v in bad or not contains(spec, v, True if v in exact else None):
-                continue
-            if any(contains(s, v, True) for s in self.excluded.get(name, ())):
+            if v in bad or v not in in_range:
                 continue
             key = (name, str(v))
             if release.yanked and v not in exact:
                 self.filters.rejected[key] = Rejection(kind=RejectionKind.YANKED, package=name, version=str(v),
                                                        yanked_reason=release.yanked_reason or None)
                 continue
-            why = self.filters.release_fits(name, release)
+            why = self.filters.release_fits(name, release) or _missing_extra(name, release, asked)
             variant, is_default = None, True
             if why is None and name == "torch":
-                build = self._torch_for(v, kernels)
+                build = self._torch_for(v, kernels, forced)
                 if isinstance(build, Rejection):
                     why = build
                 else:
@@ -187,14 +232,89 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                     requires_known=known,
                 )
             )
+        if name not in self.user:
+            out = self._by_evidence(name, out, self._anchors_of(needs))
         want = self.preferred.get(name)
         if want is not None:
             out.sort(key=lambda c: c.version != want)  # stable: newest-first order kept otherwise
         return out
 
+    # the preference order ------------------------------------------------
+
+    def _anchors_of(self, needs: Sequence[Need]) -> dict[str, Version]:
+        """The target releases a dependency is judged against: exact target pins, and the target release that asks for it."""
+        out = dict(self.anchors)
+        for need in needs:
+            a = need.asker
+            if a.kind is AskerKind.PACKAGE and a.package in self.user and a.version and a.package not in out:
+                out[a.package] = Version(a.version)
+        return out
+
+    def _by_evidence(self, name: str, found: list[Candidate], anchors: Mapping[str, Version]) -> list[Candidate]:
+        """Tested together with the targets first, then contemporaneous with them, then the newest (order kept within each)."""
+        if not anchors or len(found) < 2:
+            return found  # nothing to choose between: the requirements pinned it
+        window = self._window(anchors)
+        ranked = []
+        for cand in found:
+            shared, why = self._tested(name, cand, anchors)
+            why = why or self._contemporary(name, cand, anchors, window)
+            # A stack that ran more of the targets is better evidence than one that ran fewer.
+            rank = -shared if shared else 1 if why is not None else 2
+            if why is None:
+                first = sorted(anchors)[0]
+                why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
+            ranked.append((rank, dataclasses.replace(cand, evidence=why)))
+        ranked.sort(key=lambda rc: rc[0])
+        return [c for _, c in ranked]
+
+    def _tested(self, name: str, cand: Candidate, anchors: Mapping[str, Version]) -> tuple[int, PinReason | None]:
+        """How well a stack vouches for this release (the targets it ran with it at the same minor, then those at the
+        very version), and the best such stack; (0, None) for none."""
+        best: tuple[int, PinReason | None] = (0, None)
+        for stack in reversed(self.matrix.stacks.with_package(name)):  # the most recent evidence first
+            if stack.version(name) != cand.version:
+                continue
+            shared = [(p, v) for p in sorted(anchors) if (v := stack.version(p)) is not None]
+            score = len(shared) * 100 + sum(1 for p, v in shared if v == anchors[p])
+            if shared and all(_minor(v) == _minor(anchors[p]) for p, v in shared) and score > best[0]:
+                p, v = shared[0]
+                best = (score, PinReason(kind=PinReasonKind.TESTED, parent=p, parent_version=str(v), stack=stack.id,
+                                               source=stack.source, date=stack.date,
+                                               tested_with=tuple(f"{q} {w}" for q, w in shared)))
+        return best
+
+    def _window(self, anchors: Mapping[str, Version]) -> str | None:
+        """The end of the targets' release windows: the first upload of a later release of any anchor."""
+        ends = []
+        for pkg, version in anchors.items():
+            releases = self.releases(pkg)
+            later = [r for r in releases.releases if r.version > version] if releases else []
+            uploads = [r.uploaded for r in later if isinstance(r.uploaded, str)]
+            if uploads:
+                ends.append(min(uploads))
+        return min(ends) if ends else None
+
+    def _contemporary(self, name: str, cand: Candidate, anchors: Mapping[str, Version], window: str | None) -> PinReason | None:
+        if window is None or cand.version is None:
+            return None
+        releases = self.releases(name)
+        mine = releases.find(cand.version) if releases else None
+        if mine is None or not isinstance(mine.uploaded, str) or mine.uploaded >= window:
+            return None
+        pkg = sorted(anchors)[0]
+        theirs = self.releases(pkg)
+        anchor = theirs.find(anchors[pkg]) if theirs else None
+        if anchor is None or not isinstance(anchor.uploaded, str):
+            return None
+        days = (datetime.date.fromisoformat(mine.uploaded) - datetime.date.fromisoformat(anchor.uploaded)).days
+        return PinReason(kind=PinReasonKind.CONTEMPORARY, parent=pkg, parent_version=str(anchors[pkg]), days=days)
+
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
             return True
+        if requirement.variant is not None and candidate.variant != requirement.variant:
+            return False
         if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant):
             return False
         return contains(requirement.specifier, candidate.version, True)
@@ -234,13 +354,14 @@ class Provider(AbstractProvider[Need, Candidate, str]):
 
     # ----------------------------------------------------------------------
 
-    def _torch_for(self, version: Version, kernels: Asker | None) -> TorchBuildChoice | Rejection:
-        """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major."""
+    def _torch_for(self, version: Version, kernels: Asker | None, variant: str | None = None) -> TorchBuildChoice | Rejection:
+        """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major;
+        when `variant` is given, that build only."""
         if kernels is None:
-            return self.filters.torch_build(version)
-        build = self.filters.torch_build(version, same_major=True)
+            return self.filters.torch_build(version, variant=variant)
+        build = self.filters.torch_build(version, same_major=True, variant=variant)
         if isinstance(build, Rejection):
-            plain = self.filters.torch_build(version)
+            plain = self.filters.torch_build(version, variant=variant)
             if isinstance(plain, TorchBuildChoice):
                 # Say which build fits and who cannot use it, rather than listing every build.
                 return Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=str(version),
@@ -294,17 +415,14 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         return self._fits[key]
 
     def _plain_matches(self, name: str, releases: PackageReleases, needs: Sequence[Need]) -> list[Version]:
-        spec = SpecifierSet()
-        for need in list(needs) + list(self.constraints.get(name, ())):
-            spec &= need.specifier
-        exact = is_exact(spec)
+        everything = (*needs, *self.constraints.get(name, ()))
+        exact = any(n.exact_versions for n in everything)
+        in_range = self._in_range(name, releases, frozenset(n.spec_text for n in everything))
         same_major = any(n.default_build for n in needs)
         out = []
         for release in reversed(releases.releases):
             v = release.version
-            if not contains(spec, v, True if exact else None):
-                continue
-            if any(contains(s, v, True) for s in self.excluded.get(name, ())):
+            if v not in in_range:
                 continue
             if release.yanked and not exact:
                 continue
@@ -333,6 +451,25 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     @staticmethod
     def _asker(name: str, version: Version, extras: frozenset[str]) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=name, version=str(version), extras=tuple(sorted(extras)))
+
+    def _in_range(self, name: str, releases: PackageReleases, texts: frozenset[str]) -> frozenset[Version]:
+        """The recorded releases of `name` inside every range in `texts` and outside the excluded ones.
+
+        Merged ranges recur thousands of times while the resolver backtracks: each set of range
+        texts is answered once per search (the matrix records no pre-releases, so the
+        pre-release flag never changes an answer).
+        """
+        key = (name, texts)
+        found = self._ranges.get(key)
+        if found is None:
+            excluded = [str(s) for s in self.excluded.get(name, ())]
+            found = frozenset(
+                r.version for r in releases.releases
+                if all(contains_text(t, r.version, True) for t in texts)
+                and not any(contains_text(t, r.version, True) for t in excluded)
+            )
+            self._ranges[key] = found
+        return found
 
     def releases(self, name: str) -> PackageReleases | None:
         if name not in self._releases:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from compat.errors import UsageError
@@ -81,6 +82,29 @@ def platform_name(facts: Facts) -> str:
     return f"{m.get('sys_platform', '?')}-{m.get('platform_machine', '?')}"
 
 
+# The packages published with torch's local build tags on the PyTorch index.
+_TAGGED = frozenset({"torch", "torchvision", "torchaudio"})
+
+
+def _split_local(text: str, name: str, spec: SpecifierSet) -> tuple[SpecifierSet, str | None]:
+    """`==2.6.0+cu126` as the public range `==2.6.0` and the build `cu126`."""
+    variants: set[str] = set()
+    kept = []
+    for clause in spec:
+        version, plus, local = clause.version.partition("+")
+        if not plus:
+            kept.append(str(clause))
+            continue
+        if clause.operator not in ("==", "===") or name not in _TAGGED:
+            raise UsageError(f"target {text!r}: a local build tag (+{local}) is only meaningful in an exact pin of "
+                             f"{', '.join(sorted(_TAGGED))}")
+        variants.add(local)
+        kept.append(f"=={version}")
+    if len(variants) > 1:
+        raise UsageError(f"target {text!r}: two build tags ({', '.join(sorted(variants))})")
+    return SpecifierSet(",".join(kept)), (variants.pop() if variants else None)
+
+
 def parse_targets(targets: Sequence[str]) -> tuple[Need, ...]:
     """The requirement strings asked for, as the resolver's needs."""
     needs = []
@@ -93,12 +117,20 @@ def parse_targets(targets: Sequence[str]) -> tuple[Need, ...]:
             raise UsageError(f"target {text!r}: URL requirements cannot be locked from the matrix")
         if any(re.search(r"\d{19,}", s.version) for s in req.specifier):
             raise UsageError(f"target {text[:60]!r}...: a version number too long to compare")
+        name = str(canonicalize_name(req.name))
+        specifier, variant = _split_local(text, name, req.specifier)
+        if variant is not None and name != "torch":
+            # torchvision==0.21.0+cu126 names the torch build: the companions follow torch's tag.
+            needs.append(Need(name="torch", extras=frozenset(), specifier=SpecifierSet(), asker=Asker(kind=AskerKind.TARGET),
+                              variant=variant))
+            variant = None
         needs.append(
             Need(
-                name=str(canonicalize_name(req.name)),
+                name=name,
                 extras=frozenset(str(canonicalize_name(e)) for e in req.extras),
-                specifier=req.specifier,
+                specifier=specifier,
                 asker=Asker(kind=AskerKind.TARGET),
+                variant=variant,
             )
         )
     if not needs:

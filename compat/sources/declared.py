@@ -41,7 +41,7 @@ class Declared:
 def parse_gpu_models(spec: str, table: GpuTable) -> tuple[GpuModel, ...]:
     """The model of each declared GPU, in order; () for "cpu". Raises UsageError."""
     text = spec.strip()
-    if text.lower() == "cpu":
+    if text.lower() in ("cpu", "none"):
         return ()
     if not text:
         raise UsageError("--gpus is empty (expected e.g. 8xH100, 2xA100-80GB or cpu)")

@@ -32,7 +32,7 @@ ADVICE_ONLY = Finding(
 
 def test_default_targets_are_the_top_level_tracked_packages():
     facts = make_facts(packages=BROKEN)
-    assert default_targets(facts, ("trl", "vllm", "torch", "transformers", "accelerate", "flash-attn")) == ("flash-attn", "trl", "vllm")
+    assert default_targets(facts, ("trl", "vllm", "torch", "transformers", "accelerate", "flash-attn")) == ("flash-attn", "trl[vllm]", "vllm")
 
 
 def test_plan_out_of_the_seed_failure_keeps_what_can_stay(matrix, extensions):
@@ -85,9 +85,12 @@ def test_default_targets_and_fix_requirements_corners():
         Distribution(name="trl", version="0.15.2", requires=("not a requirement ((", "vllm==0.7.2; extra == 'vllm'")),
         Distribution(name="vllm", version="0.7.2", requires=()),
     )
-    assert default_targets(make_facts(packages=odd), ("trl", "vllm")) == ("trl", "vllm")
+    # The installed extra is kept (its tracked packages are all installed); an unreadable line is skipped.
+    assert default_targets(make_facts(packages=odd), ("trl", "vllm")) == ("trl[vllm]", "vllm")
+    assert default_targets(make_facts(packages=odd[:1]), ("trl", "vllm")) == ("trl",)
     cannot = Finding(id="x", severity=Severity.ERROR, status=Status.CANNOT_CHECK, title="t", cause="c", fix=Fix(requires=("a>=1",)))
-    assert fix_requirements((FINDING, FINDING, cannot)) == ("vllm==0.7.2",)
+    warning = Finding(id="w", severity=Severity.WARNING, status=Status.FOUND, title="t", cause="c", fix=Fix(requires=("trl>=1.16",)))
+    assert fix_requirements((FINDING, FINDING, cannot, warning)) == ("vllm==0.7.2",)
 
 
 def test_torch_move_rebuilds_extensions_last(matrix, extensions):
@@ -103,3 +106,30 @@ def test_torch_move_rebuilds_extensions_last(matrix, extensions):
     assert result.steps[0].command == ("python", "-m", "pip", "uninstall", "-y", "flash-attn")
     assert result.steps[2].command[-2:] == ("--no-build-isolation", "flash-attn==2.8.3")
     assert render_text(result).index("torch==2.8.0") < render_text(result).index("--no-build-isolation")
+
+
+def test_plan_does_not_move_packages_to_clear_a_warning():
+    # doctor rates torch26-weights-only-resume a warning: the plan keeps trl 0.19 and transformers 4.51.3.
+    from compat.judge.diagnose import diagnose
+    from compat.matrix import load_matrix
+    from compat.resolve.plan import fix_requirements
+
+    shipped = load_matrix()
+    installed = (
+        Distribution(name="torch", version="2.6.0", requires=()),
+        Distribution(name="transformers", version="4.51.3", requires=("huggingface-hub>=0.30.0",)),
+        Distribution(name="huggingface-hub", version="0.30.2", requires=()),
+        Distribution(name="datasets", version="3.6.0", requires=("huggingface-hub>=0.24.0",)),
+        Distribution(name="accelerate", version="1.6.0", requires=("torch>=2.0.0",)),
+        Distribution(name="trl", version="0.19.0", requires=("accelerate>=1.4.0", "datasets>=3.0.0", "transformers>=4.51.0")),
+    )
+    facts = make_facts(packages=installed, driver="550.54.15")
+    findings = diagnose(facts, shipped)
+    assert any(f.id == "torch26-weights-only-resume" and f.status is Status.FOUND for f in findings)
+    wanted = [*default_targets(facts, ("torch", "transformers", "accelerate", "trl", "huggingface-hub", "datasets")),
+              *fix_requirements(findings)]
+    lock = resolve(wanted, facts, shipped, prefer_installed=True)
+    steps = plan(facts, lock, findings)
+    moved = {p.split("==")[0] for s in steps.steps for p in s.packages}
+    assert not moved & {"trl", "transformers", "torch"}, steps.steps
+    assert ("trl", "0.19.0") in {(k.name, k.version) for k in steps.kept}

@@ -85,6 +85,18 @@ REJECTIONS = {
         Rejection(kind=RejectionKind.REQUIRES_PYTHON, package="trl", version="1.16.0", python="3.10.0", supported=">=3.11"),
         "trl 1.16.0 requires Python >=3.11",
     ),
+    RejectionKind.NO_SUCH_BUILD: (
+        Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version="2.13.0", variant="cu999"),
+        "torch 2.13.0 has no cu999 build",
+    ),
+    RejectionKind.UPLOADED_AFTER: (
+        Rejection(kind=RejectionKind.UPLOADED_AFTER, package="vllm", version="0.8.0", date="2025-03-01"),
+        "vllm 0.8.0 was uploaded after 2025-03-01 (--exclude-newer)",
+    ),
+    RejectionKind.MISSING_EXTRA: (
+        Rejection(kind=RejectionKind.MISSING_EXTRA, package="trl", version="0.13.0", extra="vllm"),
+        "trl 0.13.0 has no [vllm] extra",
+    ),
     RejectionKind.DEAD_DEPENDENCY: (
         Rejection(kind=RejectionKind.DEAD_DEPENDENCY, package="vllm", version="0.7.2", dependency="torch",
                   specifier="==2.5.1", exact=True, because=NO_SM120),

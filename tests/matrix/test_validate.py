@@ -43,8 +43,8 @@ def result(tmp_path_factory):
     (base / "releases" / "trl.toml").unlink()
     shutil.copy(base / "releases" / "datasets.toml", base / "releases" / "Datasets.toml")
     ext = (base / "extensions.toml").read_text()
-    assert 'versions = ["2.3.0"]' in ext
-    ext = ext.replace('versions = ["2.3.0"]', 'versions = ["2.3.0", "0.0.1"]', 1)
+    assert 'versions = ["0.2.1", ' in ext
+    ext = ext.replace('versions = ["0.2.1", ', 'versions = ["0.0.1", "0.2.1", ', 1)
     (base / "extensions.toml").write_text(ext + EXTENSION)
     (base / "signatures" / "acme.toml").write_text(SIGNATURE)
     found = validate_matrix(base=base, audit_patterns=False)

@@ -1,0 +1,173 @@
+"""`compat lock --full`: uv closes the set around compat's pins, against a package index on 127.0.0.1.
+
+The index serves tiny wheels built here: `alpha` (tracked through a --matrix overlay, so compat
+pins it) requires `beta`, which compat does not track; uv must add beta, with hashes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import subprocess
+import sys
+import threading
+import zipfile
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from compat.cli import app
+from compat.sources.uv_compile import find_uv, is_offline, last_lines
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+pytestmark = pytest.mark.skipif(find_uv() is None, reason="uv is not installed")
+
+runner = CliRunner()
+
+
+def _wheel(name: str, version: str, requires: tuple[str, ...] = ()) -> bytes:
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f"VERSION = {version!r}\n".encode(),
+        f"{dist}/METADATA": "".join(
+            [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nRequires-Python: >=3.8\n",
+             *(f"Requires-Dist: {r}\n" for r in requires)]).encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{dist}/RECORD,,")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for path, data in files.items():
+            zf.writestr(path, data)
+        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory):
+    root = tmp_path_factory.mktemp("index")
+    wheels = {
+        ("alpha", "1.0"): ("beta>=1",),
+        ("alpha", "2.0"): ("beta>=2",),
+        ("beta", "1.0"): (),
+        ("beta", "2.0"): (),
+    }
+    for (name, version), requires in wheels.items():
+        data = _wheel(name, version, requires)
+        filename = f"{name}-{version}-py3-none-any.whl"
+        (root / "files").mkdir(exist_ok=True)
+        (root / "files" / filename).write_bytes(data)
+        page = root / "simple" / name
+        page.mkdir(parents=True, exist_ok=True)
+        sha = hashlib.sha256(data).hexdigest()
+        with (page / "index.html").open("a") as fh:
+            fh.write(f'<a href="../../files/{filename}#sha256={sha}" data-requires-python="&gt;=3.8">{filename}</a>\n')
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    server.shutdown()
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def overlay(tmp_path_factory):
+    root = tmp_path_factory.mktemp("overlay")
+    (root / "releases").mkdir()
+    (root / "releases" / "alpha.toml").write_text(
+        'package = "alpha"\nsource = "test index"\n\n'
+        '[[release]]\nversion = "1.0"\nuploaded = "2025-01-01"\nrequires_python = ">=3.8"\nrequires = []\n\n'
+        '[[release]]\nversion = "2.0"\nuploaded = "2025-06-01"\nrequires_python = ">=3.8"\nrequires = []\n'
+    )
+    return root
+
+
+def _lock(index: str, overlay: Path, *args: str):
+    return runner.invoke(app, ["lock", *args, "--gpus", "cpu", "--python-version", "3.11", "--matrix", str(overlay),
+                               "--full", "--index-url", index])
+
+
+def test_full_closes_the_set_with_hashes(index, overlay, tmp_path):
+    out = tmp_path / "requirements.txt"
+    result = _lock(index, overlay, "alpha==1.0", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert text.startswith("# compat lock alpha==1.0 --full\n")
+    assert "#   alpha==1.0  # target alpha==1.0" in text
+    lines = text.splitlines()
+    assert "alpha==1.0 \\" in lines and "beta==2.0 \\" in lines  # beta: not tracked, added by uv
+    assert text.count("--hash=sha256:") == 2
+
+
+def test_full_writes_a_pep751_pylock_that_uv_installs(index, overlay, tmp_path):
+    out = tmp_path / "pylock.toml"
+    result = _lock(index, overlay, "alpha==1.0", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    doc = tomllib.loads(out.read_text())
+    assert doc["lock-version"] == "1.0" and doc["created-by"] == "uv"
+    packages = {p["name"]: p for p in doc["packages"]}
+    assert {n: p["version"] for n, p in packages.items()} == {"alpha": "1.0", "beta": "2.0"}
+    for p in packages.values():
+        (wheel,) = p["wheels"]
+        assert wheel["url"].startswith(index.rsplit("/simple", 1)[0]) and len(wheel["hashes"]["sha256"]) == 64
+    uv = find_uv()
+    env = tmp_path / "venv"
+    subprocess.run([uv, "venv", "--python", sys.executable, "--no-config", str(env)], check=True, capture_output=True)
+    done = subprocess.run([uv, "pip", "sync", "--python", str(env), "--no-config", "--index-url", index, str(out)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    check = subprocess.run([str(env / "bin" / "python"), "-c", "import alpha, beta; print(alpha.VERSION, beta.VERSION)"],
+                           capture_output=True, text=True)
+    assert check.stdout.split() == ["1.0", "2.0"]
+
+
+def test_a_failed_lock_leaves_the_previous_file_intact(index, overlay, tmp_path):
+    out = tmp_path / "requirements.txt"
+    out.write_text("previous\n")
+    no_set = _lock(index, overlay, "alpha==3.0", "-o", str(out))
+    assert no_set.exit_code == 1
+    unknown = _lock(index, overlay, "nosuchpkg", "-o", str(out))
+    assert unknown.exit_code != 0
+    assert out.read_text() == "previous\n"
+
+
+def test_offline_the_tracked_lock_says_so(overlay, tmp_path):
+    out = tmp_path / "requirements.txt"
+    result = _lock("http://127.0.0.1:9/simple", overlay, "alpha==1.0", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert text.startswith("# tracked packages only (1 pins): uv pip compile could not close the set")
+    assert "alpha==1.0  # target alpha==1.0" in text and "--hash" not in text
+
+
+def test_offline_a_pylock_is_not_written(overlay, tmp_path):
+    out = tmp_path / "pylock.toml"
+    result = _lock("http://127.0.0.1:9/simple", overlay, "alpha==1.0", "-o", str(out))
+    assert result.exit_code != 0 and "needs the package index" in str(result.exception)
+    assert not out.exists()
+
+
+def test_pylock_needs_full(tmp_path):
+    result = runner.invoke(app, ["lock", "torch", "--gpus", "cpu", "--python-version", "3.11", "-o", str(tmp_path / "pylock.toml")])
+    assert "add --full" in str(result.exception)
+
+
+def test_uv_output_is_read_as_offline_or_not():
+    assert is_offline("error: Failed to fetch: `http://127.0.0.1:9/simple/alpha/`\n  Caused by: tcp connect error")
+    assert not is_offline("  × No solution found when resolving dependencies:\n  ╰─▶ Because alpha==3.0 was not found")
+    assert last_lines("") == "uv pip compile failed"
