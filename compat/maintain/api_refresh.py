@@ -21,7 +21,6 @@ import zipfile
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -35,6 +34,7 @@ from compat.maintain.refresh import choose_file
 from compat.maintain.remote_zip import Member, RemoteZip
 from compat.matrix.api_index import IMPORTS, SCHEMA, ApiKind, check_api_dir, decode_spans, encode_spans, import_names
 from compat.matrix.releases import TRACKED
+from compat.model.api_outcome import ApiOutcome
 
 API_PACKAGES: tuple[str, ...] = (
     "accelerate",
@@ -57,23 +57,6 @@ NO_PARAMS = frozenset({"torch"})
 
 SDIST_LIMIT = 256 * 1024 * 1024
 NOT_EXTRACTABLE = "not extractable"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiOutcome:
-    """What a refresh did to one package's API index."""
-
-    package: str
-    releases: int
-    """Releases indexed after the refresh."""
-    added: int
-    """Releases extracted by this refresh."""
-    missing: int
-    """Releases recorded as not indexed (no readable file)."""
-    requests: int
-    """HTTP requests this package cost."""
-    seconds: float
-    """Wall time spent on this package."""
 
 
 class _Timeline:

@@ -57,6 +57,7 @@ class RemoteZip:
         self.requests = 0
         start, self.size, tail = self._get(None, _TAIL)
         self._whole = tail if start == 0 and len(tail) == self.size else None
+        self._tail_start, self._tail = start, tail
         cd_offset, cd_size, count = self._directory_location(start, tail)
         if cd_offset >= start:
             directory = tail[cd_offset - start : cd_offset - start + cd_size]
@@ -123,6 +124,8 @@ class RemoteZip:
             end = min(end, self.size)
             if self._whole is not None:
                 blob = self._whole[start:end]
+            elif start >= self._tail_start:  # in the first read already (dist-info sits at the end)
+                blob = self._tail[start - self._tail_start : end - self._tail_start]
             else:
                 _, _, blob = self._get(start, end - start)
             for member in group:

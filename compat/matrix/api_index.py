@@ -238,6 +238,101 @@ class PackageApi:
         return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
 
 
+@dataclass(frozen=True, kw_only=True)
+class ApiMatch:
+    """One key and where it exists."""
+
+    kind: ApiKind
+    key: str
+    present: tuple[Span, ...]
+    """Empty when the key exists in no indexed release."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiLookup:
+    """The answer to `compat matrix api PACKAGE [NAME]`."""
+
+    package: str
+    query: str | None
+    """The NAME asked about; None for the package's summary."""
+    releases: tuple[str, ...]
+    """The indexed releases, oldest first."""
+    missing: tuple[tuple[str, str], ...]
+    """Releases not indexed, with why."""
+    counts: tuple[tuple[ApiKind, int], ...]
+    """How many keys of each kind were ever present."""
+    matches: tuple[ApiMatch, ...]
+    """Best first: the exact key asked for (present or not), then the same name elsewhere."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiImports:
+    """The answer to `compat matrix api PACKAGE==VERSION --imports OTHER`."""
+
+    package: str
+    release: str
+    other: str
+    edges: tuple[ImportEdge, ...] | Unknown
+
+
+_OTHER_MATCHES = 20
+
+
+def lookup(api: PackageApi, query: str | None) -> ApiLookup:
+    """Where a name, parameter, subcommand, module or model type exists, as release ranges.
+
+    The query is a key of any kind, or a short form: "top_k_top_p_filtering" (a name of the package
+    itself, then of any module), "Trainer.get_train_sampler(dataset)", "cli:vllm-serve",
+    "model_type:qwen3", "module:trl.trainer".
+    """
+    counts = tuple((kind, len(api._table(kind.value))) for kind in ApiKind)
+    base = ApiLookup(
+        package=api.package,
+        query=query,
+        releases=api.releases,
+        missing=tuple(api.missing.items()),
+        counts=counts,
+        matches=(),
+    )
+    if query is None:
+        return base
+    candidates = _candidates(api, query.strip())
+    matches = [ApiMatch(kind=k, key=key, present=api.present(k, key)) for k, key in candidates]
+    return ApiLookup(**{**base.__dict__, "matches": tuple(matches)})
+
+
+def _candidates(api: PackageApi, query: str) -> list[tuple[ApiKind, str]]:
+    root = (api.top_level or import_names(api.package))[0]
+    prefix, sep, rest = query.partition(":")
+    if sep and prefix in ("cli", "model_type", "module", "name", "param"):
+        kind = {"cli": ApiKind.CLI, "model_type": ApiKind.MODEL_TYPE, "module": ApiKind.MODULE,
+                "name": ApiKind.NAME, "param": ApiKind.PARAM}[prefix]
+        if kind is ApiKind.CLI and " " not in rest:
+            scripts = [k for k in api._table(ApiKind.CLI.value) if " " not in k]
+            main = next((s for s in scripts if s in (api.package, root)), scripts[0] if scripts else api.package)
+            return [(kind, rest if rest in scripts else f"{main} {rest}")]
+        if kind in (ApiKind.NAME, ApiKind.PARAM) and ":" not in rest:
+            return _candidates(api, rest)
+        return [(kind, rest)]
+    if sep and not prefix.isidentifier() and "." not in prefix:
+        return [(ApiKind.CLI, query)]
+    if sep:
+        return [(ApiKind.PARAM if "(" in rest else ApiKind.NAME, query)]
+    if " " in query:
+        return [(ApiKind.CLI, query)]
+    kind = ApiKind.PARAM if "(" in query else ApiKind.NAME
+    if kind is ApiKind.NAME and query in api._table(ApiKind.MODULE.value):
+        return [(ApiKind.MODULE, query)]
+    if kind is ApiKind.NAME and query in api._table(ApiKind.MODEL_TYPE.value) and f"{root}:{query}" not in api._table(kind.value):
+        return [(ApiKind.MODEL_TYPE, query)]
+    exact = f"{root}:{query}"
+    out = [(kind, exact)]
+    suffix = f":{query}"
+    others = sorted(k for k in api._table(kind.value) if k.endswith(suffix) and k != exact)
+    out += [(kind, k) for k in others[:_OTHER_MATCHES]]
+    return out
+
+
 def _read_table(path: Path, label: str) -> dict[str, str]:
     try:
         data = json.loads(gzip.decompress(path.read_bytes()))
@@ -360,7 +455,10 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
 __all__ = [
     "IMPORTS",
     "SCHEMA",
+    "ApiImports",
     "ApiKind",
+    "ApiLookup",
+    "ApiMatch",
     "ImportEdge",
     "ImportKind",
     "PackageApi",
@@ -372,4 +470,5 @@ __all__ = [
     "import_names",
     "indexed_packages",
     "load_api",
+    "lookup",
 ]
