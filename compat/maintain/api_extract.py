@@ -475,8 +475,11 @@ class _Release:
         for bound, source, original in info.from_imports:
             if bound == "*":
                 if source.split(".")[0] == top:
+                    source_info = self.modules.get(source)
+                    exported = source_info.all_names if source_info is not None else None
                     for name, origin in self.names(source, depth + 1).items():
-                        out.setdefault(name, origin)
+                        if exported is None or name in exported:
+                            out.setdefault(name, origin)
                 continue
             if source.split(".")[0] == top:
                 out[bound] = (source, original) if f"{source}.{original}" not in self.modules else None
@@ -629,15 +632,19 @@ def combine(
     console = _scripts(entry_points)
     out.keys[ApiKind.CLI].update(console)
     out.keys[ApiKind.CLI].update(s for s in scripts if re.fullmatch(r"[\w.-]+", s))
-    for script, target in console.items():
-        home = target.rpartition(".")[0] or target
-        main = [s for s, t in console.items() if (t.rpartition(".")[0] or t) == home]
-        preferred = [s for s in main if s == package or s in own_roots or s == f"{package}-cli"]
-        if preferred and script not in preferred:
+    homes = {script: target.rpartition(".")[0] or target for script, target in console.items()}
+    for info in modules.values():
+        if not info.subcommands:
             continue
-        for info in modules.values():
-            if info.module == home or info.module.startswith(home + "."):
-                out.keys[ApiKind.CLI].update(f"{script} {sub}" for sub in info.subcommands if re.fullmatch(r"[\w.:-]+", sub))
+        # the script whose entry module's package holds this module most closely
+        holders = [s for s, h in homes.items() if info.module == h or info.module.startswith(h + ".")]
+        if not holders:
+            continue
+        closest = max(len(homes[s]) for s in holders)
+        holders = [s for s in holders if len(homes[s]) == closest]
+        preferred = [s for s in holders if s == package or s in own_roots or s == f"{package}-cli"]
+        for script in preferred or holders:
+            out.keys[ApiKind.CLI].update(f"{script} {sub}" for sub in info.subcommands if re.fullmatch(r"[\w.:-]+", sub))
     out.keys[ApiKind.MODEL_TYPE] = _table_keys(modules, package)
     return out
 

@@ -107,7 +107,7 @@ class _Timeline:
         for stem, table in self.tables.items():
             doc = {key: encode_spans(index[r] for r in table[key]) for key in sorted(table)}
             text = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
-            write_atomic(directory / f"{stem}.json.gz", gzip.compress(text, compresslevel=9, mtime=0))
+            _write(directory / f"{stem}.json.gz", gzip.compress(text, compresslevel=9, mtime=0))
         meta = {
             "schema": SCHEMA,
             "package": self.package,
@@ -116,7 +116,12 @@ class _Timeline:
             "files": [self.releases[r] for r in ordered],
             "missing": dict(sorted(self.missing.items(), key=lambda kv: Version(kv[0]))),
         }
-        write_atomic(directory / "releases.json", (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
+        _write(directory / "releases.json", (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _write(path: Path, data: bytes) -> None:
+    write_atomic(path, data)
+    path.chmod(0o644)  # shipped data: readable by all, like the files git checks out
 
 
 class _Extractor:

@@ -98,3 +98,13 @@ def test_corrupt_files_raise_matrix_errors(tmp_path):
     (d / "releases.json").write_text('{"schema": 9}')
     with pytest.raises(MatrixError, match="schema: expected 1"):
         load_api("trl", tmp_path)
+
+
+def test_matrix_validate_checks_the_api_index(tmp_path):
+    from compat.maintain.validate import validate_matrix
+
+    write(tmp_path, "trl", ["0.2.0", "0.1.0"], {"name": {"trl:X": "0"}})
+    (tmp_path / "api" / "stray.json").write_text("{}")
+    result = validate_matrix(base=tmp_path, complete=False, audit_patterns=False)
+    assert f"{tmp_path}/api/trl/releases.json: releases: not sorted oldest first without repeats" in result.problems
+    assert f"{tmp_path}/api/stray.json: not a package directory of the API index" in result.problems
