@@ -85,12 +85,13 @@ class _Timeline:
         self.tables[IMPORTS] = {}
 
     @classmethod
-    def read(cls, directory: Path, package: str) -> _Timeline:
+    def read(cls, directory: Path, package: str, *, tables: bool = True) -> _Timeline:
+        """The package's index as sets of releases; `tables=False` reads only releases.json."""
         timeline = cls(package)
         meta_path = directory / "releases.json"
         if not meta_path.is_file():
             return timeline
-        problems = check_api_dir(directory, f"matrix/api/{package}")
+        problems = check_api_dir(directory, f"matrix/api/{package}") if tables else []
         if problems:
             raise UsageError(f"cannot extend a broken API index: {problems[0]}")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
@@ -98,7 +99,7 @@ class _Timeline:
         timeline.releases = dict(zip(releases, meta["files"], strict=True))
         timeline.missing = dict(meta.get("missing", {}))
         shards = meta.get("shards", {})
-        for stem in timeline.tables:
+        for stem in timeline.tables if tables else ():
             names = [f"{stem}.{i}" for i in range(len(shards[stem]) + 1)] if stem in shards else [stem]
             for name in names:
                 path = directory / f"{name}.json.gz"
@@ -335,7 +336,7 @@ def refresh_package(
     started = time.monotonic()
     requests_before = client.requests_made
     package = canonicalize_name(package)
-    timeline = _Timeline.read(directory, package)
+    timeline = _Timeline.read(directory, package, tables=False)
     by_version: dict[Version, list[IndexFile]] = {}
     for f in client.project_files(package):
         if not f.version.is_prerelease and not f.version.local:
@@ -345,6 +346,16 @@ def refresh_package(
     todo = [v for v in sorted(by_version) if v not in known]
     if limit is not None:
         todo = todo[-limit:] if limit >= 0 else todo
+    if not todo:  # nothing new: the index stays byte for byte as it is
+        return ApiOutcome(
+            package=package,
+            releases=len(timeline.releases),
+            added=0,
+            missing=len(timeline.missing),
+            requests=client.requests_made - requests_before,
+            seconds=round(time.monotonic() - started, 1),
+        )
+    timeline = _Timeline.read(directory, package)
     extractor = _Extractor(client, package)
     chosen = {v: choose_api_file(by_version[v]) for v in todo}
     added = 0
