@@ -157,7 +157,16 @@ def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
     if kind is ApiKind.NAME:
         module, _, name = key.partition(":")
         path = _module_file(files, module)
-        return path is not None and re.search(rf"\b{re.escape(name)}\b", files[path]) is not None
+        if path is None:
+            return False
+        text = files[path]
+        if re.search(rf"\b{re.escape(name)}\b", text):
+            return True
+        if "import *" in text:  # a star import: the name is defined in a module below
+            base = module.replace(".", "/")
+            return any(re.search(rf"^(def|class) {re.escape(name)}\b|^{re.escape(name)}\s*=", t, re.MULTILINE)
+                       for p, t in files.items() if p.startswith(f"{base}/"))
+        return False
     if kind is ApiKind.PARAM:
         module, _, rest = key.partition(":")
         qual, _, param = rest.partition("(")
@@ -171,6 +180,8 @@ def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
         alias = re.search(rf"\b(\w+) as {re.escape(parts[0])}\b", files[home]) if home else None
         if alias:  # defined elsewhere under another name
             parts[0], files = alias.group(1), everything
+        elif not any(_definition(t, parts[0]) for t in files.values()):  # re-exported: defined in another module
+            files = everything
         if len(parts) == 1:
             return _class_has(files, parts[0], param, depth=0, bases_in=everything)
         for text in files.values():

@@ -28,7 +28,7 @@ _PUBLIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _TABLE_NAME = re.compile(r"MODEL|MAPPING|REGISTRY|LIGER")
 _STRUCTURES = frozenset({"_import_structure", "_SUBMOD_ATTRS"})
 """Lazy tables {submodule: [names]}: transformers' `_import_structure`, huggingface_hub's `_SUBMOD_ATTRS`."""
-_CALL_WORDS = (b"add_parser", b".command(", b"define_import_structure")
+_CALL_WORDS = (b"add_parser", b".command(", b"define_import_structure", b"submod_attrs")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,6 +255,9 @@ class _Reader:
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 self.subcommands[first.value] = None
         name = _dotted(func) or ""
+        for keyword in node.keywords:  # lazy_loader's attach(__name__, submod_attrs={...}) (huggingface_hub 0.8-0.9)
+            if keyword.arg == "submod_attrs" and isinstance(keyword.value, ast.Dict):
+                self.structure_dict(keyword.value)
         if name.endswith("define_import_structure"):
             arg = node.args[0] if node.args else None
             folder = ""
@@ -273,6 +276,13 @@ class _Reader:
             if isinstance(node.func.value, ast.Name) and node.func.value.id == "__all__" and node.args:
                 extra = _strings(node.args[0]) if node.func.attr == "extend" else _strings(ast.List(elts=[node.args[0]]))
                 self.all_names = [*(self.all_names or []), *(extra or [])]
+
+    def structure_dict(self, value: ast.Dict) -> None:
+        """{submodule: [names]} of a lazy table."""
+        for k, v in zip(value.keys, value.values, strict=True):
+            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                for item in _strings(v) or ():
+                    self.lazy[(k.value, item)] = None
 
     @staticmethod
     def structure_key(node: ast.expr) -> str | None:
@@ -312,10 +322,7 @@ class _Reader:
                 elif isinstance(value, ast.BinOp):  # __all__ = [...] + [...]
                     self.all_names = [s for side in (value.left, value.right) for s in (_strings(side) or [])]
             elif name in _STRUCTURES and isinstance(value, ast.Dict):
-                for k, v in zip(value.keys, value.values, strict=True):
-                    if isinstance(k, ast.Constant) and isinstance(k.value, str):
-                        for item in _strings(v) or ():
-                            self.lazy[(k.value, item)] = None
+                self.structure_dict(value)
             keys = _dict_keys(value)
             if keys is not None:
                 self.literals[name] = keys

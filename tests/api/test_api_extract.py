@@ -63,6 +63,12 @@ def test_huggingface_hub_lazy_attach_table():
     }, own=("huggingface_hub",))
     assert {"huggingface_hub:cached_download", "huggingface_hub:HfApi"} <= keys[ApiKind.NAME]
     assert {"huggingface_hub:cached_download(force_filename)", "huggingface_hub:HfApi.rename_discussion(new_title)"} <= keys[ApiKind.PARAM]
+    # 0.8 and 0.9 pass the table inline
+    keys, _ = release("huggingface-hub", {
+        "huggingface_hub/__init__.py": "__getattr__, __dir__, __all__ = _attach(__name__, submodules=[], submod_attrs={'hf_api': ['HfApi']})\n",
+        "huggingface_hub/hf_api.py": "class HfApi:\n    pass\n",
+    }, own=("huggingface_hub",))
+    assert "huggingface_hub:HfApi" in keys[ApiKind.NAME]
 
 
 def test_module_getattr_tables_and_star_imports():
