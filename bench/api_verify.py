@@ -173,6 +173,8 @@ def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
         param = param.rstrip(")")
         parts = qual.split(".")
         # the callable is defined in the module or below it; an alias (`import f as g`) is followed
+        if _module_file(files, module) is None:  # no such module in this release: nothing is keyed under it
+            return False
         base = module.replace(".", "/")
         everything = files
         files = {p: t for p, t in files.items() if p == f"{base}.py" or p.startswith(f"{base}/")}
