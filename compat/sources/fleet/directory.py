@@ -1,0 +1,47 @@
+"""A directory of saved snapshots, one `compat facts` file per node (`NODE.json`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compat.errors import CompatError, UsageError
+from compat.model.facts import load_facts
+from compat.model.fleet import Member, MemberState
+
+
+def read_members(directory: Path) -> list[Member]:
+    """One member per `*.json` file, named by the file's stem; an unreadable file is an UNREADABLE member."""
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory of facts files")
+    members: list[Member] = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            facts = load_facts(path.read_text(encoding="utf-8"), origin=path.name)
+        except (OSError, UnicodeDecodeError) as exc:
+            members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=f"{path.name}: {exc}"))
+        except CompatError as exc:
+            members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=str(exc)))
+        else:
+            members.append(Member(node=path.stem, facts=facts))
+    if not members:
+        raise UsageError(f"{directory} holds no facts files (*.json)")
+    return members
+
+
+def node_name(environ: dict[str, str], hostname: str) -> str:
+    """The name of this node: Slurm's (SLURMD_NODENAME), else the short host name."""
+    return environ.get("SLURMD_NODENAME") or hostname.split(".")[0]
+
+
+def expand_output(pattern: str, environ: dict[str, str], hostname: str) -> Path:
+    """`compat facts -o DIR/%N.json`: %N is the node name (as in srun's own file patterns), %% a percent sign."""
+    name = node_name(environ, hostname)
+    return Path(pattern.replace("%%", "\0").replace("%N", name).replace("\0", "%"))
+
+
+def facts_output_path(pattern: str) -> Path:
+    """`compat facts -o PATTERN` on this node (%N: SLURMD_NODENAME or the short host name)."""
+    import os
+    import socket
+
+    return expand_output(pattern, dict(os.environ), socket.gethostname())
