@@ -1,0 +1,68 @@
+"""`torchrun ... -m compat.fleet` for real: 4 CPU ranks over gloo on 127.0.0.1, as two launchers ("nodes")."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fleet.launch import PYTHON, env, free_port, kill, other_venv, torchrun
+
+pytestmark = pytest.mark.needs_torch
+
+
+def test_two_nodes_drift_and_smoke(tmp_path: Path) -> None:
+    """Node 1 runs in another venv (peft 0.99.0) with NCCL_DEBUG set: both differences are named, the smoke test runs."""
+    other = other_venv(tmp_path / "venv")
+    port, report = free_port(), tmp_path / "report.json"
+    args = ["-m", "compat.fleet", "--smoke", "--smoke-mib", "1", "--timeout", "60", "--json", "-o", str(report),
+            "--save", str(tmp_path / "saved")]
+    nodes = [torchrun(PYTHON, 0, port, args, env()), torchrun(other, 1, port, args, env(NCCL_DEBUG="WARN"))]
+    try:
+        outputs = [p.communicate(timeout=240)[0].decode() for p in nodes]
+    finally:
+        for p in nodes:
+            kill(p)
+    assert report.exists(), outputs
+    doc = json.loads(report.read_text())
+    # One host runs both launchers: the nodes are told apart by torchrun's node rank (host#0, host#1).
+    assert [m.rsplit("#", 1)[1] for m in doc["members"]] == ["0[rank 0]", "0[rank 1]", "1[rank 2]", "1[rank 3]"]
+    assert doc["missing"] == [] and doc["world_size"] == 4 and doc["nodes"] == 2
+    diffs = {(d["aspect"], d["subject"]): d for d in doc["differences"]}
+    peft = diffs[("package", "peft")]
+    assert len(peft["variants"]) == 2 and "0.99.0" in {v["value"] for v in peft["variants"]}
+    assert peft["severity"] == "error"
+    nccl = diffs[("env", "NCCL_DEBUG")]
+    assert {v["value"] for v in nccl["variants"]} == {"WARN", None}
+    assert [len(v["members"]) for v in nccl["variants"]] == [1, 1]  # named per node, not per rank
+    smoke = doc["smoke"]
+    assert smoke["backend"] == "gloo" and smoke["error"] is None
+    assert [r["rank"] for r in smoke["ranks"]] == [0, 1, 2, 3] and all(r["seconds"] > 0 for r in smoke["ranks"])
+    (pair,) = smoke["pairs"]
+    assert pair["bus_gbps"] > 0 and pair["error"] is None
+    assert doc["failed"] is True  # a package differs: an error, exit 1 as doctor
+    assert len(list((tmp_path / "saved").glob("*.json"))) == 2
+
+
+def test_a_rank_that_hangs_is_reported(tmp_path: Path) -> None:
+    """Rank 3 sleeps forever: rank 0 reports it after --timeout, and the others are not held."""
+    port, report = free_port(), tmp_path / "report.txt"
+    script = str(Path(__file__).with_name("hang_rank.py"))
+    args = [script, "--timeout", "8", "-o", str(report)]
+    environ = env(FLEET_TEST_HANG_RANK="3")
+    nodes = [torchrun(PYTHON, 0, port, args, environ), torchrun(PYTHON, 1, port, args, environ)]
+    started = time.monotonic()
+    try:
+        while not report.exists() and time.monotonic() - started < 180:
+            time.sleep(0.2)
+        elapsed = time.monotonic() - started
+    finally:
+        for p in nodes:
+            kill(p)
+    assert report.exists(), [p.stdout.read().decode() if p.stdout else "" for p in nodes]
+    text = report.read_text()
+    assert "No answer (1)" in text
+    assert "[rank 3]: timed-out" in text and "no facts within 8 s" in text
+    assert elapsed < 170
