@@ -124,7 +124,7 @@ def test_slurm_mode_through_a_fake_srun(tmp_path: Path, monkeypatch: pytest.Monk
 def test_slurm_outside_an_allocation_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     code, out = _run("--slurm")
-    assert code == 2
+    assert code == 2 and "SLURM_JOB_ID is not set" in out
 
 
 def test_world_size_against_gpus() -> None:
