@@ -7,7 +7,6 @@ one value. Ranks of one node that agree are named by their node, so 4 ranks on 2
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -15,7 +14,6 @@ from collections.abc import Iterable
 from compat.judge.diagnose import diagnose, fails
 from compat.matrix import Matrix
 from compat.matrix.releases import TRACKED
-from compat.model import codec
 from compat.model.facts import Facts, TorchBuild
 from compat.model.findings import Finding, Severity, Status, sort_findings
 from compat.model.fleet import (
@@ -231,12 +229,15 @@ def changes(old: list[Member], new: list[Member]) -> tuple[Change, ...]:
 def _diagnosed(members: list[Member], matrix: Matrix) -> list[tuple[Finding, ...] | None]:
     """Doctor's findings per member; identical facts (ranks of one node, cloned nodes) are judged once."""
     seen: dict[str, tuple[Finding, ...]] = {}
+    keys: dict[int, str] = {}  # one snapshot object shared by many members is encoded once
     out: list[tuple[Finding, ...] | None] = []
     for m in members:
         if m.facts is None:
             out.append(None)
             continue
-        key = json.dumps(codec.encode(m.facts), sort_keys=True)
+        key = keys.get(id(m.facts))
+        if key is None:
+            key = keys[id(m.facts)] = repr(m.facts)  # equal facts, equal repr (a differing dict order only misses the cache)
         if key not in seen:
             seen[key] = diagnose(m.facts, matrix)
         out.append(seen[key])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compat.errors import CompatError, UsageError
-from compat.model.facts import load_facts
+from compat.model.facts import Facts, load_facts
 from compat.model.fleet import Member, MemberState
 
 
@@ -14,9 +14,14 @@ def read_members(directory: Path) -> list[Member]:
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory of facts files")
     members: list[Member] = []
+    # Nodes cloned from one image write byte-identical snapshots: each distinct text is parsed once
+    # (and, being one object, judged once).
+    parsed: dict[str, Facts] = {}
     for path in sorted(directory.glob("*.json")):
         try:
-            facts = load_facts(path.read_text(encoding="utf-8"), origin=path.name)
+            text = path.read_text(encoding="utf-8")
+            facts = parsed.get(text) or load_facts(text, origin=path.name)
+            parsed[text] = facts
         except (OSError, UnicodeDecodeError) as exc:
             members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=f"{path.name}: {exc}"))
         except CompatError as exc:
