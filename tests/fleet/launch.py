@@ -31,7 +31,7 @@ def other_venv(path: Path, *, package: str = "peft", version: str = "0.99.0") ->
 
 def env(**extra: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "HF_"))}
-    out.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", COMPAT_NO_CACHE="1", **extra)
+    out.update({"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "COMPAT_NO_CACHE": "1", **extra})
     return out
 
 
