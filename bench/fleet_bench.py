@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fleet.nodes import scaled, with_env, write_cluster  # noqa: E402
+from tests.fleet.nodes import scaled, with_env, write_cluster
 
 GOAL_S = 2.0
 

@@ -43,3 +43,11 @@ def test_drift_found_through_ray(tmp_path: Path) -> None:
     assert "0.99.0" in {v["value"] for v in diffs[("package", "peft")]["variants"]}
     assert {v["value"] for v in diffs[("env", "NCCL_DEBUG")]["variants"]} == {"WARN", None}
     assert len(list((tmp_path / "saved").glob("*.json"))) == 2
+
+
+def test_no_cluster_is_a_usage_error() -> None:
+    from compat.errors import UsageError
+    from compat.sources.fleet.ray_nodes import gather_ray
+
+    with pytest.raises(UsageError, match="cannot connect to the Ray cluster"):
+        gather_ray(f"127.0.0.1:{free_port()}", timeout=5)  # nothing listens: refused at once, not after minutes

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -51,7 +54,8 @@ def test_a_rank_that_hangs_is_reported(tmp_path: Path) -> None:
     port, report = free_port(), tmp_path / "report.txt"
     script = str(Path(__file__).with_name("hang_rank.py"))
     args = [script, "--timeout", "8", "-o", str(report)]
-    environ = env(FLEET_TEST_HANG_RANK="3")
+    pidfile = tmp_path / "hung.pid"
+    environ = env(FLEET_TEST_HANG_RANK="3", FLEET_TEST_PIDFILE=str(pidfile))
     nodes = [torchrun(PYTHON, 0, port, args, environ), torchrun(PYTHON, 1, port, args, environ)]
     started = time.monotonic()
     try:
@@ -61,8 +65,49 @@ def test_a_rank_that_hangs_is_reported(tmp_path: Path) -> None:
     finally:
         for p in nodes:
             kill(p)
+        if pidfile.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
     assert report.exists(), [p.stdout.read().decode() if p.stdout else "" for p in nodes]
     text = report.read_text()
     assert "No answer (1)" in text
     assert "[rank 3]: timed-out" in text and "no facts within 8 s" in text
     assert elapsed < 170
+
+
+def test_one_rank_in_process_with_smoke(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A world of one in this process (gloo on loopback): the gather, the smoke test and the members."""
+    from compat.sources.fleet.torch_dist import gather_torch
+    from tests.fleet import nodes
+
+    for name, value in {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
+                        "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())}.items():
+        monkeypatch.setenv(name, value)
+    gathered = gather_torch(nodes.base, timeout=30, smoke=True, smoke_bytes=4096, smoke_timeout=30)
+    assert gathered is not None and gathered.world_size == 1
+    (member,) = gathered.members
+    assert member.rank == 0 and member.facts == nodes.base()
+    assert gathered.smoke is not None and gathered.smoke.backend == "gloo" and gathered.smoke.pairs == ()
+    assert gathered.smoke.ranks[0].seconds is not None
+
+
+def test_members_from_payloads() -> None:
+    """Rank 0's view: a non-zero local rank shares its node's facts, a failed probe and a silent rank are named."""
+    from compat.model.facts import dump_facts
+    from compat.model.fleet import MemberState
+    from compat.sources.fleet.torch_dist import _members
+    from tests.fleet import nodes
+
+    facts = dump_facts(nodes.with_env(nodes.base(), CUDA_VISIBLE_DEVICES="0,1"))
+    launch = {"accelerate": None, "container": None, "env": {"CUDA_VISIBLE_DEVICES": "1"}, "launcher": "torchrun",
+              "shm_bytes": 2**30}
+    payloads = {
+        0: json.dumps({"host": "a", "group_rank": "0", "local_rank": 0, "local_world": "2", "facts": facts}),
+        1: json.dumps({"host": "a", "group_rank": "0", "local_rank": 1, "local_world": "2", "launch": launch}),
+        2: json.dumps({"host": "b", "group_rank": "1", "local_rank": 0, "local_world": "2", "error": "OSError: boom"}),
+    }
+    members = _members(payloads, 4, 5.0)
+    assert [m.state for m in members] == [MemberState.OK, MemberState.OK, MemberState.FAILED, MemberState.TIMED_OUT]
+    assert members[1].facts is not None and members[1].facts.launch.env == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert members[1].facts.packages == members[0].facts.packages  # type: ignore[union-attr]
+    assert members[3].node == "b" and members[3].detail == "no facts within 5 s"

@@ -30,6 +30,7 @@ def gather_ray(address: str, *, timeout: float) -> list[Member]:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     except ImportError as exc:
         raise UsageError("--ray needs the ray package in this environment (pip install ray)") from exc
+    _reachable(address, timeout=min(timeout, 10.0))
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False)
     except Exception as exc:  # ConnectionError, or Ray's own errors for a bad address
@@ -59,6 +60,17 @@ def gather_ray(address: str, *, timeout: float) -> list[Member]:
         return members
     finally:
         ray.shutdown()
+
+
+def _reachable(address: str, *, timeout: float) -> None:
+    """ray.init waits minutes on an address where nothing listens: check the GCS port first, within `timeout`."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or "://" in address:
+        return  # "auto", "ray://...": Ray's own lookup
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UsageError(f"cannot connect to the Ray cluster at {address}: {exc.strerror or exc}") from exc
 
 
 def _name(node: dict[str, Any], hosts: list[str]) -> str:

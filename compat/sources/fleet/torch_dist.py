@@ -106,7 +106,8 @@ def gather_torch(
 
 def _payload(probe_facts: Callable[[], Facts], env: Mapping[str, str], local_rank: int) -> str:
     started = time.monotonic()
-    doc: dict[str, Any] = {"host": socket.gethostname(), "group_rank": env.get("GROUP_RANK"), "local_rank": local_rank}
+    doc: dict[str, Any] = {"host": socket.gethostname(), "group_rank": env.get("GROUP_RANK"), "local_rank": local_rank,
+                           "local_world": env.get("LOCAL_WORLD_SIZE")}
     try:
         if local_rank == 0:
             doc["facts"] = dump_facts(probe_facts())
@@ -289,7 +290,8 @@ def _members(payloads: Mapping[int, str], world: int, timeout: float) -> tuple[M
         if doc.get("facts"):
             node_facts[node_of[r]] = load_facts(doc["facts"], origin=f"rank {r}")
     group_node = {str(doc.get("group_rank")): node_of[r] for r, doc in docs.items()}
-    local_world = max((int(doc["local_rank"]) for doc in docs.values()), default=0) + 1
+    sizes = [int(d["local_world"]) for d in docs.values() if str(d.get("local_world") or "").isdigit()]
+    local_world = max(sizes) if sizes else max((int(d["local_rank"]) for d in docs.values()), default=0) + 1
     members: list[Member] = []
     for r in range(world):
         doc = docs.get(r)
