@@ -111,3 +111,15 @@ def test_members_from_payloads() -> None:
     assert members[1].facts is not None and members[1].facts.launch.env == {"CUDA_VISIBLE_DEVICES": "1"}
     assert members[1].facts.packages == members[0].facts.packages  # type: ignore[union-attr]
     assert members[3].node == "b" and members[3].detail == "no facts within 5 s"
+
+
+def test_srun_and_mpirun_ranks_are_read() -> None:
+    from compat.errors import UsageError
+    from compat.sources.fleet.torch_dist import launcher_env, launcher_rank
+
+    slurm = launcher_env({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_NODEID": "2"})
+    assert launcher_rank(slurm) == (5, 8, 1) and slurm["GROUP_RANK"] == "2"
+    mpi = launcher_env({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "4", "RANK": "3", "WORLD_SIZE": "4"})
+    assert launcher_rank(mpi) == (3, 4, 0)
+    with pytest.raises(UsageError, match="runs under a launcher"):
+        launcher_rank(launcher_env({}))

@@ -48,6 +48,28 @@ class Gathered:
     """The smoke test, when asked for and every rank answered."""
 
 
+# (rank, world size, local rank, node rank, ranks per node) as torchrun, srun and Open MPI's mpirun name them.
+_LAUNCHER_VARS = (
+    ("RANK", "WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK", "LOCAL_WORLD_SIZE"),
+    ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS_PER_NODE"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_NODE_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE"),
+)
+
+
+def launcher_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment with RANK, WORLD_SIZE, LOCAL_RANK, GROUP_RANK and LOCAL_WORLD_SIZE set from whichever
+    launcher set its own (srun and mpirun do not set torch's names)."""
+    env = dict(environ)
+    for names in _LAUNCHER_VARS:
+        if names[0] in env and names[1] in env:
+            for torch_name, own in zip(_LAUNCHER_VARS[0], names, strict=True):
+                if own in env:
+                    env.setdefault(torch_name, env[own])
+            break
+    return env
+
+
 def launcher_rank(environ: Mapping[str, str]) -> tuple[int, int, int]:
     """RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them; a UsageError without a launcher."""
     try:
@@ -69,7 +91,7 @@ def gather_torch(
     environ: Mapping[str, str] | None = None,
 ) -> Gathered | None:
     """Gather every rank's facts; rank 0 returns them, the other ranks return None."""
-    env = dict(os.environ if environ is None else environ)
+    env = launcher_env(os.environ if environ is None else environ)
     rank, world, local_rank = launcher_rank(env)
     try:
         import torch.distributed as dist
