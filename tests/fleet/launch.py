@@ -21,8 +21,12 @@ def free_port() -> int:
 
 def other_venv(path: Path, *, package: str = "peft", version: str = "0.99.0") -> Path:
     """A venv that sees this interpreter's packages plus one fake distribution: a node with one package drifted."""
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(path)
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(path)
     site = next(path.glob("lib/python*/site-packages"))
+    # This interpreter's site directories (with their own .pth files: an editable install), after the new
+    # venv's own: system_site_packages would reach the base interpreter's, not those of a venv running the tests.
+    parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+    (site / "zz_parent_env.pth").write_text(f"import site; list(map(site.addsitedir, {parents!r}))\n", encoding="utf-8")
     dist = site / f"{package}-{version}.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: {version}\n", encoding="utf-8")
