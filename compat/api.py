@@ -83,12 +83,14 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True)
 class Environment:
-    """Which environment is judged. Neither `facts_file` nor `python`: a live probe of this interpreter."""
+    """Which environment is judged. Neither `facts_file` nor `python`: a live probe of the environment
+    the user means (the activated venv or conda env, else the python on PATH beside an isolated
+    compat, else this interpreter; compat.sources.probe.selection)."""
 
     facts_file: Path | None = None
     """A saved `compat facts` snapshot, read instead of probing."""
     python: Path | None = None
-    """Another interpreter to probe live (a virtual environment's python)."""
+    """An interpreter or an environment directory to probe live."""
     requirements: Path | None = None
     """Judge the pinned set of this requirements file instead of the installed packages (live probe only)."""
     accelerate_config: Path | None = None
@@ -226,7 +228,7 @@ def _matrix(overlays: tuple[Path, ...], settings: Settings) -> Matrix:
 
 def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
     """Facts from a snapshot or a live probe, with declared values laid on top."""
-    from compat.sources.declared import apply_declared
+    from compat.sources.declared import apply_declared, complete_gpus
 
     env = request.environment
     if env.facts_file is not None and env.python is not None:
@@ -251,7 +253,10 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
             ),
             matrix,
         )
-    return apply_declared(base, request.declared, matrix)
+    from compat.sources.bounds import bound_facts
+
+    origin = str(env.facts_file) if env.facts_file is not None else "the probed environment"
+    return bound_facts(apply_declared(complete_gpus(base, matrix.gpus), request.declared, matrix), origin=origin)
 
 
 def _read_facts(path: Path) -> Facts:
@@ -358,8 +363,9 @@ def plan(request: PlanRequest) -> Plan | Conflict:
         result = resolve(wanted, env, m, prefer_installed=not request.latest, minor_compat=request.minor_compat)
     except ResolutionError as exc:
         return Conflict(targets=tuple(wanted), error=exc)
-    python = request.environment.python
-    return make_plan(env, result, findings, installer=request.installer, python=str(python) if python else None)
+    # --python may name an environment directory: the commands run its interpreter.
+    python = env.python.executable if request.environment.python is not None else None
+    return make_plan(env, result, findings, installer=request.installer, python=python if isinstance(python, str) else None)
 
 
 def matrix_show(request: ShowRequest) -> PackageReleases:
@@ -372,7 +378,7 @@ def matrix_show(request: ShowRequest) -> PackageReleases:
     if request.since is not None:
         try:
             Version(request.since)
-        except InvalidVersion as exc:
+        except (InvalidVersion, ValueError) as exc:  # ValueError: a number too long for int() (Python 3.11+)
             raise UsageError(f"--since: {request.since!r} is not a version") from exc
     dirs = [shipped_matrix_dir() / "releases", *(Path(d) / "releases" for d in request.matrix)]
     index = ReleaseIndex(dirs, cache_dir=request.settings.cache_dir)

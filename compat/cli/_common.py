@@ -18,11 +18,13 @@ MatrixOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-PythonOpt = Annotated[Path | None, typer.Option("--python", help="Inspect another interpreter (a virtual environment's python).")]
+PythonOpt = Annotated[Path | None, typer.Option(
+    "--python", help="Inspect this interpreter or environment directory (default: the activated venv or conda env).",
+)]
 FactsOpt = Annotated[Path | None, typer.Option("--facts", help="Read a saved `compat facts` snapshot instead of probing.")]
 GpusOpt = Annotated[str | None, typer.Option("--gpus", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
 DriverOpt = Annotated[str | None, typer.Option("--driver", help="Declare the NVIDIA driver version (550.54.15).")]
-LauncherOpt = Annotated[str | None, typer.Option("--launcher", help="How training starts: python, torchrun, accelerate, deepspeed.")]
+LauncherOpt = Annotated[str | None, typer.Option("--launcher", help="How training starts: python, torchrun, accelerate, deepspeed, srun.")]
 AccelerateOpt = Annotated[Path | None, typer.Option(
     "--accelerate-config", help="accelerate config file (default: the one under the Hugging Face home).",
 )]

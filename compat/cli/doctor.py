@@ -64,10 +64,11 @@ def doctor(
         fail_on=Severity(fail_on.value),
         strict=strict,
     ))
+    threshold = Severity(fail_on.value)
     if json_out:
-        sys.stdout.write(render_json(result.facts, result.findings))
+        sys.stdout.write(render_json(result.facts, result.findings, fail_on=threshold))
     else:
-        sys.stdout.write(render_text(result.facts, result.findings, color=sys.stdout.isatty()))
+        sys.stdout.write(render_text(result.facts, result.findings, color=sys.stdout.isatty(), fail_on=threshold))
     raise typer.Exit(1 if result.failed else 0)
 
 

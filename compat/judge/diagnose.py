@@ -4,27 +4,45 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from packaging.requirements import Requirement
+
 from compat.judge import checks
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
 from compat.matrix.when import When
-from compat.model.facts import Facts
-from compat.model.findings import Finding, Severity, Status, sort_findings
+from compat.model.facts import Facts, canonical
+from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
 
 
 def diagnose(facts: Facts, matrix: Matrix) -> tuple[Finding, ...]:
     found: list[Finding] = []
     for check in checks.ALL:
         found.extend(check(facts, matrix))
-    found.extend(catalog_findings(facts, matrix))
+    missing = _missing_names(found)
+    found.extend(catalog_findings(facts, matrix, reported_missing=missing))
     return sort_findings(found)
 
 
-def catalog_findings(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
-    """Known failures this environment is exposed to, and those it may be exposed to."""
+def _missing_names(findings: list[Finding]) -> frozenset[str]:
+    """Packages the grouped missing-dependency finding already asks to install."""
+    names: set[str] = set()
+    for f in findings:
+        if f.id == checks.requirements.MISSING and f.status is Status.FOUND:
+            names.update(canonical(Requirement(r).name) for r in f.fix.requires)
+    return frozenset(names)
+
+
+def catalog_findings(facts: Facts, matrix: Matrix, *, reported_missing: frozenset[str] = frozenset()) -> Iterator[Finding]:
+    """Known failures this environment is exposed to, and those it may be exposed to.
+
+    An entry about an absent package that the missing-dependency finding already names is left
+    out: one finding per problem, and that one has the install command.
+    """
     empty = When()
     for sig in matrix.signatures:
         if not sig.doctor or sig.when == empty or sig.id in checks.OWNED_IDS:
+            continue
+        if sig.when.absent and set(sig.when.absent) <= reported_missing:
             continue
         verdict = evaluate(sig.when, facts)
         if verdict.outcome is Outcome.NO_MATCH:
@@ -41,6 +59,7 @@ def catalog_findings(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             evidence=verdict.evidence,
             unknown=verdict.missing,
             refs=sig.refs,
+            consequence=sig.consequence or Consequence.of_severity(sig.severity),
         )
 
 

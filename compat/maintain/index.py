@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import html.parser
 import io
+import json
 import threading
 import time
 import urllib.parse
 import zipfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +31,7 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import Version
+from urllib3.exceptions import HTTPError as TransportError
 
 from compat.errors import PackageIndexError
 
@@ -38,6 +41,14 @@ _ACCEPT = (
     "text/html;q=0.01"
 )
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MIB = 1024 * 1024
+MAX_PAGE = 64 * MIB
+"""A project page: torch's, the largest tracked, is a few MiB."""
+MAX_METADATA = 16 * MIB
+"""A core metadata document (or a wheel's METADATA, decompressed): real ones are a few KiB."""
+MAX_BODY = 256 * MIB
+"""Anything else read whole (a range, or a wheel from a server that ignores ranges)."""
+_READ = 64 * 1024
 
 
 def redact(url: str) -> str:
@@ -49,6 +60,29 @@ def redact(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urllib.parse.urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
+
+
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "url": (str,),
+    "hashes": (dict, type(None)),
+    "requires-python": (str, type(None)),
+    "upload-time": (str, type(None)),
+    "yanked": (bool, str),
+    "core-metadata": (bool, dict, str),
+    "dist-info-metadata": (bool, dict, str),
+}
+"""PEP 691's types for the fields compat reads; anything else is a malformed page, not a guess."""
+
+
+def _check_types(entry: dict[str, Any]) -> None:
+    name = entry["filename"][:100]
+    for key, types in _FIELD_TYPES.items():
+        if key in entry and not isinstance(entry[key], types):
+            raise ValueError(f"{name}: {key!r} is a JSON {type(entry[key]).__name__}")
+    for key in ("hashes", "core-metadata", "dist-info-metadata"):
+        value = entry.get(key)
+        if isinstance(value, dict) and not all(isinstance(v, str) for v in value.values()):
+            raise ValueError(f"{name}: {key!r} holds a value that is not a string")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,8 +135,9 @@ def _file(
         else:
             name, version = parse_sdist_filename(filename)
             wheel, tag_names, build_no = False, frozenset(), 0
-    except (InvalidWheelFilename, InvalidSdistFilename):
-        return None  # .exe, .egg, .rpm, ... from another era: pip ignores them too
+    except (InvalidWheelFilename, InvalidSdistFilename, ValueError):
+        # .exe, .egg, .rpm, ... from another era, or a version no int can hold: pip ignores them too
+        return None
     if canonicalize_name(name) != canonicalize_name(project):
         return None
     meta_hash = None
@@ -200,6 +235,7 @@ def parse_simple_json(data: Any, *, base_url: str, project: str) -> tuple[IndexF
     for entry in data["files"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             raise ValueError("a file entry without a filename")
+        _check_types(entry)
         url, _ = _split_url(base_url, str(entry.get("url", "")))
         core = entry.get("core-metadata", entry.get("dist-info-metadata", False))
         item = _file(
@@ -217,6 +253,31 @@ def parse_simple_json(data: Any, *, base_url: str, project: str) -> tuple[IndexF
     return tuple(out)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Response:
+    """A response read whole, within its bounds."""
+
+    status_code: int
+    """HTTP status."""
+    headers: Mapping[str, str]
+    """Response headers (case-insensitive mapping)."""
+    url: str
+    """The URL after redirects."""
+    content: bytes
+    """The decoded body."""
+
+    @property
+    def text(self) -> str:
+        charset = self.headers.get("Content-Type", "").partition("charset=")[2].split(";")[0].strip() or "utf-8"
+        try:
+            return self.content.decode(charset, errors="replace")
+        except LookupError:
+            return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
 class IndexClient:
     """Reads project pages and core metadata from one index; safe to share between threads."""
 
@@ -225,12 +286,15 @@ class IndexClient:
         index_url: str,
         *,
         timeout: float = 30.0,
+        total_timeout: float | None = None,
         retries: int = 4,
         backoff: float = 0.5,
         session: requests.Session | None = None,
     ) -> None:
         self.index_url = index_url.rstrip("/") + "/"
         self.timeout = timeout
+        self.total_timeout = total_timeout if total_timeout is not None else 4 * timeout
+        """Seconds one response may take as a whole (each read is also bounded by `timeout`)."""
         self.retries = retries
         self.backoff = backoff
         self._local = threading.local()
@@ -250,8 +314,15 @@ class IndexClient:
             self._local.session = session
         return session
 
-    def _get(self, url: str, *, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,)) -> requests.Response:
-        """GET with a timeout and exponential backoff on connection errors, 5xx/429 and truncated bodies."""
+    def _get(
+        self, url: str, *, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,), limit: int = MAX_BODY,
+    ) -> _Response:
+        """GET with a timeout and exponential backoff on connection errors, 5xx/429 and truncated bodies.
+
+        The whole response must arrive within `total_timeout` (a server that drips a byte a
+        second never trips a per-read timeout) and hold at most `limit` bytes once decoded (a
+        gzip bomb is stopped there); either is an error at once, not retried.
+        """
         last = ""
         for attempt in range(self.retries + 1):
             if attempt:
@@ -259,38 +330,60 @@ class IndexClient:
             with self._lock:
                 self.requests_made += 1
             try:
-                response = self._http().get(url, headers=headers, timeout=self.timeout)
-                response.content  # noqa: B018 - read the body here so a truncated one is retried
+                with self._http().get(url, headers=headers, timeout=self.timeout, stream=True) as raw:
+                    if raw.status_code in _RETRY_STATUS:
+                        last = f"HTTP {raw.status_code}"
+                        continue
+                    if raw.status_code not in ok:
+                        raise PackageIndexError(f"{redact(url)}: HTTP {raw.status_code}")
+                    body = self._body(raw, url, limit)
+                    return _Response(status_code=raw.status_code, headers=raw.headers, url=raw.url or url, content=body)
             except (requests.ConnectionError, requests.Timeout) as exc:
                 last = type(exc).__name__
                 continue
-            except requests.RequestException as exc:  # ChunkedEncodingError, ContentDecodingError
+            except (requests.RequestException, TransportError) as exc:  # truncated or undecodable bodies
                 last = type(exc).__name__
                 continue
-            if response.status_code in _RETRY_STATUS:
-                last = f"HTTP {response.status_code}"
-                continue
-            if response.status_code not in ok:
-                raise PackageIndexError(f"{redact(url)}: HTTP {response.status_code}")
-            return response
         raise PackageIndexError(f"{redact(url)}: failed after {self.retries + 1} attempts ({last})")
+
+    def _body(self, raw: requests.Response, url: str, limit: int) -> bytes:
+        deadline = time.monotonic() + self.total_timeout
+        declared = raw.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit and not raw.headers.get("Content-Encoding"):
+            raise PackageIndexError(f"{redact(url)}: response of {declared} bytes, more than the {limit // MIB} MiB allowed")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            # read1 (urllib3 >= 2.2) returns after one receive, so the deadline is checked as bytes come.
+            chunk = raw.raw.read1(_READ, decode_content=True)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                raise PackageIndexError(f"{redact(url)}: response larger than the {limit // MIB} MiB allowed")
+            if time.monotonic() > deadline:
+                raise PackageIndexError(f"{redact(url)}: response not complete after {self.total_timeout:g} s (server too slow)")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def project_files(self, project: str) -> tuple[IndexFile, ...]:
         """Every file the index lists for a project; raises PackageIndexError."""
         url = urllib.parse.urljoin(self.index_url, canonicalize_name(project) + "/")
-        response = self._get(url, headers={"Accept": _ACCEPT})
+        response = self._get(url, headers={"Accept": _ACCEPT}, limit=MAX_PAGE)
         ctype = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         try:
             if ctype == "application/vnd.pypi.simple.v1+json" or ctype.endswith("+json") or ctype == "application/json":
                 return parse_simple_json(response.json(), base_url=response.url or url, project=project)
             return parse_simple_html(response.text, base_url=response.url or url, project=project)
         except ValueError as exc:
-            raise PackageIndexError(f"{redact(url)}: malformed project page ({exc})") from exc
+            raise PackageIndexError(f"{redact(url)}: malformed project page ({str(exc)[:200]})") from exc
+        except RecursionError:
+            raise PackageIndexError(f"{redact(url)}: malformed project page (nested too deeply)") from None
 
     def core_metadata(self, file: IndexFile) -> bytes:
         """The file's core metadata (RFC 822 text); raises PackageIndexError."""
         if file.core_metadata:
-            data = self._get(file.url + ".metadata").content
+            data = self._get(file.url + ".metadata", limit=MAX_METADATA).content
             if file.metadata_sha256 and hashlib.sha256(data).hexdigest() != file.metadata_sha256:
                 raise PackageIndexError(f"{redact(file.url)}.metadata: sha256 mismatch")
         elif file.wheel:
@@ -314,8 +407,16 @@ class IndexClient:
                     if len(candidates) != 1:
                         raise PackageIndexError(f"{file.filename}: no single *.dist-info/METADATA in the wheel")
                     wanted = candidates[0]
-                return archive.read(wanted)
-        except (zipfile.BadZipFile, EOFError, ValueError, OSError) as exc:
+                # The sizes in a zip are the sender's word: check the declared one, then read
+                # no more than the bound whatever it said (a zip bomb inflates far past it).
+                if archive.getinfo(wanted).file_size > MAX_METADATA:
+                    raise PackageIndexError(f"{file.filename}: METADATA larger than {MAX_METADATA // MIB} MiB")
+                with archive.open(wanted) as member:
+                    data = member.read(MAX_METADATA + 1)
+                if len(data) > MAX_METADATA:
+                    raise PackageIndexError(f"{file.filename}: METADATA larger than {MAX_METADATA // MIB} MiB")
+                return data
+        except (zipfile.BadZipFile, EOFError, ValueError, OSError, NotImplementedError, RuntimeError) as exc:
             raise PackageIndexError(f"{file.filename}: cannot read the wheel's METADATA ({exc})") from exc
 
 

@@ -17,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from compat.errors import MatrixError
+from compat.regular_file import MIB, read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,13 +25,15 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 _MISSING: Any = object()
+MAX_BYTES = 32 * MIB
+"""The largest curated file (a releases file) is well under 1 MiB; an overlay past this is refused."""
 
 
 def read_toml(path: Path, *, label: str | None = None) -> Table:
     """Parse a TOML file; a syntax error or unreadable file becomes a MatrixError."""
     name = label or str(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=MAX_BYTES)
     except OSError as exc:
         raise MatrixError(name, "", f"cannot read: {exc.strerror or exc}") from exc
     try:
@@ -39,6 +42,8 @@ def read_toml(path: Path, *, label: str | None = None) -> Table:
         raise MatrixError(name, "", f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(name, "", f"invalid TOML: {exc}") from exc
+    except RecursionError:
+        raise MatrixError(name, "", "invalid TOML: nested too deeply") from None
     return Table(data, file=name, path="")
 
 
@@ -119,8 +124,8 @@ class Table:
             return default
         try:
             return Version(text)
-        except InvalidVersion:
-            self.fail(key, f"{text!r} is not a version")
+        except (InvalidVersion, ValueError):  # ValueError: a number too long for int() (Python 3.11+)
+            self.fail(key, f"{text[:60]!r} is not a version")
 
     def specifier(self, key: builtins.str, default: Any = _MISSING) -> Any:
         text = self.str(key, default) if not (key in self.data and self.data[key] == "") else ""

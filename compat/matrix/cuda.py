@@ -32,6 +32,8 @@ class Toolkit:
     """Minimum Linux driver for the full feature set (the x.y.0 runfile driver)."""
     source: str
     """Where the pairing was read (NVIDIA release notes, runfile name)."""
+    max_gcc: int | None = None
+    """Newest GCC major this toolkit's nvcc accepts as host compiler (crt/host_config.h); None: not curated."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -140,11 +142,12 @@ def load_cuda(tables: Sequence[Table]) -> CudaTable:
     for table in tables:
         table.only("toolkit", "family")
         for row in table.tables("toolkit", ()):
-            row.only("version", "min_driver", "source")
+            row.only("version", "min_driver", "source", "max_gcc")
             tk = Toolkit(
                 version=_parse_cuda_text(row, "version"),
                 min_driver=_parse_driver(row, "min_driver"),
                 source=row.str("source"),
+                max_gcc=row.int("max_gcc", None),
             )
             if tk.key in toolkits:
                 row.fail("version", f"CUDA {tk.version} is also defined at {row_location(toolkits[tk.key][1])}")

@@ -285,13 +285,24 @@ class ReleaseIndex:
         for i, d in enumerate(self.dirs):
             path = d / f"{name}.toml"
             if path.is_file():
-                parts.append(parse_releases_file(_read_cached(path, self._label(i, path), self.cache_dir), expected=name))
+                parts.append(_parse_cached(path, self._label(i, path), self.cache_dir, name))
         if not parts:
             return None
         return parts[0] if len(parts) == 1 else merge_releases(parts)
 
 
-def _read_cached(path: Path, label: str, cache_dir: Path | None) -> Table:
+def _parse_cached(path: Path, label: str, cache_dir: Path | None, name: str) -> PackageReleases:
+    """parse_releases_file over the cached tables; a cache entry that does not validate is
+    dropped and the file parsed again, so a wrong entry never blames the shipped file."""
+    try:
+        return parse_releases_file(_read_cached(path, label, cache_dir), expected=name)
+    except (MatrixError, ValueError, TypeError, RecursionError):
+        if cache_dir is None:
+            raise
+    return parse_releases_file(_read_cached(path, label, cache_dir, refresh=True), expected=name)
+
+
+def _read_cached(path: Path, label: str, cache_dir: Path | None, *, refresh: bool = False) -> Table:
     """read_toml, memoised as JSON keyed by the file's sha256.
 
     tomllib is pure Python and the release files are large: parsing them is most of the cost of
@@ -305,12 +316,12 @@ def _read_cached(path: Path, label: str, cache_dir: Path | None) -> Table:
     except OSError:
         return read_toml(path, label=label)  # reports the error the usual way
     entry = cache / f"{hashlib.sha256(raw).hexdigest()}.json" if cache is not None else None
-    if entry is not None:
+    if entry is not None and not refresh:
         try:
             data = json.loads(entry.read_bytes())
             if isinstance(data, dict):
                 return Table(data, file=label, path="")
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             pass
     table = read_toml(path, label=label)
     if entry is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.when import When, parse_when
-from compat.model.findings import Fix, Severity
+from compat.model.findings import Consequence, Fix, Severity
 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -47,6 +47,8 @@ class Signature:
     """Regexes for other lines of the same log (traceback frames) that tell this failure from a
     look-alike with the same message; explain ranks a match higher when one of them is present
     and lower when none is."""
+    consequence: Consequence | None = None
+    """What the failure does to the program (`consequence = "wont-start"`); None: what the severity implies."""
     generic: bool = False
     """True for a catch-all message (plain CUDA OOM, NCCL timeout) that a more specific signature
     on the same log should outrank."""
@@ -55,7 +57,7 @@ class Signature:
 _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(==[\w.+-]+)?)$")
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
-    "context", "generic",
+    "context", "generic", "consequence",
 )
 
 
@@ -100,6 +102,13 @@ def parse_signature(t: Table, area: str) -> Signature:
     if "when" not in t:
         t.fail("when", "missing (use `when = {}` for a failure that does not depend on the environment)")
     when = parse_when(t.table("when"))
+    consequence_text = t.str("consequence", None)
+    consequence = None
+    if consequence_text is not None:
+        try:
+            consequence = Consequence(consequence_text)
+        except ValueError:
+            t.fail("consequence", f"{consequence_text!r} is not one of {', '.join(c.value for c in Consequence)}")
     doctor = t.bool("doctor", True)
     if doctor and when == When():
         t.fail("doctor", "a signature with an empty `when` would warn on every environment; set doctor = false")
@@ -117,6 +126,7 @@ def parse_signature(t: Table, area: str) -> Signature:
         doctor=doctor,
         context=_regexes(t, "context", ()),
         generic=t.bool("generic", False),
+        consequence=consequence,
     )
 
 

@@ -35,6 +35,7 @@ class Launcher(str, enum.Enum):
     TORCHRUN = "torchrun"
     ACCELERATE = "accelerate"
     DEEPSPEED = "deepspeed"
+    SRUN = "srun"  # Slurm's srun starts the ranks itself (--ntasks-per-node), one process per task
 
     def __str__(self) -> str:
         return self.value
@@ -46,6 +47,19 @@ class TorchSource(str, enum.Enum):
     IMPORT = "import"  # torch was imported in a child interpreter
     METADATA = "metadata"  # torch could not be imported; read from dist-info and the matrix
     DECLARED = "declared"
+
+
+class Chosen(str, enum.Enum):
+    """Why this interpreter is the one judged, when nothing else was named (`compat doctor` alone)."""
+
+    OPTION = "option"  # --python named it (an interpreter or an environment directory)
+    VIRTUAL_ENV = "virtual-env"  # the activated virtual environment ($VIRTUAL_ENV)
+    CONDA = "conda"  # the activated conda environment ($CONDA_PREFIX)
+    PATH = "path"  # compat runs from its own isolated install (pipx, uv tool, /opt/compat): the python on PATH
+    OWN = "own"  # the interpreter running compat
+
+    def __str__(self) -> str:
+        return self.value
 
 
 class HardwareSource(str, enum.Enum):
@@ -68,6 +82,8 @@ class Python:
     """The PEP 508 marker environment of that interpreter (python_version, sys_platform, ...)."""
     glibc: str | None | Unknown
     """glibc version ("2.36"); None on a platform without glibc (macOS, musl)."""
+    chosen: Chosen | None = None
+    """Why this interpreter was inspected; None in snapshots that predate the record."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,6 +142,8 @@ class System:
     """CPU model and logical CPU count ("AMD EPYC 9654 96-Core Processor, 192 CPUs")."""
     tools: tuple[Tool, ...]
     """Compilers and build tools that extensions (flash-attn, DeepSpeed ops) are built with."""
+    cuda_toolkit: str | None | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
+    """CUDA toolkit at $CUDA_HOME, else /usr/local/cuda (its version.json, "12.4.1"); None when there is none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,6 +299,8 @@ def load_facts(text: str, *, origin: str = "facts") -> Facts:
         data = json.loads(text)
     except ValueError as exc:
         raise FactsError(f"{origin}: not JSON: {exc}") from exc
+    except RecursionError:
+        raise FactsError(f"{origin}: not a facts file: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise FactsError(f"{origin}: expected a JSON object at the top level")
     version = data.get("schema_version")

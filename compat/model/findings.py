@@ -16,6 +16,24 @@ class Severity(str, enum.Enum):
         return {"info": 0, "warning": 1, "error": 2}[self.value]
 
 
+class Consequence(str, enum.Enum):
+    """What happens to the program, the order doctor reports findings in (worst first)."""
+
+    BROKEN_BUILD = "broken-build"  # a compiled part does not match: undefined symbol, no kernel image, driver too old
+    WONT_START = "wont-start"  # an import or the launch fails before training starts
+    FAILS_LATER = "fails-later"  # it starts, then fails (a code path, a later step, a save)
+    RISK = "risk"  # fails only under some conditions, or runs slower or worse
+
+    @property
+    def rank(self) -> int:
+        return list(Consequence).index(self)
+
+    @classmethod
+    def of_severity(cls, severity: Severity) -> Consequence:
+        """The consequence a finding has when nobody said: errors fail later, the rest are risks."""
+        return cls.FAILS_LATER if severity is Severity.ERROR else cls.RISK
+
+
 class Status(str, enum.Enum):
     FOUND = "found"  # the conditions hold for this environment
     CANNOT_CHECK = "cannot-check"  # a fact the check needs is unknown
@@ -51,10 +69,19 @@ class Finding:
     """Why the check could not be decided (CANNOT_CHECK only)."""
     refs: tuple[str, ...] = ()
     """Upstream issues, PRs or documents behind the check."""
+    consequence: Consequence | None = None
+    """What it does to the program; None: what its severity implies (`Consequence.of_severity`)."""
+    see: tuple[str, ...] = ()
+    """Ids of catalog entries for the failure this leads to (the log line `compat explain` knows it by)."""
+
+    @property
+    def effect(self) -> Consequence:
+        return self.consequence or Consequence.of_severity(self.severity)
 
 
 def sort_findings(findings: list[Finding] | tuple[Finding, ...]) -> tuple[Finding, ...]:
-    """Found before cannot-check, worst first, then by id: a stable order for every renderer."""
+    """Found before cannot-check, then by consequence (a broken build before a failed import before
+    a later failure before a risk), then by severity and id: a stable order for every renderer."""
     return tuple(
-        sorted(findings, key=lambda f: (f.status is not Status.FOUND, -f.severity.rank, f.id, f.title))
+        sorted(findings, key=lambda f: (f.status is not Status.FOUND, f.effect.rank, -f.severity.rank, f.id, f.title))
     )

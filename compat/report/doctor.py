@@ -14,8 +14,8 @@ from rich.text import Text
 from compat import __version__
 from compat.matrix.torch import sm
 from compat.model import codec
-from compat.model.facts import AccelerateConfig, Facts, Interconnect, TorchBuild
-from compat.model.findings import Finding, Severity, Status
+from compat.model.facts import AccelerateConfig, Chosen, Facts, Interconnect, TorchBuild
+from compat.model.findings import Consequence, Finding, Severity, Status
 from compat.model.unknown import Unknown
 
 SCHEMA_VERSION = 1
@@ -26,13 +26,13 @@ _MARK = {Severity.ERROR: ("✗ error", "bold red"), Severity.WARNING: ("! warnin
          Severity.INFO: ("i info", "bold blue")}
 
 
-def render_json(facts: Facts, findings: tuple[Finding, ...]) -> str:
+def render_json(facts: Facts, findings: tuple[Finding, ...], *, fail_on: Severity = Severity.ERROR) -> str:
     doc = {
         "schema_version": SCHEMA_VERSION,
         "compat_version": __version__,
         "facts": codec.encode(facts),
         "findings": [codec.encode(f) for f in findings],
-        "summary": summary_counts(findings),
+        "summary": {**summary_counts(findings), "strict-counts": strict_counts(findings, fail_on)},
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -45,10 +45,19 @@ def summary_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     return counts
 
 
-def render_text(facts: Facts, findings: tuple[Finding, ...], *, color: bool = False, width: int = 100) -> str:
+def strict_counts(findings: tuple[Finding, ...], fail_on: Severity) -> int:
+    """Checks that could not run at `fail_on` or worse: what `--strict` adds to the failures."""
+    return sum(1 for f in findings if f.status is Status.CANNOT_CHECK and f.severity.rank >= fail_on.rank)
+
+
+def render_text(
+    facts: Facts, findings: tuple[Finding, ...], *, color: bool = False, width: int = 100,
+    fail_on: Severity = Severity.ERROR,
+) -> str:
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None,
                       force_terminal=color, highlight=False, emoji=False)
+    console.print(Text(judged_line(facts), style="bold"), soft_wrap=True)  # one line, for grep and logs
     console.print(_environment(facts))
     found = [f for f in findings if f.status is Status.FOUND]
     undecided = [f for f in findings if f.status is Status.CANNOT_CHECK]
@@ -67,9 +76,25 @@ def render_text(facts: Facts, findings: tuple[Finding, ...], *, color: bool = Fa
             grid.add_row("  ?", line)
         console.print(grid)
     console.print()
-    console.print(_summary(findings))
+    console.print(_summary(findings, fail_on))
     # rich pads grid cells to the console width; trailing blanks are noise in logs and diffs.
     return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+
+
+_WHY = {
+    Chosen.OPTION: "named with --python",
+    Chosen.VIRTUAL_ENV: "the activated virtual environment, $VIRTUAL_ENV",
+    Chosen.CONDA: "the activated conda environment, $CONDA_PREFIX",
+    Chosen.PATH: "the python on PATH: compat runs from its own isolated install",
+    Chosen.OWN: "the interpreter running compat: no environment is activated",
+}
+
+
+def judged_line(facts: Facts) -> str:
+    """The report's first line: which interpreter was judged, and why that one."""
+    chosen = facts.python.chosen
+    why = _WHY[chosen] if chosen is not None else "as recorded in the facts"
+    return f"Judging {_known(facts.python.executable)} ({why})"
 
 
 def _known(value: object, fmt: Callable[[Any], str] = str) -> str:
@@ -160,10 +185,20 @@ def _stack_line(facts: Facts) -> str:
     return " · ".join(shown) if shown else "none of the tracked packages are installed"
 
 
+_EFFECT = {
+    Consequence.BROKEN_BUILD: "broken build",
+    Consequence.WONT_START: "won't start",
+    Consequence.FAILS_LATER: "fails later",
+    Consequence.RISK: "risk",
+}
+
+
 def _finding(f: Finding) -> Group:
     label, style = _MARK[f.severity]
     head = Text()
     head.append(label, style=style)
+    if f.consequence is not None:
+        head.append(f" · {_EFFECT[f.consequence]}", style=style)
     head.append("  ")
     head.append(f.title, style="bold")
     head.append(f"  [{f.id}]", style="dim")
@@ -181,10 +216,12 @@ def _finding(f: Finding) -> Group:
         grid.add_row("    run", command)
     if f.refs:
         grid.add_row("    refs", ", ".join(f.refs))
+    if f.see:
+        grid.add_row("    ends in", ", ".join(f.see) + " (catalog entries for the error it prints)")
     return Group(head, grid)
 
 
-def _summary(findings: tuple[Finding, ...]) -> Text:
+def _summary(findings: tuple[Finding, ...], fail_on: Severity) -> Text:
     c = summary_counts(findings)
     text = Text()
     if not any(c[s.value] for s in Severity):
@@ -193,5 +230,7 @@ def _summary(findings: tuple[Finding, ...]) -> Text:
         plural = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"  # noqa: E731
         text.append(f"{plural(c['error'], 'error')}, {plural(c['warning'], 'warning')}, {c['info']} info", style="bold")
     if c["cannot-check"]:
-        text.append(f"; {c['cannot-check']} check(s) could not run (see above).")
+        strict = strict_counts(findings, fail_on)
+        text.append(f"; {c['cannot-check']} check(s) could not run (see above); "
+                    f"--strict counts {strict} of them as failures ({fail_on.value} or worse).")
     return text

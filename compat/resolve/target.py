@@ -91,6 +91,8 @@ def parse_targets(targets: Sequence[str]) -> tuple[Need, ...]:
             raise UsageError(f"target {text!r} is not a requirement (e.g. 'trl[vllm]>=0.15'): {exc}") from exc
         if req.url:
             raise UsageError(f"target {text!r}: URL requirements cannot be locked from the matrix")
+        if any(re.search(r"\d{19,}", s.version) for s in req.specifier):
+            raise UsageError(f"target {text[:60]!r}...: a version number too long to compare")
         needs.append(
             Need(
                 name=str(canonicalize_name(req.name)),

@@ -25,7 +25,7 @@ LAUNCHERS = tuple(launcher.value for launcher in Launcher)
 MAX_GPUS = 64
 
 # "8xH100", "8 x H100", "8*H100", "H100"; several groups joined by commas.
-_GROUP = re.compile(r"^(?:(\d+)\s*[xX×*]\s*)?([A-Za-z][A-Za-z0-9 _.-]*)$")
+_GROUP = re.compile(r"^(?:(\d{1,18})\s*[xX×*]\s*)?([A-Za-z][A-Za-z0-9 _.-]*)$")  # 18 digits: int() stays cheap
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,6 +141,22 @@ def apply_declared(facts: Facts, declared: Declared, matrix: Matrix) -> Facts:
         launch=launch,
         declared=tuple(sorted(set(facts.declared) | set(names))),
     )
+
+
+def complete_gpus(facts: Facts, table: GpuTable) -> Facts:
+    """GPUs whose compute capability the tool left out take their model's from matrix/gpus.toml.
+
+    nvidia-smi before R510 has no `compute_cap` field, so an A100 seen through an old driver
+    (or an old nvidia-smi bundled in a snap) would otherwise stay "sm_?" for every check.
+    """
+    gpus = facts.hardware.gpus
+    if isinstance(gpus, Unknown) or not any(isinstance(g.compute_capability, Unknown) for g in gpus):
+        return facts
+    filled = []
+    for gpu in gpus:
+        model = table.find(gpu.name) if isinstance(gpu.compute_capability, Unknown) else None
+        filled.append(replace(gpu, compute_capability=model.compute_capability) if model is not None else gpu)
+    return replace(facts, hardware=replace(facts.hardware, gpus=tuple(filled)))
 
 
 def _gpu(index: int, model: GpuModel) -> Gpu:

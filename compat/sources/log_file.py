@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compat.errors import UsageError
+from compat.regular_file import NotRegularFile, open_regular
 
 STDIN = "-"
 """The name that means standard input."""
@@ -33,7 +34,10 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
         if path.is_dir():
             raise UsageError(f"{label} is a directory, not a log file")
         try:
-            stream = path.open("rb")
+            stream = open_regular(path)
+        except NotRegularFile as exc:
+            # A FIFO would block until a writer came; standard input is the way to stream a log.
+            raise UsageError(f"cannot read {label}: {exc.strerror}; pipe it in with `compat explain -`") from None
         except OSError as exc:
             raise UsageError(f"cannot read {label}: {exc.strerror or exc}") from exc
     raw = stream

@@ -206,7 +206,7 @@ def test_gate_passes_the_locked_set_without_touching_gpu_tools(build_venv, good_
 _KNOWN_BAD = [
     pytest.param(
         # vllm 0.7.2 requires torch==2.5.1.
-        "vllm==0.7.2\ntorch==2.6.0\n", HARDWARE, r"vllm 0\.7\.2 requires torch==2\.5\.1",
+        "vllm==0.7.2\ntorch==2.6.0\n", HARDWARE, r"Compiled against torch 2\.5\.1, but torch 2\.6\.0 is installed: vllm 0\.7\.2",
         id="vllm-0.7.2-with-torch-2.6.0",
     ),
     pytest.param(

@@ -37,13 +37,19 @@ MATRIX = load_matrix()
 # Named here on purpose: adding, renaming or dropping a check's id is a visible change to this list.
 MINE = {
     "unsatisfied-requirement": {"dist", "project", "wanted", "dep"},
-    "missing-requirement": {"dist", "project", "wanted", "name"},
+    "missing-requirement": {"names", "dists"},
+    "torch-pin-broken-extension": {"dist", "project", "pinned", "installed"},
+    "unsatisfied-extra-requirement": {"dist", "project", "extras", "wanted", "dep", "name"},
     "bf16-unsupported-gpu-trainer": set(),
     "gpu-without-bf16": {"gpu"},
     "fp8-unsupported-gpu": {"gpu"},
     "flash-attn-requires-ampere": set(),
     "multi-gpu-without-launcher": {"count"},
-    "more-processes-than-gpus": {"processes", "count", "config"},
+    "more-processes-than-gpus": {"launcher", "processes", "count", "setting"},
+    "cuda-visible-devices-beyond-gpus": {"visible", "count"},
+    "system-cuda-on-ld-library-path": {"entries"},
+    "slurm-task-gpu-binding-local-rank": {"binding"},
+    "extension-without-wheel-for-torch": {"dist", "project", "torch", "wheels", "cuda", "python", "module", "dist_pin"},
     "nccl-p2p-hang-pcie": set(),
     "nccl-shm-too-small": set(),
     "nccl-version-mismatch": {"loaded", "wheel", "wheel_version", "torch"},
@@ -51,6 +57,8 @@ MINE = {
 CUDA = {
     "torch-import-fails", "cuda-driver-too-old", "torch-cuda-minor-compat",
     "torch-cpu-only-build", "gpu-arch-not-in-torch-build",
+    "ds-cuda-version-mismatch-opbuild", "container-cuda-newer-than-driver", "nvcc-gcc-too-new",
+    "cuda-driver-insufficient-runtime",
 }
 
 
@@ -136,8 +144,8 @@ def test_more_processes_than_gpus_fills_its_fields(env, doctor):
     _, report = doctor("--python", python, "--gpus", "2xA100", "--driver", "550.54.15", "--launcher", "accelerate",
                        "--accelerate-config", config)
     f = _once(report, "more-processes-than-gpus", "trl-more-processes-than-gpus", "nccl-duplicate-gpu")
-    assert f["title"] == "accelerate starts 8 processes for 2 visible GPUs"
-    assert f["fix"]["advice"] == f"Set num_processes to 2 (or fewer) in {config}."
+    assert f["title"] == "accelerate starts 8 processes for 2 GPUs"
+    assert f["fix"]["advice"] == f"Set num_processes in {config} to 2 or fewer."
 
 
 def test_cpu_only_torch_on_a_gpu_machine_is_one_finding(env, doctor):

@@ -43,12 +43,37 @@ def test_vllm_072_next_to_torch_260_is_a_broken_pin(env, doctor):
     python = env(torch="2.6.0", vllm="0.7.2")
     code, report = doctor("--python", python, "--gpus", "1xH100", "--driver", "550.54.15")
     assert code == 1
-    broken = [f for f in report["findings"] if f["id"] == "unsatisfied-requirement" and f["title"].startswith("vllm 0.7.2 requires torch==2.5.1")]
-    assert broken, report["findings"]
-    assert broken[0]["fix"]["requires"] == ["torch==2.5.1"]
+    first = report["findings"][0]
+    assert first["id"] == "torch-pin-broken-extension" and first["consequence"] == "broken-build"
+    # vLLM first: it pulls the others (whose own pins are the same problem, so one finding for all)
+    assert first["title"] == ("Compiled against torch 2.5.1, but torch 2.6.0 is installed: "
+                              "vllm 0.7.2, torchaudio 2.5.1, torchvision 0.20.1, xformers 0.0.28.post3")
+    assert "undefined symbol" in first["cause"]
+    assert first["see"] == ["vllm-c-ext-torch-mismatch"]
+    assert first["fix"]["requires"] == ["torch==2.5.1"]
+    assert first["fix"]["commands"] == ["pip install 'torch==2.5.1'"]
     # the matrix knows which vLLM releases accept the installed torch
-    assert any(e.startswith("vllm 0.8.0") and e.endswith("accept torch 2.6.0") for e in broken[0]["evidence"])
-    assert "keep torch 2.6.0 and move vllm" in broken[0]["fix"]["advice"]
+    assert any(e.startswith("vllm 0.8.0") and e.endswith("accept torch 2.6.0") for e in first["evidence"])
+    assert "keep torch 2.6.0 and move vllm" in first["fix"]["advice"]
+    assert [f["id"] for f in report["findings"]].count("torch-pin-broken-extension") == 1
+
+
+def test_vllm_072_with_its_dependencies_missing_ranks_the_torch_pin_first(tmp_path, doctor):
+    from tests.fakeenv import make_env
+
+    # torch 2.6.0 beside vLLM 0.7.2, installed with --no-deps: none of vLLM's other dependencies
+    python = make_env(tmp_path / "env", {"torch": "2.6.0", "vllm": "0.7.2"}, deps=False)
+    code, report = doctor("--python", str(python), "--gpus", "1xH100", "--driver", "550.54.15")
+    assert code == 1
+    found = [f for f in report["findings"] if f["status"] == "found"]
+    assert found[0]["id"] == "torch-pin-broken-extension"
+    assert "undefined symbol" in found[0]["cause"] and found[0]["see"] == ["vllm-c-ext-torch-mismatch"]
+    (missing,) = [f for f in found if f["id"] == "missing-requirement"]
+    assert {"xformers==0.0.28.post3", "transformers>=4.48.2"} <= set(missing["fix"]["requires"])
+    (command,) = missing["fix"]["commands"]
+    assert command.startswith("pip install ") and "'xformers==0.0.28.post3'" in command
+    assert missing["consequence"] == "wont-start"
+    assert len({f["id"] for f in found}) == len(found)  # one finding per problem
 
 
 def test_cpu_build_on_a_gpu_machine(env, doctor):
@@ -88,3 +113,34 @@ def test_bad_facts_file_is_one_line_exit_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "not JSON" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_extra_in_effect_is_judged_and_one_the_catalog_names_is_reported_once(env, doctor):
+    code, report = doctor("--python", env(trl="0.15.2", liger_kernel="0.5.2"), "--gpus", "cpu")
+    (extra,) = [f for f in report["findings"] if f["id"] == "unsatisfied-extra-requirement"]
+    assert extra["title"] == "trl 0.15.2 [liger] requires liger-kernel==0.5.3, but liger-kernel 0.5.2 is installed"
+    assert code == 1
+    # trl 0.18's [vllm] extra wants vllm>=0.8.3; the catalog's entry for that pair says why: only it is reported
+    _, report = doctor("--python", env(trl="0.18.0", vllm="0.7.3"), "--gpus", "cpu")
+    found = ids(report)
+    assert "trl-vllm-serve-vllm-too-old" in found and "unsatisfied-extra-requirement" not in found
+    # torch under transformers[torch] is there for vLLM's sake: that extra is not in effect
+    _, report = doctor("--python", env(trl="0.19.0", vllm="0.9.1", transformers="4.52.4", accelerate="1.7.0"), "--gpus", "cpu")
+    assert "unsatisfied-extra-requirement" not in ids(report)
+
+
+def test_the_text_report_names_the_consequence_the_catalog_entry_and_what_strict_counts(env):
+    from typer.testing import CliRunner
+
+    from compat.cli import app
+
+    python = env(torch="2.6.0", vllm="0.7.2")
+    result = CliRunner().invoke(app, ["doctor", "--python", python, "--gpus", "2xH100", "--driver", "550.54.15"])
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Judging {python} (named with --python)"
+    first = next(line for line in lines if line.startswith(("✗", "!")))
+    assert first.startswith("✗ error · broken build  Compiled against torch 2.5.1")
+    assert any(line.strip().startswith("ends in vllm-c-ext-torch-mismatch") for line in lines)
+    # declared GPUs: /dev/shm (an error-level check) cannot be judged; no launcher: a warning-level one
+    summary = " ".join(result.stdout.split("\n\n")[-1].split())
+    assert "2 check(s) could not run (see above); --strict counts 1 of them as failures (error or worse)." in summary

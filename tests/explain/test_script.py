@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from compat.errors import UsageError
 from compat.sources.probe.script import DYNAMIC, parse_script, read_script
 from tests.explain.conftest import SCRIPTS
 
@@ -30,13 +33,19 @@ def test_dynamic_values_are_not_guessed():
     assert s.device_maps == ("<dict>", DYNAMIC) and s.vllm_mode == DYNAMIC and s.use_vllm is None
 
 
-def test_unparsable_and_unreadable_scripts_give_parse_error(tmp_path):
+def test_unparsable_scripts_give_parse_error(tmp_path):
     assert "line 2" in read_script(SCRIPTS / "broken.py").parse_error
-    assert read_script(tmp_path / "missing.py").parse_error.startswith("cannot read")
     nul = tmp_path / "nul.py"
     nul.write_bytes(b"x = 1\x00\n")
     assert read_script(nul).parse_error.startswith("not valid Python")
-    assert read_script(tmp_path).parse_error.startswith("cannot read")
+
+
+def test_a_named_script_that_is_missing_or_not_a_file_is_a_usage_error(tmp_path):
+    # As a missing --accelerate-config: the caller named the file, so it is their error (exit 2).
+    with pytest.raises(UsageError, match="does not exist"):
+        read_script(tmp_path / "missing.py")
+    with pytest.raises(UsageError, match="is a directory"):
+        read_script(tmp_path)
 
 
 def test_more_shapes_of_a_training_script():

@@ -182,3 +182,32 @@ def test_garbled_child_output_uses_metadata():
     result = RunResult(argv=("python",), returncode=0, stdout="COMPAT-TORCH:{not json", stderr="")
     build = parse_torch(result, Distribution(name="torch", version="2.5.1+cpu", requires=()), None)
     assert build.source is TorchSource.METADATA and build.cuda is None
+
+
+# ---------------------------------------------------------------- what the child sees, what it runs
+
+
+def test_the_child_reads_pythonpath_metadata_but_runs_no_code_from_it_or_the_cwd(env, tmp_path, monkeypatch):
+    trap = tmp_path / "trap"
+    trap.mkdir()
+    for module in ("json", "platform", "re", "sitecustomize"):
+        (trap / f"{module}.py").write_text("raise SystemExit('injected')\n", encoding="utf-8")
+    (trap / "extra_pkg-1.0.dist-info").mkdir()
+    (trap / "extra_pkg-1.0.dist-info" / "METADATA").write_text("Name: extra-pkg\nVersion: 1.0\n", encoding="utf-8")
+    monkeypatch.chdir(trap)  # `python -c` puts the current directory first on sys.path
+    found = fetch_interpreter(_python(env), timeout=30, environ={"PYTHONPATH": str(trap), "PATH": "/usr/bin:/bin"})
+    names = {d.name: d.version for d in found.distributions}
+    assert names["extra-pkg"] == "1.0" and names["trl"] == "0.15.2"
+
+
+def test_the_user_site_is_seen_as_the_interpreter_sees_it(tmp_path):
+    root = tmp_path / "sys-site"
+    venv.create(root, with_pip=False, symlinks=True, system_site_packages=True)  # a venv hides it otherwise
+    userbase = tmp_path / "userbase"
+    site = userbase / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    (site / "trl-0.15.2.dist-info").mkdir(parents=True)
+    (site / "trl-0.15.2.dist-info" / "METADATA").write_text("Name: trl\nVersion: 0.15.2\n", encoding="utf-8")
+    seen = fetch_interpreter(_python(root), timeout=30, environ={"PYTHONUSERBASE": str(userbase)})
+    assert "trl" in {d.name for d in seen.distributions}
+    hidden = fetch_interpreter(_python(root), timeout=30, environ={"PYTHONUSERBASE": str(userbase), "PYTHONNOUSERSITE": "1"})
+    assert "trl" not in {d.name for d in hidden.distributions}

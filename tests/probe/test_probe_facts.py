@@ -1,6 +1,7 @@
 """probe() end to end on this host (no GPU), -r files, and the Facts JSON round trip."""
 
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -39,7 +40,7 @@ def test_probe_without_hardware_never_touches_the_gpu_tools(monkeypatch, tmp_pat
 
     monkeypatch.setattr(nvidia, "probe_hardware", boom)
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    facts = probe(ProbeRequest(hardware=False), None)
+    facts = probe(ProbeRequest(hardware=False, python=Path(sys.executable)), None)
     assert facts.hardware.source is HardwareSource.DECLARED
     assert facts.python.executable == sys.executable
     assert any(d.name == "packaging" for d in facts.packages)
@@ -50,7 +51,7 @@ def test_probe_with_script_stub_until_the_reader_lands(tmp_path, monkeypatch):
     script = tmp_path / "train.py"
     script.write_text("print('hi')\n")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    facts = probe(ProbeRequest(hardware=False, script=script), None)
+    facts = probe(ProbeRequest(hardware=False, script=script, python=Path(sys.executable)), None)
     assert facts.script is not None and facts.script.path == str(script)
 
 
@@ -58,7 +59,7 @@ def test_requirements_file_replaces_installed_packages(tmp_path, monkeypatch):
     req = tmp_path / "requirements.txt"
     req.write_text("--extra-index-url https://example.invalid/whl/cu124\n# pins\ntorch==2.5.1+cu124\nTRL==0.15.2\nvllm==0.7.2 ; sys_platform == 'linux'\n")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    facts = probe(ProbeRequest(requirements=req, hardware=False), None)
+    facts = probe(ProbeRequest(requirements=req, hardware=False, python=Path(sys.executable)), None)
     assert [(d.name, d.version) for d in facts.packages] == [("torch", "2.5.1+cu124"), ("trl", "0.15.2"), ("vllm", "0.7.2")]
     assert facts.torch.source is TorchSource.METADATA and facts.torch.cuda == "12.4"
     assert facts.torch.import_error is None

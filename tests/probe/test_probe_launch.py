@@ -1,4 +1,6 @@
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,7 +41,7 @@ def test_secrets_never_reach_the_facts_json(monkeypatch, tmp_path):
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, f"sekrit-{value}-value")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    facts = probe(ProbeRequest(hardware=False), None)
+    facts = probe(ProbeRequest(hardware=False, python=Path(sys.executable)), None)
     text = dump_facts(facts)
     assert "sekrit-" not in text
     for name in SECRETS:

@@ -9,6 +9,7 @@ from compat.model.unknown import Unknown
 from compat.sources.probe._run import RunResult
 from compat.sources.probe.requirements import read_requirements
 from compat.sources.probe.system import parse_cpuinfo, parse_os_release, parse_tool
+from tests.probe.probe_fakes import DATA
 
 # Recorded first lines of real tools (Ubuntu 22.04, CUDA 12.4 toolkit).
 GCC = "gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0\nCopyright (C) 2021 Free Software Foundation, Inc.\n"
@@ -122,3 +123,19 @@ def test_an_unreadable_requirements_file(tmp_path, monkeypatch):
     req.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(UsageError, match="cannot read"):
         read_requirements(req, None)
+
+
+def test_cuda_toolkit_version_from_its_version_json(tmp_path):
+    from compat.sources.probe.system import parse_cuda_version_txt, read_cuda_toolkit
+
+    root = tmp_path / "cuda-11.5"
+    root.mkdir()
+    (root / "version.json").write_text((DATA / "cuda" / "version.json").read_text(encoding="utf-8"), encoding="utf-8")
+    assert read_cuda_toolkit(root) == "11.5.2"
+    assert read_cuda_toolkit(tmp_path / "absent") is None
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert isinstance(read_cuda_toolkit(bare), Unknown)
+    assert parse_cuda_version_txt("CUDA Version 10.2.89\n") == "10.2.89"
+    (root / "version.json").write_text('{"cuda": {"version": null}}', encoding="utf-8")
+    assert isinstance(read_cuda_toolkit(root), Unknown)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
+from compat.judge.checks import cuda, extensions, gpu_features, launch, requirements, toolchain, topology
 from compat.matrix import Matrix
 from compat.model.facts import Facts
 from compat.model.findings import Finding
@@ -23,14 +23,23 @@ ALL: tuple[Check, ...] = (
     cuda.check_arch,
     gpu_features.check_precision,
     gpu_features.check_flash_attn,
+    extensions.check_extension_wheels,
     launch.check_launcher,
+    launch.check_processes,
+    launch.check_visible_devices,
+    launch.check_slurm_binding,
+    toolchain.check_nvcc,
+    toolchain.check_host_compiler,
+    toolchain.check_ld_library_path,
+    toolchain.check_toolkit_runtime,
+    toolchain.check_container_cuda,
     topology.check_p2p,
     topology.check_shm,
     topology.check_nccl,
 )
 
 OWNS: Mapping[str, frozenset[str]] = {
-    **requirements.OWNS, **cuda.OWNS, **gpu_features.OWNS, **launch.OWNS, **topology.OWNS,
+    **requirements.OWNS, **cuda.OWNS, **extensions.OWNS, **gpu_features.OWNS, **launch.OWNS, **toolchain.OWNS, **topology.OWNS,
 }
 """Catalog entry id → the `{fields}` a built-in check fills in its words, declared by each module.
 

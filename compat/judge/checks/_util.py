@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from compat.matrix import Matrix, Signature
 from compat.matrix.torch import sm
 from compat.model.facts import Facts, Gpu
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Consequence, Finding, Fix, Severity, Status
 from compat.model.unknown import Unknown
 
 
@@ -34,11 +34,14 @@ def found(
     commands: tuple[str, ...] = (),
     severity: Severity | None = None,
     refs: tuple[str, ...] = (),
+    consequence: Consequence | None = None,
+    see: tuple[str, ...] = (),
 ) -> Finding:
     """A FOUND finding in the words of catalog entry `fid`, its `{fields}` filled from `values`.
 
     `refs` adds sources that only this environment names (the metadata of the installed release)
-    after the entry's own.
+    after the entry's own. `consequence` overrides the entry's when this environment's facts say
+    more (a pin that breaks a compiled extension); `see` names the catalog entries it leads to.
     """
     sig = entry(matrix, fid)
     fill = {k: str(v) for k, v in (values or {}).items()}
@@ -55,6 +58,8 @@ def found(
         ),
         evidence=evidence,
         refs=sig.refs + tuple(r for r in refs if r not in sig.refs),
+        consequence=consequence or sig.consequence or Consequence.of_severity(severity or sig.severity),
+        see=see,
     )
 
 
@@ -71,6 +76,7 @@ def cannot_check(matrix: Matrix, fid: str, why: str | Unknown) -> Finding:
         fix=Fix(),
         unknown=(reason,),
         refs=sig.refs,
+        consequence=sig.consequence or Consequence.of_severity(sig.severity),
     )
 
 

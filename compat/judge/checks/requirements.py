@@ -2,6 +2,12 @@
 
 The matrix adds what installed metadata cannot say: which other releases of the dependent
 package would accept the version that is installed ("keep torch 2.6.0, use vllm 0.8.x").
+
+Three refinements over `pip check`: an exact torch pin that is broken is a compiled extension
+that will not load (reported first, and pointed at the log line it ends in); every missing
+dependency goes into one finding with one install command; and the ranges of an extra apply
+when the extra is in effect, i.e. when the packages it names are installed (trl's `[vllm]` extra
+beside an installed vLLM), although pip only checks the extras that were asked for by name.
 """
 
 from __future__ import annotations
@@ -9,11 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from compat.judge.checks._util import cannot_check, found
-from compat.judge.conditions import in_spec, marker_holds
+from compat.judge.conditions import evaluate, in_spec, marker_holds
 from compat.matrix import Matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding
@@ -21,10 +30,14 @@ from compat.model.unknown import Unknown
 
 WRONG_VERSION = "unsatisfied-requirement"
 MISSING = "missing-requirement"
+TORCH_PIN = "torch-pin-broken-extension"
+EXTRA = "unsatisfied-extra-requirement"
 
 OWNS = {
     WRONG_VERSION: frozenset({"dist", "project", "wanted", "dep"}),
-    MISSING: frozenset({"dist", "project", "wanted", "name"}),
+    MISSING: frozenset({"names", "dists"}),
+    TORCH_PIN: frozenset({"dist", "project", "pinned", "installed"}),
+    EXTRA: frozenset({"dist", "project", "extras", "wanted", "dep", "name"}),
 }
 """The catalog entries this check speaks through, and the `{fields}` it fills in each."""
 
@@ -36,6 +49,9 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     env = dict(facts.python.markers)
     installed = {d.name: d for d in facts.packages}
     undecided: dict[str, list[str]] = {}  # catalog id -> why each unmet requirement may not apply
+    missing: list[tuple[Distribution, Requirement]] = []
+    pins: dict[str, list[tuple[Distribution, Requirement]]] = {}  # torch version -> what pins it
+    required: set[str] = set()  # what some installed distribution depends on (outside extras)
     for dist in facts.packages:
         for text in dist.requires:
             if _only_for_an_extra(text):
@@ -46,6 +62,7 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             applies = True if req.marker is None else marker_holds(req.marker, env)
             if applies is False:
                 continue
+            required.add(str(canonicalize_name(req.name)))
             dep = installed.get(str(canonicalize_name(req.name)))
             if dep is not None and (not str(req.specifier) or in_spec(dep.version, req.specifier)):
                 continue
@@ -54,9 +71,23 @@ def check_requirements(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
                 fid = MISSING if dep is None else WRONG_VERSION
                 undecided.setdefault(fid, []).append(f"{dist.name} {dist.version} requires {req}: {applies.reason}")
                 continue
-            yield _finding(dist, req, dep, matrix, env)
+            if dep is None:
+                missing.append((dist, req))
+            elif dep.name == "torch" and _exact_pin(req) is not None:
+                pins.setdefault(_exact_pin(req) or "", []).append((dist, req))
+            else:
+                yield _finding(dist, req, dep, matrix, env)
+    for pinned, broken in sorted(pins.items()):
+        # A pin on torch is broken only when another torch is installed.
+        yield _torch_pin(pinned, broken, installed["torch"], matrix, env)
+    if pins:
+        # torch goes back to the pinned release first: what the installed torch declares leaves with it.
+        missing = [(d, r) for d, r in missing if d.name != "torch"]
+    if missing:
+        yield _missing(missing, matrix)
     for fid, reasons in sorted(undecided.items()):
         yield cannot_check(matrix, fid, "; ".join(reasons))
+    yield from _extras(facts.packages, facts, installed, frozenset(required), matrix, env)
 
 
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]""")
@@ -72,6 +103,10 @@ def _only_for_an_extra(text: str) -> bool:
     return bool(sep) and _EXTRA.search(marker) is not None and " or " not in marker and "!=" not in marker
 
 
+def _holds_for_any(marker: Marker, env: dict[str, str], extras: tuple[str, ...]) -> bool:
+    return any(marker_holds(marker, env, extra=extra) is not False for extra in ("", *extras))
+
+
 def _parse(text: str) -> Requirement | None:
     try:
         return Requirement(text)
@@ -79,25 +114,196 @@ def _parse(text: str) -> Requirement | None:
         return None  # a malformed line in someone's metadata is pip's problem, not a finding
 
 
-def _finding(dist: Distribution, req: Requirement, dep: Distribution | None, matrix: Matrix, env: dict[str, str]) -> Finding:
+def _source(dist: Distribution) -> str:
+    """The release's own metadata: the source of what it requires."""
+    return f"pypi:{dist.name}=={dist.version.split('+')[0]}"
+
+
+def _finding(dist: Distribution, req: Requirement, dep: Distribution, matrix: Matrix, env: dict[str, str]) -> Finding:
     wanted = f"{req.name}{req.specifier}"
     values = {"dist": f"{dist.name} {dist.version}", "project": dist.name, "wanted": wanted}
-    declares = f"{dist.name} {dist.version} declares {wanted}"
-    # The release's own metadata is the source of this requirement.
-    source = (f"pypi:{dist.name}=={dist.version.split('+')[0]}",)
-    if dep is None:
-        return found(matrix, MISSING, values={**values, "name": req.name}, requires=(wanted,), refs=source,
-                     evidence=(declares, f"{req.name} is not installed"))
-    evidence = [declares, f"{dep.name} {dep.version} is installed"]
+    evidence = [f"{dist.name} {dist.version} declares {wanted}", f"{dep.name} {dep.version} is installed"]
     alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env)
     if alternatives:
         evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
     return found(matrix, WRONG_VERSION, values={**values, "dep": f"{dep.name} {dep.version}"},
-                 requires=(wanted,), refs=source, evidence=tuple(evidence))
+                 requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence))
 
 
-def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str]) -> str:
-    """The newest run of consecutive releases of `dependent` that accept `dep_version`: "a … b" or ""."""
+def _torch_pin(
+    pinned: str, broken: list[tuple[Distribution, Requirement]], torch: Distribution, matrix: Matrix, env: dict[str, str],
+) -> Finding:
+    """One finding for every package compiled against torch `pinned`: one torch move broke them all.
+
+    Only compiled code pins torch to one release (vLLM, xformers, torchvision): its C++ ABI is
+    torch's, so the mismatch is an `undefined symbol` at import, not a subtle API change. The
+    packages that pull the others in (vLLM pulls xformers and torchvision) are named first.
+    """
+    names = {d.name for d, _ in broken}
+    pulled = {
+        str(canonicalize_name(r.name)) for d, _ in broken for r in map(_parse, d.requires)
+        if r is not None and (r.marker is None or marker_holds(r.marker, env) is True)
+    } & names
+    ordered = sorted(broken, key=lambda item: (item[0].name in pulled, item[0].name))
+    evidence = [f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in ordered]
+    evidence.append(f"torch {torch.version} is installed")
+    for d, _ in ordered:
+        if d.name not in pulled:
+            alternatives = compatible_releases(matrix, d.name, "torch", torch.version, env)
+            if alternatives:
+                evidence.append(f"{d.name} {alternatives} accept torch {torch.version}")
+    roots = [d for d, _ in ordered if d.name not in pulled] or [ordered[0][0]]
+    return found(
+        matrix, TORCH_PIN, requires=(f"torch=={pinned}",), evidence=tuple(evidence),
+        values={"dist": ", ".join(f"{d.name} {d.version}" for d, _ in ordered), "project": " and ".join(d.name for d in roots),
+                "pinned": pinned, "installed": torch.version},
+        refs=tuple(_source(d) for d, _ in ordered),
+        see=tuple(dict.fromkeys(e for d, _ in ordered for e in _undefined_symbol_entries(matrix, d.name))),
+        commands=(f"pip install 'torch=={pinned}'",),
+    )
+
+
+def _exact_pin(req: Requirement) -> str | None:
+    specs = list(req.specifier)
+    if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
+        return specs[0].version
+    return None
+
+
+def _undefined_symbol_entries(matrix: Matrix, project: str) -> tuple[str, ...]:
+    """Catalog entries for the `undefined symbol` a compiled `project` prints when its torch moved."""
+    return tuple(
+        sig.id for sig in matrix.signatures
+        if any("undefined symbol" in p for p in sig.patterns) and project in dict(sig.when.packages)
+    )
+
+
+def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) -> Finding:
+    """One finding for every absent dependency: one install command resolves them together."""
+    wanted: dict[str, Requirement] = {}
+    for _, req in missing:
+        key = str(canonicalize_name(req.name))
+        if key in wanted:
+            merged = wanted[key]
+            merged.specifier &= req.specifier
+            merged.extras |= req.extras
+        else:
+            wanted[key] = Requirement(str(req).split(";")[0].strip())
+    for req in wanted.values():
+        req.specifier = _tighter(req.specifier)
+    specs = tuple(str(wanted[k]) for k in sorted(wanted))
+    dists = sorted({f"{d.name} {d.version}" for d, _ in missing})
+    evidence = tuple(f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in missing)
+    return found(
+        matrix, MISSING, values={"names": ", ".join(sorted(wanted)), "dists": ", ".join(dists)},
+        requires=specs, evidence=evidence + (f"not installed: {', '.join(sorted(wanted))}",),
+        commands=("pip install " + " ".join(f"'{s}'" for s in specs),),
+        refs=tuple(dict.fromkeys(_source(d) for d, _ in missing)),
+    )
+
+
+def _tighter(spec: SpecifierSet) -> SpecifierSet:
+    """Two lower bounds say what the higher one says ("transformers>=4.48.2", not ">=4.46.0,>=4.48.2")."""
+    lower = [s for s in spec if s.operator == ">="]
+    if len(lower) < 2:
+        return spec
+    try:
+        top = max(lower, key=lambda s: Version(s.version))
+    except InvalidVersion:
+        return spec
+    return SpecifierSet(",".join(str(s) for s in spec if s.operator != ">=" or s is top))
+
+
+# Extras for a project's own development: they name test and lint tools, not a way to use it.
+_DEV_EXTRA = re.compile(r"(^|[-_])(dev|develop|test|tests|testing|docs?|quality|style|lint|bench|benchmarks?|all|full|ci)($|[-_])")
+_EXTRA_NAME = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+_LEADING_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _name(text: str) -> str:
+    """The canonical project name a Requires-Dist line starts with ("" when it starts with none)."""
+    m = _LEADING_NAME.match(text)
+    return str(canonicalize_name(m.group(1))) if m else ""
+
+
+def _catalog_speaks(matrix: Matrix, facts: Facts, project: str, dep: str) -> bool:
+    """A catalog entry about this very pair holds here: it says more than the range does (one finding per problem)."""
+    return any(
+        sig.doctor and {project, dep} <= set(dict(sig.when.packages)) and evaluate(sig.when, facts).matched
+        for sig in matrix.signatures
+    )
+
+
+def _in_effect(named: set[str], installed: dict[str, Distribution], required: frozenset[str]) -> bool:
+    """It names tracked packages, all of them are installed, and one of them is there for its own sake."""
+    return bool(named) and all(n in installed for n in named) and not named <= required
+
+
+def _extras(
+    packages: tuple[Distribution, ...], facts: Facts, installed: dict[str, Distribution], required: frozenset[str],
+    matrix: Matrix, env: dict[str, str],
+) -> Iterator[Finding]:
+    """Ranges of the extras in effect: an extra is in effect when every tracked package it names is
+    installed and one of them was installed for its own sake (nothing else installed requires it).
+
+    pip checks an extra only when it was asked for (`pip install trl[vllm]`), and metadata does
+    not record that it was; a vLLM that nothing requires, beside trl, is what `trl[vllm]` leaves.
+    A package that is there anyway (torch under transformers[torch], triton under deepspeed[triton])
+    says nothing about the extra. Ranges on installed packages are judged; absent ones are not.
+    """
+    from compat.matrix.releases import TRACKED
+
+    tracked = frozenset(TRACKED)
+    for dist in packages:
+        by_extra: dict[str, list[str]] = {}
+        for text in dist.requires:
+            m = _EXTRA_NAME.search(text.partition(";")[2])
+            if m is not None and not _DEV_EXTRA.search(m.group(1).lower()):
+                by_extra.setdefault(m.group(1), []).append(text)
+        unmet: dict[str, tuple[Distribution, list[Requirement], list[str]]] = {}
+        for extra, lines in sorted(by_extra.items()):
+            # Most extras name a tracked package that is absent: decided on the names, before any parse.
+            if not _in_effect({_name(text) for text in lines} & tracked, installed, required):
+                continue
+            reqs = [r for r in map(_parse, lines) if r is not None]
+            applying = [r for r in reqs if r.marker is None or marker_holds(r.marker, env, extra=extra) is True]
+            if not _in_effect({str(canonicalize_name(r.name)) for r in applying} & tracked, installed, required):
+                continue
+            for req in applying:
+                dep = installed.get(str(canonicalize_name(req.name)))
+                if dep is None or not str(req.specifier) or in_spec(dep.version, req.specifier):
+                    continue
+                _, specs, extras = unmet.setdefault(dep.name, (dep, [], []))
+                if req not in specs:
+                    specs.append(req)
+                extras.append(extra)
+        for name in sorted(unmet):
+            dep, specs, extras = unmet[name]
+            if _catalog_speaks(matrix, facts, dist.name, dep.name):
+                continue
+            spec = specs[0].specifier
+            for other in specs[1:]:
+                spec &= other.specifier
+            wanted = f"{specs[0].name}{spec}"
+            shown = ", ".join(dict.fromkeys(extras))
+            evidence = [f"{dist.name} {dist.version} [{shown}] declares {wanted}", f"{dep.name} {dep.version} is installed"]
+            alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env, extras=tuple(extras))
+            if alternatives:
+                evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
+            yield found(
+                matrix, EXTRA, requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence),
+                values={"dist": f"{dist.name} {dist.version}", "project": dist.name, "extras": shown,
+                        "wanted": wanted, "dep": f"{dep.name} {dep.version}", "name": dep.name},
+            )
+
+
+def compatible_releases(
+    matrix: Matrix, dependent: str, dep: str, dep_version: str, env: dict[str, str], *, extras: tuple[str, ...] = (),
+) -> str:
+    """The newest run of consecutive releases of `dependent` that accept `dep_version`: "a … b" or "".
+
+    With `extras`, the requirements those extras add count as well (trl's `[vllm]` range on vLLM).
+    """
     package = matrix.releases.get(dependent)
     if package is None:
         return ""
@@ -111,7 +317,7 @@ def compatible_releases(matrix: Matrix, dependent: str, dep: str, dep_version: s
         reqs = [
             r for r in release.requires
             if canonicalize_name(r.name) == dep_key
-            and (r.marker is None or marker_holds(r.marker, env) is not False)  # unknown: assume it applies
+            and (r.marker is None or _holds_for_any(r.marker, env, extras))  # unknown: assume it applies
         ]
         if reqs and all(in_spec(dep_version, r.specifier) for r in reqs):
             runs[-1].append(str(release.version))

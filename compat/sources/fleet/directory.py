@@ -7,6 +7,7 @@ from pathlib import Path
 from compat.errors import CompatError, UsageError
 from compat.model.facts import Facts, load_facts
 from compat.model.fleet import Member, MemberState
+from compat.sources.facts_file import read_text
 
 
 def read_members(directory: Path) -> list[Member]:
@@ -19,12 +20,10 @@ def read_members(directory: Path) -> list[Member]:
     parsed: dict[str, Facts] = {}
     for path in sorted(directory.glob("*.json")):
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
             facts = parsed.get(text) or load_facts(text, origin=path.name)
             parsed[text] = facts
-        except (OSError, UnicodeDecodeError) as exc:
-            members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=f"{path.name}: {exc}"))
-        except CompatError as exc:
+        except CompatError as exc:  # unreadable (a FIFO, too large, not UTF-8) or not a facts document
             members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=str(exc)))
         else:
             members.append(Member(node=path.stem, facts=facts))

@@ -3,20 +3,24 @@
 `probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
 a training script. The slow parts run concurrently: the interpreter child, the torch child
-and the hardware probe (NVML in-process, nvidia-smi as fallback) each in its own thread.
+and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from compat.matrix import Matrix
-from compat.model.facts import SCHEMA_VERSION, Facts, Hardware, HardwareSource, TorchBuild
+from compat.errors import UsageError
+from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, TorchBuild
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    # Only a type here: the NVML child imports this package and must not pay for loading the matrix.
+    from compat.matrix import Matrix
 
 __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 
@@ -24,7 +28,8 @@ __all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
 @dataclass(frozen=True, kw_only=True)
 class ProbeRequest:
     python: Path | None = None
-    """Another interpreter to inspect; None means the one running compat."""
+    """An interpreter or an environment directory to inspect; None: the activated environment, else
+    the python on PATH when compat runs from an isolated install, else the one running compat."""
     requirements: Path | None = None
     """Read packages from this requirements file instead of the installed ones."""
     hardware: bool = True
@@ -43,23 +48,34 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     """Facts about this host (or another interpreter on it); never raises on a host quirk.
 
     Raises UsageError when the request itself cannot be served (an interpreter that does not
-    run, an unpinned requirements file, a named config file that does not exist).
+    run, an unpinned requirements file, a named config file or script that does not exist or is a FIFO or a device).
     """
     from compat.sources.probe.interpreter import fetch_interpreter
     from compat.sources.probe.launch import probe_launch
     from compat.sources.probe.nvidia import probe_hardware
     from compat.sources.probe.script import read_script
+    from compat.sources.probe.selection import Selected, select_interpreter
     from compat.sources.probe.system import probe_system
     from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
 
-    python = request.python or Path(sys.executable)
+    selected = select_interpreter(request.python)
+    python = selected.python
     with ThreadPoolExecutor(max_workers=3) as pool:
         interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
         hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
         tools = pool.submit(probe_system, timeout=request.timeout)
         launch = probe_launch(request.accelerate_config)
         script = read_script(request.script) if request.script else None
-        found = interpreter.result()
+        try:
+            found = interpreter.result()
+        except UsageError:
+            if selected.fallback is None:
+                raise  # the user named it, or activated it: theirs to see
+            # A `python` on PATH that does not run (a pyenv shim without a version) is not where
+            # training runs either: judge compat's own interpreter rather than stop.
+            selected = Selected(python=selected.fallback, chosen=Chosen.OWN)
+            python = selected.python
+            found = fetch_interpreter(python, timeout=request.timeout)
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requirements
 
@@ -79,7 +95,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         system = dataclasses.replace(tools.result(), platform=found.platform)
     return Facts(
         schema_version=SCHEMA_VERSION,
-        python=found.python,
+        python=dataclasses.replace(found.python, chosen=selected.chosen),
         packages=packages,
         torch=torch,
         hardware=hw,

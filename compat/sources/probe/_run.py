@@ -11,8 +11,11 @@ import json
 import os
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,13 +57,23 @@ class RunResult:
         return None
 
 
+MAX_OUTPUT = 16 * 1024 * 1024
+"""Bytes kept of each stream of a child: an interpreter that prints endlessly is stopped here,
+not allowed to fill compat's memory (the largest real report, a big environment's packages, is
+well under 1 MiB)."""
+
+_JOIN = 2.0  # seconds to wait for the pipes once the child is gone (a grandchild may hold them)
+
+
 def run(
     argv: Sequence[str],
     *,
     timeout: float,
     env: Mapping[str, str] | None = None,
+    max_output: int = MAX_OUTPUT,
 ) -> RunResult:
-    """Run `argv` with a timeout; the whole process group is killed when it hangs."""
+    """Run `argv` with a timeout and at most `max_output` bytes kept of each stream; the whole
+    process group is killed when it hangs or prints too much."""
     argv = tuple(str(a) for a in argv)
     name = os.path.basename(argv[0]) if argv else "command"
     try:
@@ -80,36 +93,86 @@ def run(
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} is not executable")
     except OSError as exc:
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} could not be started: {exc.strerror or exc}")
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [_Reader(proc.stdout, max_output, proc), _Reader(proc.stderr, max_output, proc)]
+    for reader in readers:
+        reader.start()
+    error = None
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, err = _drain(proc)
-        return RunResult(
-            argv=argv, returncode=None, stdout=_text(out), stderr=_text(err),
-            error=f"{name} timed out after {_seconds(timeout)}",
-        )
-    return RunResult(argv=argv, returncode=proc.returncode, stdout=_text(out), stderr=_text(err))
+        proc.wait()
+        error = f"{name} timed out after {_seconds(timeout)}"
+    drained_by = time.monotonic() + _JOIN
+    for reader in readers:
+        reader.join(max(0.0, drained_by - time.monotonic()))
+        reader.close()
+    out, err = (reader.text() for reader in readers)
+    if error is None and any(reader.overflowed for reader in readers):
+        error = f"{name} printed more than {_bytes(max_output)} and was stopped"
+    if error is not None:
+        return RunResult(argv=argv, returncode=None, stdout=out, stderr=err, error=error)
+    return RunResult(argv=argv, returncode=proc.returncode, stdout=out, stderr=err)
+
+
+class _Reader(threading.Thread):
+    """Drains one pipe of a child, keeping at most `limit` bytes; past that the child's group is killed."""
+
+    def __init__(self, pipe: IO[bytes], limit: int, proc: subprocess.Popen) -> None:
+        # A daemon thread: one blocked on a pipe that an escaped grandchild keeps open must not
+        # keep compat alive at exit.
+        super().__init__(daemon=True)
+        self._pipe = pipe
+        self._limit = limit
+        self._proc = proc
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self.overflowed = False
+
+    def run(self) -> None:
+        fd = self._pipe.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            room = self._limit - self._size
+            if len(chunk) > room:
+                self._chunks.append(chunk[:room])
+                self._size = self._limit
+                self.overflowed = True
+                _kill_group(self._proc)
+                break
+            self._chunks.append(chunk)
+            self._size += len(chunk)
+
+    def close(self) -> None:
+        if not self.is_alive():  # never close a descriptor another thread is reading
+            self._pipe.close()
+
+    def text(self) -> str:
+        return _text(b"".join(self._chunks))
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
-def _drain(proc: subprocess.Popen) -> tuple[bytes, bytes]:
-    # A grandchild that escaped the group could keep the pipes open forever; do not wait on it.
-    try:
-        return proc.communicate(timeout=2)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return b"", b""
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
 
 
 def _text(data: bytes | None) -> str:
     return (data or b"").decode("utf-8", errors="replace")
+
+
+def _bytes(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB" if size >= 1024 * 1024 else f"{size} bytes"
 
 
 def _seconds(timeout: float) -> str:
@@ -138,7 +201,7 @@ def marked_json(result: RunResult, mark: str) -> dict | None:
         if line.startswith(mark):
             try:
                 data = json.loads(line[len(mark):])
-            except ValueError:
+            except (ValueError, RecursionError):  # a lying child may nest without end
                 return None
             return data if isinstance(data, dict) else None
     return None

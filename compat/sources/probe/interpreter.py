@@ -1,14 +1,20 @@
 """The target interpreter and its installed distributions, read by running it once.
 
-The child runs with `-I` (no user site, no PYTHONPATH) and imports only the standard
-library: it may be an old or minimal environment without `packaging`, and importing heavy
-packages would make the probe slow and fragile.
+The child sees the user site exactly as that interpreter does (`pip install --user` is the usual
+install on a cluster's login node, and PYTHONUSERBASE / PYTHONNOUSERSITE are honoured), but no
+code from the current directory or PYTHONPATH runs in it: PYTHONPATH is taken out of its
+environment (its entries are read for metadata only, never imported) and the current directory
+leaves sys.path before anything is imported. It imports only the standard library: it may be an
+old or minimal environment without `packaging`, and importing heavy packages would make the
+probe slow and fragile.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +25,32 @@ from compat.sources.probe._run import RunResult, marked_json, run
 
 MARK = "COMPAT-INTERPRETER:"
 
+# Run first in every child: `-c` puts the current directory first on sys.path, where a json.py or
+# platform.py would be imported instead of the standard library's. Only builtins run before it.
+SAFE_PATH = r'''
+import sys
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+'''
+
+# Variables that would run code in the child that the user's `python train.py` would not see
+# through the packages (PYTHONPATH is read for metadata by the parent instead).
+_DROPPED = ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONSAFEPATH")
+
+
+def child_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a probe child: the user's, less what would inject code into it."""
+    return {k: v for k, v in environ.items() if k not in _DROPPED}
+
+
+def pythonpath_entries(environ: Mapping[str, str]) -> list[str]:
+    """PYTHONPATH as absolute directories, in order: where the interpreter would look first."""
+    return [os.path.abspath(p) for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
 # Kept compatible with Python 3.8 so an old venv can still be inspected.
-CHILD = r'''
-import json, os, platform, re, sys
+CHILD = SAFE_PATH + r'''
+import json, os, platform, re
 import importlib.metadata as md
 
 def full(info):
@@ -56,7 +85,8 @@ if glibc is None:
         glibc = ver
 
 dists, broken, seen = [], [], set()
-for dist in md.distributions():
+# argv: the PYTHONPATH entries, searched before sys.path as the interpreter would (metadata only).
+for dist in md.distributions(path=sys.argv[1:] + sys.path):
     try:
         meta = dist.metadata
         name = meta["Name"] if meta is not None else None
@@ -131,9 +161,10 @@ class Interpreter:
     """A digest of torch's files (None when torch is not importable): the key of the torch cache."""
 
 
-def fetch_interpreter(python: Path, *, timeout: float) -> Interpreter:
+def fetch_interpreter(python: Path, *, timeout: float, environ: Mapping[str, str] | None = None) -> Interpreter:
     """Run `python` once; raises UsageError when it cannot be run at all."""
-    result = run([str(python), "-I", "-c", CHILD], timeout=timeout)
+    env = os.environ if environ is None else environ
+    result = run([str(python), "-c", CHILD, *pythonpath_entries(env)], timeout=timeout, env=child_env(env))
     return parse_interpreter(result, python=python)
 
 

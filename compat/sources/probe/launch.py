@@ -11,28 +11,29 @@ from pathlib import Path
 from compat.errors import UsageError
 from compat.model.facts import AccelerateConfig, Launch, Launcher
 from compat.model.unknown import Unknown
+from compat.redact import redact_value
+from compat.regular_file import MIB, NotRegularFile, read_regular
 
 KEPT_NAMES = frozenset({
     "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF", "OMP_NUM_THREADS",
+    "CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_DISABLE_REQUIRE",  # what NVIDIA's CUDA images declare
 })
-KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_", "CUDA_", "HF_")
-SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_", "SLURM_", "CUDA_", "HF_")
 NO_LAUNCHER = "not running under a launcher; declare it with --launcher"
 
 
-def is_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in SECRET_WORDS)
-
-
 def kept_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that matter to a launch, sorted; a secret-looking name is never kept."""
-    return {
-        name: environ[name]
-        for name in sorted(environ)
-        if (name in KEPT_NAMES or name.startswith(KEPT_PREFIXES)) and not is_secret(name)
-    }
+    """The variables that matter to a launch, sorted. A secret is never kept: a secret-looking
+    name is dropped, credentials inside a value are masked and a token-looking value is replaced
+    (compat.redact)."""
+    kept = {}
+    for name in sorted(environ):
+        if name in KEPT_NAMES or name.startswith(KEPT_PREFIXES):
+            value = redact_value(name, environ[name])
+            if value is not None:
+                kept[name] = value
+    return kept
 
 
 def infer_launcher(environ: Mapping[str, str]) -> Launcher | Unknown:
@@ -43,6 +44,8 @@ def infer_launcher(environ: Mapping[str, str]) -> Launcher | Unknown:
         return Launcher.DEEPSPEED
     if "TORCHELASTIC_RUN_ID" in environ or "LOCAL_RANK" in environ:
         return Launcher.TORCHRUN
+    if "SLURM_STEP_ID" in environ and "SLURM_PROCID" in environ:
+        return Launcher.SRUN  # inside an srun step (an salloc shell has a job but no step)
     return Unknown(reason=NO_LAUNCHER)
 
 
@@ -56,11 +59,15 @@ def read_accelerate_config(path: Path | None, environ: Mapping[str, str]) -> Acc
     explicit = path is not None
     path = path if path is not None else default_accelerate_config(environ)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, limit=MIB).decode("utf-8")
     except FileNotFoundError:
         if explicit:
             raise UsageError(f"accelerate config {path} does not exist") from None
         return None
+    except NotRegularFile as exc:
+        if explicit:
+            raise UsageError(f"accelerate config {path} is {exc.strerror}") from None
+        return Unknown(reason=f"cannot read {path}: {exc.strerror}")
     except (OSError, UnicodeDecodeError) as exc:
         return Unknown(reason=f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}")
     return parse_accelerate_config(text, path=str(path))

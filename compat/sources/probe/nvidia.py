@@ -1,23 +1,28 @@
 """NVIDIA driver, GPUs and topology: NVML first, then nvidia-smi, then /proc.
 
-Each source is a fetch plus a pure parse. NVML is used in-process (no subprocess, no CUDA
-context); nvidia-smi is the fallback for hosts where the NVML library cannot be loaded by
-Python; /proc/driver/nvidia/version still gives the driver when both fail.
+Each source is a fetch plus a pure parse. NVML is asked in a child process of compat's own
+interpreter (no CUDA context): a driver library whose init blocks (a GPU fallen off the bus)
+is killed at the timeout and one that crashes takes down only the child, and both become an
+unknown with the reason. nvidia-smi is the fallback for hosts where NVML cannot be used;
+/proc/driver/nvidia/version still gives the driver when both fail.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compat.model import codec
 from compat.model.facts import Gpu, Hardware, HardwareSource, Interconnect, Link
 from compat.model.unknown import Unknown
-from compat.sources.probe._run import run
+from compat.sources.probe._run import RunResult, marked_json, run
 
 PROC_VERSION = Path("/proc/driver/nvidia/version")
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "pci.bus_id", "driver_version")
@@ -195,9 +200,8 @@ def _read_nvml(nvml: Any) -> Hardware:
             return Unknown(reason=f"NVML {what}: {_nvml_text(exc)}")
 
     driver = ask("driver version", lambda: _str(nvml.nvmlSystemGetDriverVersion()))
-    cuda_raw = ask("CUDA driver version", nvml.nvmlSystemGetCudaDriverVersion_v2)
-    driver_cuda = cuda_raw if isinstance(cuda_raw, Unknown) else f"{cuda_raw // 1000}.{(cuda_raw % 1000) // 10}"
-    count = ask("device count", nvml.nvmlDeviceGetCount)
+    driver_cuda = ask("CUDA driver version", lambda: _cuda_text(nvml.nvmlSystemGetCudaDriverVersion_v2()))
+    count = ask("device count", lambda: _count(nvml.nvmlDeviceGetCount()))
     if isinstance(count, Unknown):
         return Hardware(source=HardwareSource.NVML, driver=driver, driver_cuda=driver_cuda, gpus=count, links=count)
     handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
@@ -278,6 +282,19 @@ def _nvlink_census(nvml: Any, handles: list, buses: list) -> tuple[dict[tuple[in
     return direct, to_switch
 
 
+def _cuda_text(raw: object) -> str:
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 < raw < 1_000_000:
+        raise ValueError(f"odd value {str(raw)[:40]!r}")
+    return f"{raw // 1000}.{(raw % 1000) // 10}"
+
+
+def _count(raw: object) -> int:
+    # A lying library must not make compat ask for a billion handles.
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 1024:
+        raise ValueError(f"odd value {str(raw)[:40]!r}")
+    return raw
+
+
 def _bus_key(bus: str) -> str:
     # NVML pads the domain to 8 digits, some tools to 4: compare the bus:device.function only.
     return bus.lower().split(":", 1)[-1] if bus.count(":") == 2 else bus.lower()
@@ -292,6 +309,69 @@ def _nvml_text(exc: Exception) -> str:
     return text or type(exc).__name__
 
 
+# ---------------------------------------------------------------- NVML in a child process
+
+NVML_MARK = "COMPAT-NVML:"
+
+# The child imports compat from the same place as this process (not from the working
+# directory, which `-c` would put first on sys.path) and pynvml as installed.
+_NVML_CHILD = """
+import sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+sys.path.insert(0, {root!r})
+from compat.sources.probe.nvidia import nvml_child_main
+nvml_child_main()
+"""
+
+
+def fetch_nvml(*, timeout: float, python: str | None = None) -> tuple[Hardware | None, str]:
+    """Hardware facts from NVML, asked in a child process; (None, why) when NVML gave none.
+
+    A blocking init is killed at `timeout`, a crash (SIGSEGV in the driver library) ends only
+    the child, and a report that does not decode into Hardware is refused: each is a reason.
+    """
+    root = str(Path(__file__).resolve().parents[3])
+    result = run([python or sys.executable, "-c", _NVML_CHILD.format(root=root)], timeout=timeout)
+    return parse_nvml_report(result)
+
+
+def parse_nvml_report(result: RunResult) -> tuple[Hardware | None, str]:
+    """The NVML child's report (pure): Hardware, or None with the reason NVML gave none."""
+    data = marked_json(result, NVML_MARK)
+    if data is None:
+        problem = result.problem
+        return None, f"NVML: the probe process {_after_name(problem) if problem else 'printed no report'}"
+    if isinstance(data.get("unavailable"), str):
+        return None, data["unavailable"]
+    try:
+        return codec.decode(Hardware, data.get("hardware")), ""
+    except (codec.DecodeError, TypeError, ValueError) as exc:
+        return None, f"NVML reported values compat cannot read ({str(exc)[:200]})"
+
+
+def _after_name(problem: str) -> str:
+    # "python3.11 was killed by SIGSEGV" -> "was killed by SIGSEGV": the interpreter's name says nothing here.
+    first, _, rest = problem.partition(" ")
+    return rest if rest and "/" not in first and first.startswith("python") else problem
+
+
+def nvml_child_main() -> None:
+    """The NVML child: print Hardware (or why there is none) behind NVML_MARK, as JSON."""
+    try:
+        import pynvml
+    except ImportError:
+        report: dict = {"unavailable": "nvidia-ml-py is not installed"}
+    else:
+        try:
+            report = {"hardware": codec.encode(from_nvml(pynvml))}
+        except NvmlUnavailable as exc:
+            report = {"unavailable": f"NVML: {exc}"}
+        except Exception as exc:  # odd values from a driver library: a reason, not a traceback
+            report = {"unavailable": f"NVML: unexpected {type(exc).__name__}: {str(exc)[:200]}"}
+    sys.stdout.write(NVML_MARK + json.dumps(report, default=str) + "\n")
+    sys.stdout.flush()
+
+
 # ---------------------------------------------------------------- fetch
 
 
@@ -304,22 +384,20 @@ def probe_hardware(
 ) -> Hardware:
     """NVML, then nvidia-smi, then /proc; never raises on a host quirk.
 
-    `nvml` is the NVML module to use (tests pass a fake); by default `pynvml` is imported.
+    `nvml` is an NVML module to use in this process (tests pass a fake); by default `pynvml` is
+    used in a child process with the timeout (`fetch_nvml`).
     """
     reasons = []
-    if nvml is None:
-        try:
-            import pynvml
-
-            nvml = pynvml
-        except ImportError:
-            nvml = None
-            reasons.append("nvidia-ml-py is not installed")
     if nvml is not None:
         try:
             return from_nvml(nvml)
         except NvmlUnavailable as exc:
             reasons.append(f"NVML: {exc}")
+    else:
+        nvml_hw, why = fetch_nvml(timeout=timeout)
+        if nvml_hw is not None:
+            return nvml_hw
+        reasons.append(why)
     smi_hw, smi_problem = _from_smi(smi, timeout)
     if smi_hw is not None:
         return smi_hw
@@ -334,7 +412,9 @@ def probe_hardware(
             gpus=Unknown(reason=why),
             links=Unknown(reason=why),
         )
-    if smi_problem.endswith("not found") and not proc_version.exists():
+    # No NVIDIA stack at all only when every source says it is absent: an NVML that hung or
+    # crashed means there is a driver library, and the GPUs are unknown, not absent.
+    if smi_problem.endswith("not found") and not proc_version.exists() and all(map(_absent, reasons[:-1])):
         return Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=())
     return Hardware(
         source=HardwareSource.NONE,
@@ -343,6 +423,10 @@ def probe_hardware(
         gpus=Unknown(reason=why),
         links=Unknown(reason=why),
     )
+
+
+def _absent(nvml_reason: str) -> bool:
+    return any(word in nvml_reason for word in ("Not Found", "not installed", "Driver Not Loaded", "not found"))
 
 
 def _from_smi(smi: str, timeout: float) -> tuple[Hardware | None, str]:

@@ -10,6 +10,7 @@ from packaging.utils import canonicalize_name
 
 from compat.errors import UsageError
 from compat.model.facts import Distribution
+from compat.redact import redact_text
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -27,7 +28,9 @@ def read_requirements(path: Path, matrix: Matrix | None) -> tuple[Distribution, 
 
 def _pins(path: Path) -> list[tuple[str, str]]:
     if not path.is_file():
-        raise UsageError(f"requirements file {path} does not exist")
+        # is_file follows links and is False for a FIFO or a device, which would block or never end.
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise UsageError(f"requirements file {path} {what}")
     try:
         import pip_api
 
@@ -41,7 +44,7 @@ def _pins(path: Path) -> list[tuple[str, str]]:
     for text, req in reqs:
         specs = list(req.specifier)
         if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
-            raise UsageError(f"{path}: {text!r} is not pinned; compat needs name==version for every line")
+            raise UsageError(f"{path}: {redact_text(text)!r} is not pinned; compat needs name==version for every line")
         out.append((req.name, specs[0].version))
     return out
 

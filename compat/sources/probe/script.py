@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from compat.errors import UsageError
 from compat.model.facts import Script
+from compat.regular_file import NotRegularFile, open_regular
 
 DYNAMIC = "<dynamic>"
 """Recorded for a keyword whose value is not a literal (a variable, a call, an f-string)."""
@@ -19,10 +21,18 @@ _MAX_BYTES = 5 * 1024 * 1024  # a "script" larger than this is not a training sc
 
 
 def read_script(path: Path) -> Script:
-    """Script facts for `path`; a file that cannot be read or parsed gives `parse_error`."""
+    """Script facts for `path`; a file that cannot be read or parsed gives `parse_error`.
+
+    Raises UsageError when the named script does not exist or is a special file (a FIFO would
+    block), as a missing `--accelerate-config` does: the caller named it.
+    """
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             raw = fh.read(_MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"script {path} does not exist") from None
+    except NotRegularFile as exc:
+        raise UsageError(f"script {path} is {exc.strerror}") from None
     except OSError as exc:
         return _failed(path, f"cannot read: {exc.strerror or exc}")
     if len(raw) > _MAX_BYTES:
@@ -39,10 +49,13 @@ def parse_script(source: bytes | str, *, path: str) -> Script:
         return _failed(path, f"not valid Python: {exc.msg}{where}")
     except (ValueError, UnicodeDecodeError) as exc:  # NUL bytes, undecodable text
         return _failed(path, f"not valid Python: {exc}")
-    except RecursionError:
+    except (RecursionError, MemoryError):  # CPython's parser reports a deep expression as either
         return _failed(path, "not valid Python: nested too deeply to parse")
     visitor = _Visitor()
-    visitor.visit(tree)
+    try:
+        visitor.visit(tree)
+    except RecursionError:
+        return _failed(path, "nested too deeply to read")
     return Script(
         path=path,
         trainers=tuple(sorted(visitor.trainers)),

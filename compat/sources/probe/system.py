@@ -6,6 +6,7 @@ a hanging or garbled one Unknown.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,9 @@ _VERSION = {
 }
 
 
-def probe_system(*, timeout: float, platform_text: str | Unknown = Unknown(reason="not probed")) -> System:
+def probe_system(
+    *, timeout: float, platform_text: str | Unknown = Unknown(reason="not probed"), cuda_home: Path | None = None,
+) -> System:
     with ThreadPoolExecutor(max_workers=len(TOOLS)) as pool:
         results = {name: pool.submit(run, cmd, timeout=timeout) for name, cmd in TOOLS.items()}
         tools = tuple(parse_tool(name, results[name].result()) for name in TOOLS)
@@ -38,7 +41,33 @@ def probe_system(*, timeout: float, platform_text: str | Unknown = Unknown(reaso
         platform=platform_text,
         cpu=parse_cpuinfo(_read("/proc/cpuinfo")),
         tools=tools,
+        cuda_toolkit=read_cuda_toolkit(cuda_home or Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")),
     )
+
+
+def read_cuda_toolkit(root: Path) -> str | None | Unknown:
+    """The toolkit at `root`: version.json (CUDA 11.1 and later), else version.txt; None without a toolkit."""
+    if not root.is_dir():
+        return None
+    for name, parse in (("version.json", parse_cuda_version_json), ("version.txt", parse_cuda_version_txt)):
+        text = _read(str(root / name))
+        if not isinstance(text, Unknown):
+            return parse(text)
+    return Unknown(reason=f"{root} has neither version.json nor version.txt")
+
+
+def parse_cuda_version_json(text: str) -> str | Unknown:
+    try:
+        data = json.loads(text)
+        version = data["cuda"]["version"]
+    except (ValueError, KeyError, TypeError):
+        return Unknown(reason="version.json names no CUDA version")
+    return str(version) if re.match(r"^\d+\.\d+", str(version)) else Unknown(reason=f"version.json: {version!r} is not a version")
+
+
+def parse_cuda_version_txt(text: str) -> str | Unknown:
+    m = re.search(r"CUDA Version (\d+\.\d+(?:\.\d+)?)", text)
+    return m.group(1) if m else Unknown(reason="version.txt names no CUDA version")
 
 
 def _read(path: str) -> str | Unknown:

@@ -18,11 +18,12 @@ from compat.model.facts import Distribution, TorchBuild, TorchSource
 from compat.model.unknown import Unknown
 from compat.sources.cache import store
 from compat.sources.probe._run import RunResult, marked_json, run
+from compat.sources.probe.interpreter import SAFE_PATH, child_env
 
 MARK = "COMPAT-TORCH:"
 
-CHILD = r'''
-import json, sys
+CHILD = SAFE_PATH + r'''
+import json
 import importlib.util
 if importlib.util.find_spec("torch") is None:
     print("COMPAT-TORCH:" + json.dumps({"installed": False}))
@@ -92,8 +93,11 @@ def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None
         except OSError:
             cached = None
         if cached is not None and cached.startswith(MARK):
-            return RunResult(argv=(str(python), "-I", "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
-    result = run([str(python), "-I", "-c", CHILD], timeout=timeout)
+            hit = RunResult(argv=(str(python), "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
+            report = marked_json(hit, MARK)
+            if report is not None and report.get("installed") is True:  # only what the store below writes
+                return hit
+    result = run([str(python), "-c", CHILD], timeout=timeout, env=child_env(os.environ))
     if entry is not None and result.ok:
         line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
         if line is not None and '"installed": true' in line:

@@ -1,0 +1,49 @@
+"""What reaches the terminal: no control sequence from an input, no secret.
+
+Log lines, package names, facts files and tool output are inputs: an OSC sequence in one of them
+would set the terminal's title or write its clipboard, a lone carriage return would overwrite a
+line. Every write of the command line goes through `SafeStream`, which removes escape sequences
+and control characters (keeping only the colour codes compat's renderer writes to a terminal) and
+masks credentials and tokens (compat.redact).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+from compat.redact import redact_text
+
+_UNSAFE = re.compile(
+    r"(?P<sgr>\x1b\[[0-9;:]*m)"  # Select Graphic Rendition: colours, the only codes the renderer writes
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC to their end
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erase, modes
+    r"|\x1b[ -/]*[0-~]?"  # other ESC sequences, and a lone ESC
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
+)
+_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
+    """`text` without control sequences or control characters; SGR colour codes kept on request."""
+    if not _ANY_CONTROL.search(text):
+        return text
+    return _UNSAFE.sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)
+
+
+class SafeStream:
+    """A text stream that writes `terminal_safe(redact_text(s))` to the stream it wraps."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        try:
+            self._colour = bool(stream.isatty())
+        except (AttributeError, ValueError, OSError):
+            self._colour = False
+
+    def write(self, text: str) -> int:
+        self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)

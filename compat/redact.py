@@ -1,0 +1,88 @@
+"""Secrets, found by name and by value, so none is stored in facts or printed anywhere.
+
+A name filter alone misses `VLLM_API_PASS` and keeps a proxy URL with `user:password@` in it; a
+value filter alone misses a plain password. Both apply: `secret_name` decides on the words of a
+variable's name (with an allow-list of harmless names such as `NCCL_IB_PKEY`), `secret_value` on
+what the value looks like (credentials in a URL, a known token prefix, a long random-looking word),
+and `redact_text` masks URL credentials and known tokens inside any text (errors, reports).
+
+A leaf module (standard library only): the sources that capture values, the index client and the
+command line that prints all use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+"""What a secret is replaced with."""
+
+_LONG_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "PRIVATE", "APIKEY", "ACCESSKEY")
+"""Words that mark a secret wherever they appear in a name (HF_TOKEN, MYSECRETVALUE)."""
+_SHORT_PARTS = frozenset({"KEY", "PASS", "PW", "PWD", "PAT", "AUTH", "SIG", "SIGNATURE", "CRED", "CREDS", "SESSION"})
+"""Words that mark a secret only as a whole `_`-separated part (NCCL_PW, HUB_PAT), never inside
+another word (PATH, BYPASS, PKEY)."""
+HARMLESS_NAMES = frozenset({
+    "NCCL_IB_PKEY",  # an InfiniBand partition key: a number that selects a partition, not a secret
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN",  # a switch
+})
+"""Names kept although a word of theirs looks like a secret's; their values are still checked."""
+
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/?#@]*:[^\s/?#@]*|[^\s/?#@:]{16,})@")
+"""`scheme://user:password@` or `scheme://<long token>@` (a bare short user such as `git@` is no secret)."""
+_TOKENS = re.compile(
+    r"\b(?:hf_[A-Za-z0-9]{20,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|glpat-[A-Za-z0-9_\-]{20,}"
+    r"|sk-[A-Za-z0-9_\-]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|pypi-AgE[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{20,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+)
+"""Tokens of well-known services (Hugging Face, GitHub, GitLab, OpenAI-style, Slack, package
+registries, AWS access keys, JWTs), recognised by their prefixes."""
+_RANDOM_WORD = re.compile(r"[A-Za-z0-9_\-+/=.]{24,}")
+_UUID = re.compile(r"(?:[A-Za-z]+-)*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?:/\d+)*")
+"""GPU-<uuid> and MIG-<uuid> in CUDA_VISIBLE_DEVICES: identifiers, not secrets."""
+
+
+def secret_name(name: str) -> bool:
+    """The variable's name says it holds a secret (and is not an allow-listed harmless name)."""
+    upper = name.upper()
+    if upper in HARMLESS_NAMES:
+        return False
+    if any(word in upper for word in _LONG_WORDS):
+        return True
+    return any(part in _SHORT_PARTS for part in re.split(r"[^A-Z0-9]+", upper))
+
+
+def secret_value(value: str) -> bool:
+    """The value looks like a secret: a URL with credentials, a known token, or a long random word."""
+    if _URL_USERINFO.search(value) or _TOKENS.search(value):
+        return True
+    word = value.strip()
+    return bool(
+        _RANDOM_WORD.fullmatch(word)
+        and not word.startswith(("/", "."))  # a path
+        and not _UUID.fullmatch(word)
+        and re.search(r"[a-z]", word) and re.search(r"[A-Z]", word) and re.search(r"[0-9]", word)
+    )
+
+
+def redact_text(text: str) -> str:
+    """`text` with URL credentials and known tokens masked; everything else unchanged."""
+    if "://" in text:
+        text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    return _TOKENS.sub(MASK, text)
+
+
+def redact_value(name: str, value: str) -> str | None:
+    """What may be kept of an environment variable: None for a secret name, the value masked where
+    it holds credentials, MASK for a value that is itself a token."""
+    if secret_name(name):
+        return None
+    masked = redact_text(value)
+    if masked != value:
+        return masked
+    return MASK if secret_value(value) else value

@@ -1,0 +1,73 @@
+"""Reading a named input file without letting it hurt compat: special files refused, size bounded.
+
+A FIFO given as `--facts` would block `open()` forever, `/dev/zero` would never end, and a
+multi-gigabyte "log" would exhaust memory. Every file a user names goes through `read_regular`
+(or `open_regular` for a stream), which opens without blocking, refuses anything that is not a
+regular file before reading a byte, and stops at a size bound.
+
+A leaf module (standard library only) like compat.atomic: the matrix loader (overlays) and the
+host sources both use it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+MIB = 1024 * 1024
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, a device, a socket or a directory; `strerror` says which."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for binary reading; raises OSError (NotRegularFile for a special file).
+
+    O_NONBLOCK makes opening a FIFO with no writer return at once instead of waiting; the
+    descriptor is then checked with fstat, so the check and the read see the same file.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = _kind(mode)
+            raise NotRegularFile(0, f"{what}, not a regular file" if what.startswith("a ") else what, str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path, *, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; raises OSError (with a strerror) otherwise."""
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(0, f"larger than {_size(limit)}", str(path))
+    return data
+
+
+class TooLarge(OSError):
+    """The file is larger than the bound its reader allows."""
+
+
+def _size(limit: int) -> str:
+    return f"{limit // MIB} MiB" if limit >= MIB and limit % MIB == 0 else f"{limit} bytes"
