@@ -485,13 +485,17 @@ def fleet(request: FleetRequest) -> FleetReport:
 
 def fleet_torch(request: FleetRequest) -> FleetReport | None:
     """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None."""
+    import sys
+
     from compat.judge.fleet import judge_fleet
     from compat.sources.fleet.torch_dist import gather_torch
     from compat.sources.probe import ProbeRequest, probe
 
     m = _matrix(request.matrix, request.settings)
+    # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
+    python = Path(sys.executable)
     gathered = gather_torch(
-        lambda: probe(ProbeRequest(timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir), m),
+        lambda: probe(ProbeRequest(python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir), m),
         timeout=request.timeout, smoke=request.smoke, smoke_bytes=request.smoke_bytes, smoke_timeout=request.smoke_timeout,
     )
     if gathered is None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from compat.errors import UsageError
@@ -19,7 +21,8 @@ def node_facts(timeout: float) -> tuple[str, str, float]:
     from compat.sources.probe import ProbeRequest, probe
 
     started = time.monotonic()
-    facts = probe(ProbeRequest(timeout=timeout), load_matrix(()))
+    # The interpreter this task runs in is the one the cluster's jobs run in: judge it, not a guess.
+    facts = probe(ProbeRequest(python=Path(sys.executable), timeout=timeout), load_matrix(()))
     return socket.gethostname(), dump_facts(facts), time.monotonic() - started
 
 
