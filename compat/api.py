@@ -36,6 +36,8 @@ from compat.model.config import Config, Waivers
 from compat.model.curation import Refreshed, Validation
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
+from compat.model.fleet import FleetReport
+from compat.model.fleet import Member as FleetMember
 from compat.model.lock import FullLock, Lock, Plan
 from compat.resolve.plan import Installer
 from compat.sources.declared import Declared
@@ -59,6 +61,7 @@ __all__ = [
     "ExplainRequest",
     "FactsRequest",
     "FullLock",
+    "FleetRequest",
     "Installer",
     "LockRequest",
     "PlanRequest",
@@ -72,6 +75,8 @@ __all__ = [
     "doctor",
     "explain",
     "facts",
+    "fleet",
+    "fleet_torch",
     "lock",
     "lock_full",
     "matrix_api",
@@ -682,3 +687,112 @@ def matrix_refresh(request: RefreshRequest) -> Refreshed:
         workers=request.workers,
     )
     return Refreshed(result=result, index=redact(url))
+
+
+# ----------------------------------------------------------------------------- fleet
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetRequest:
+    """`compat fleet`: where the members' facts come from, and how they are judged."""
+
+    directory: Path | None = None
+    """Saved snapshots, one `compat facts` file per node (Slurm, Kubernetes, an earlier --save)."""
+    slurm: bool = False
+    """Inside a Slurm allocation: srun `compat facts` once per node into `out` first."""
+    ray: str | None = None
+    """A Ray cluster's address: a facts task pinned to every alive node."""
+    out: Path | None = None
+    """Where --slurm writes the nodes' files (a shared directory); --ray and torchrun save them there."""
+    baseline: Path | None = None
+    """A known-good snapshot directory of the same cluster: report what changed since."""
+    world_size: int | None = None
+    """The launcher's world size, checked against the GPUs (torchrun and --slurm know it themselves)."""
+    timeout: float = 120.0
+    """Seconds allowed to gathering (per srun run, per Ray task, per rank)."""
+    smoke: bool = False
+    """torch.distributed only: a short all-reduce on the job's real backend."""
+    smoke_bytes: int = 8 * 2**20
+    """Bytes per all-reduce of the smoke test."""
+    smoke_timeout: float = 30.0
+    """Seconds allowed to the smoke test."""
+    fail_on: Severity = Severity.ERROR
+    """A difference or finding of this severity or worse makes the result `failed`."""
+    strict: bool = False
+    """A check at that severity that could not run also makes it `failed`."""
+    matrix: tuple[Path, ...] = ()
+    """Overlay directories laid over the shipped matrix."""
+    settings: Settings = field(default_factory=Settings)
+    """Cache directory."""
+
+
+def fleet(request: FleetRequest) -> FleetReport:
+    """Every node's facts (from a directory, srun or Ray), judged one by one and against each other."""
+    from compat.judge.fleet import judge_fleet
+    from compat.sources.fleet.directory import read_members
+
+    modes = [m for m, on in (("DIR", request.directory is not None), ("--slurm", request.slurm), ("--ray", request.ray))
+             if on]
+    if len(modes) != 1:
+        raise UsageError("name one source of facts: DIR, --slurm or --ray" if not modes else f"give one of {', '.join(modes)}")
+    m = _matrix(request.matrix, request.settings)
+    world = request.world_size
+    if request.directory is not None:
+        members = read_members(request.directory)
+    elif request.slurm:
+        from compat.sources.fleet.slurm import gather_slurm
+
+        members, ntasks = gather_slurm(request.out, timeout=request.timeout)
+        world = world or ntasks
+    else:
+        from compat.sources.fleet.ray_nodes import gather_ray
+
+        members = gather_ray(request.ray or "", timeout=request.timeout)
+        _save_members(members, request.out)
+    baseline = read_members(request.baseline) if request.baseline is not None else None
+    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=request.fail_on, strict=request.strict)
+
+
+def fleet_torch(request: FleetRequest) -> FleetReport | None:
+    """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None."""
+    import sys
+
+    from compat.judge.fleet import judge_fleet
+    from compat.sources.fleet.torch_dist import gather_torch
+    from compat.sources.probe import ProbeRequest, probe
+
+    m = _matrix(request.matrix, request.settings)
+    # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
+    python = Path(sys.executable)
+    gathered = gather_torch(
+        lambda: probe(ProbeRequest(python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir), m),
+        timeout=request.timeout, smoke=request.smoke, smoke_bytes=request.smoke_bytes, smoke_timeout=request.smoke_timeout,
+    )
+    if gathered is None:
+        return None
+    _save_members(gathered.members, request.out)
+    baseline = _baseline_members(request.baseline)
+    return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,
+                       baseline=baseline, fail_on=request.fail_on, strict=request.strict)
+
+
+def _baseline_members(path: Path | None) -> list[FleetMember] | None:
+    from compat.sources.fleet.directory import read_members
+
+    return read_members(path) if path is not None else None
+
+
+def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
+    """One facts file per member (NODE.json, or NODE.rank-N.json where ranks differ), for a later --baseline."""
+    from compat.atomic import write_atomic
+    from compat.model.facts import dump_facts
+
+    if out is None:
+        return
+    for member in members:
+        if member.facts is None or (member.local_rank or 0) != 0:
+            continue  # a node's other ranks share its facts
+        try:
+            write_atomic(out / f"{member.node}.json", dump_facts(member.facts).encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {out / member.node}.json: {exc.strerror or exc}") from exc

@@ -3,6 +3,7 @@
 from compat.cli import (
     doctor,  # noqa: F401
     explain,  # noqa: F401
+    fleet,  # noqa: F401
     lock,  # noqa: F401
     matrix,  # noqa: F401
 )

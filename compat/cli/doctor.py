@@ -131,6 +131,9 @@ def facts_command(
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
     short: Annotated[bool, typer.Option("--short", help="Only the essentials, one line each (for a bug report).")] = False,
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Write the snapshot to this file instead (%N: the node's name, for srun and fleets).",
+    ),
 ) -> None:
     """Print the facts snapshot of this environment as JSON (for bug reports, fleets and tests)."""
     from compat import api
@@ -144,4 +147,15 @@ def facts_command(
         matrix=overlays(matrix),
         settings=settings(),
     ))
-    sys.stdout.write(render_short(env) if short else dump_facts(env))
+    if output is None:
+        sys.stdout.write(render_short(env) if short else dump_facts(env))
+        return
+    from compat.atomic import write_atomic
+    from compat.errors import UsageError
+    from compat.sources.fleet.directory import facts_output_path
+
+    path = facts_output_path(output)
+    try:
+        write_atomic(path, dump_facts(env).encode("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc

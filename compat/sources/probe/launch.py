@@ -19,7 +19,7 @@ KEPT_NAMES = frozenset({
     "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF", "OMP_NUM_THREADS",
     "CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "NVIDIA_DISABLE_REQUIRE",  # what NVIDIA's CUDA images declare
 })
-KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_", "SLURM_")
+KEPT_PREFIXES = ("NCCL_", "ACCELERATE_", "TORCH_", "VLLM_", "SLURM_", "CUDA_", "HF_")
 NO_LAUNCHER = "not running under a launcher; declare it with --launcher"
 
 

@@ -1,0 +1,114 @@
+"""`compat fleet` (saved snapshots, --slurm, --ray) and `python -m compat.fleet` (under torchrun or any launcher)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from compat.cli import app
+from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings
+from compat.cli.doctor import FailOn
+
+BaselineOpt = Annotated[Path | None, typer.Option(
+    "--baseline", help="A known-good snapshot directory of the same cluster: also report what changed since.",
+)]
+FailOnOpt = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a difference or finding has this severity or worse.")]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a check at that severity could not run.")]
+
+
+@app.command()
+def fleet(
+    directory: Path | None = typer.Argument(None, help="A directory of `compat facts` files, one per node (NODE.json)."),
+    slurm: bool = typer.Option(False, "--slurm", help="Inside a Slurm allocation: srun `compat facts` on every node first."),
+    ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="A Ray cluster: a facts task on every alive node."),
+    out: Path | None = typer.Option(None, "--out", help="Where --slurm writes (a shared directory) and --ray saves the nodes' facts."),
+    baseline: BaselineOpt = None,
+    world_size: int | None = typer.Option(None, "--world-size", min=1, help="The job's world size, checked against the GPUs."),
+    timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Seconds allowed to gathering; a node slower than this is reported."),
+    json_out: JsonOpt = False,
+    fail_on: FailOnOpt = FailOn.error,
+    strict: StrictOpt = False,
+    matrix: MatrixOpt = None,
+) -> None:
+    """Judge every node of a multi-node job: doctor on each, then what differs between them.
+
+    Exit code: 0 clean, 1 differences, findings or silent nodes at or above --fail-on, 2 usage or data error.
+    """
+    from compat import api
+    from compat.model.findings import Severity
+
+    report = api.fleet(api.FleetRequest(
+        directory=directory, slurm=slurm, ray=ray, out=out, baseline=baseline, world_size=world_size,
+        timeout=timeout, fail_on=Severity(fail_on.value), strict=strict, matrix=overlays(matrix), settings=settings(),
+    ))
+    _emit(report, json_out=json_out, output=None)
+    raise typer.Exit(1 if report.failed else 0)
+
+
+def _emit(report: object, *, json_out: bool, output: Path | None) -> None:
+    from compat.model.fleet import FleetReport
+    from compat.report.fleet import render_json, render_text
+
+    assert isinstance(report, FleetReport)
+    text = render_json(report) if json_out else render_text(report, color=output is None and sys.stdout.isatty())
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from compat.atomic import write_atomic
+    from compat.errors import UsageError
+
+    try:
+        write_atomic(output, text.encode("utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+
+gather_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@gather_app.command()
+def gather(
+    smoke: bool = typer.Option(False, "--smoke", help="Also run a short all-reduce on the job's backend (NCCL on GPUs, else gloo)."),
+    smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, help="MiB per all-reduce of the smoke test."),
+    smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, help="Seconds allowed to the smoke test."),
+    timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds rank 0 waits for every rank's facts."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Rank 0 writes the report here instead of standard output."),
+    save: Path | None = typer.Option(None, "--save", help="Rank 0 saves each node's facts here (NODE.json), for a later --baseline."),
+    baseline: BaselineOpt = None,
+    json_out: JsonOpt = False,
+    fail_on: FailOnOpt = FailOn.error,
+    strict: StrictOpt = False,
+    matrix: MatrixOpt = None,
+) -> None:
+    """Run on every rank (torchrun ... -m compat.fleet): gather every rank's facts; rank 0 reports."""
+    from compat import api
+    from compat.model.findings import Severity
+
+    report = api.fleet_torch(api.FleetRequest(
+        timeout=timeout, smoke=smoke, smoke_bytes=max(4, int(smoke_mib * 2**20)) // 4 * 4, smoke_timeout=smoke_timeout,
+        out=save, baseline=baseline, fail_on=Severity(fail_on.value), strict=strict, matrix=overlays(matrix),
+        settings=settings(),
+    ))
+    code = 0
+    if report is not None:
+        _emit(report, json_out=json_out, output=output)
+        code = 1 if report.failed else 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # A collective left hanging in a daemon thread (a dead peer) must not hold the exit: leave at once.
+    os._exit(code)
+
+
+def gather_main() -> None:
+    from compat.errors import CompatError
+
+    try:
+        gather_app(prog_name="python -m compat.fleet")
+    except CompatError as exc:
+        typer.echo(f"compat: error: {exc}", err=True)
+        sys.stdout.flush()
+        os._exit(2)

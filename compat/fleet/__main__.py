@@ -1,0 +1,3 @@
+from compat.cli.fleet import gather_main
+
+gather_main()

@@ -1,0 +1,336 @@
+"""`torchrun ... -m compat.fleet`: every rank's facts over torch.distributed, rank 0 gets them all.
+
+The launcher's store (the one `env://` rendezvous connects to) is the liveness channel: each rank
+posts its facts there, and rank 0 waits for them with a deadline, so a rank that hangs or died is
+named instead of hanging everyone. When every rank answered, the facts travel once more with
+`all_gather_object` over gloo (the same mesh a job's CPU collectives use) and, with `--smoke`, a
+short all-reduce runs on the job's real backend, once over all ranks and once per pair of nodes.
+A collective never blocks the caller past its bound: it runs in a daemon thread that is left
+behind when it hangs (the process then exits without waiting for it).
+
+Only local rank 0 of a node probes everything; the other ranks send their launch variables and
+share their node's facts (the same interpreter and GPUs, but their own CUDA_VISIBLE_DEVICES).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from compat.errors import UsageError
+from compat.model import codec
+from compat.model.facts import Facts, Launch, dump_facts, load_facts
+from compat.model.fleet import Member, MemberState, PairTiming, RankTiming, Smoke
+from compat.sources.probe.launch import probe_launch
+
+MAX_PAIRS = 64
+"""Pairs of nodes the smoke test measures at most (the first ones in node order)."""
+_POLL = 0.05
+
+
+@dataclass(frozen=True, kw_only=True)
+class Gathered:
+    """What rank 0 holds after the gather."""
+
+    members: tuple[Member, ...]
+    """Every rank, answered or not."""
+    world_size: int
+    """The launcher's world size."""
+    smoke: Smoke | None
+    """The smoke test, when asked for and every rank answered."""
+
+
+# (rank, world size, local rank, node rank, ranks per node) as torchrun, srun and Open MPI's mpirun name them.
+_LAUNCHER_VARS = (
+    ("RANK", "WORLD_SIZE", "LOCAL_RANK", "GROUP_RANK", "LOCAL_WORLD_SIZE"),
+    ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS_PER_NODE"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_NODE_RANK",
+     "OMPI_COMM_WORLD_LOCAL_SIZE"),
+)
+
+
+def launcher_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment with RANK, WORLD_SIZE, LOCAL_RANK, GROUP_RANK and LOCAL_WORLD_SIZE set from whichever
+    launcher set its own (srun and mpirun do not set torch's names)."""
+    env = dict(environ)
+    for names in _LAUNCHER_VARS:
+        if names[0] in env and names[1] in env:
+            for torch_name, own in zip(_LAUNCHER_VARS[0], names, strict=True):
+                if own in env:
+                    env.setdefault(torch_name, env[own])
+            break
+    return env
+
+
+def launcher_rank(environ: Mapping[str, str]) -> tuple[int, int, int]:
+    """RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them; a UsageError without a launcher."""
+    try:
+        return int(environ["RANK"]), int(environ["WORLD_SIZE"]), int(environ.get("LOCAL_RANK", "0"))
+    except (KeyError, ValueError) as exc:
+        raise UsageError(
+            "python -m compat.fleet runs under a launcher (torchrun, srun, mpirun) that sets RANK, WORLD_SIZE, "
+            "MASTER_ADDR and MASTER_PORT; outside one, use `compat fleet DIR`, --slurm or --ray"
+        ) from exc
+
+
+def gather_torch(
+    probe_facts: Callable[[], Facts],
+    *,
+    timeout: float,
+    smoke: bool = False,
+    smoke_bytes: int = 8 * 2**20,
+    smoke_timeout: float = 30.0,
+    environ: Mapping[str, str] | None = None,
+) -> Gathered | None:
+    """Gather every rank's facts; rank 0 returns them, the other ranks return None."""
+    env = launcher_env(os.environ if environ is None else environ)
+    rank, world, local_rank = launcher_rank(env)
+    try:
+        import torch.distributed as dist
+    except ImportError as exc:
+        raise UsageError("python -m compat.fleet needs torch (torch.distributed) in this environment") from exc
+    store, rank, world = next(dist.rendezvous("env://", rank, world, timeout=timedelta(seconds=timeout)))
+    store = dist.PrefixStore("compat-fleet", store)
+    payload = _payload(probe_facts, env, local_rank)
+    store.set(f"facts/{rank}", payload)
+    if rank == 0:
+        arrived = _wait_keys(store, [f"facts/{r}" for r in range(world)], deadline=time.monotonic() + timeout)
+        store.set("present", json.dumps(sorted(arrived)))
+    else:
+        store.wait(["present"], timedelta(seconds=2 * timeout + 30))
+        arrived = set(json.loads(store.get("present")))
+    payloads: dict[int, str] = {}
+    smoke_result: Smoke | None = None
+    if len(arrived) == world:
+        got = _all_gather(dist, store, rank, world, payload, timeout)
+        if got is not None:
+            payloads = dict(enumerate(got))
+        if smoke:
+            smoke_result = _smoke(dist, store, rank, world, local_rank, payloads, smoke_bytes, smoke_timeout)
+    if rank != 0:
+        _finish(dist)
+        return None
+    for r in sorted(arrived):
+        if r not in payloads:
+            payloads[r] = store.get(f"facts/{r}").decode("utf-8")
+    members = _members(payloads, world, timeout)
+    _finish(dist)
+    return Gathered(members=members, world_size=world, smoke=smoke_result)
+
+
+def _payload(probe_facts: Callable[[], Facts], env: Mapping[str, str], local_rank: int) -> str:
+    started = time.monotonic()
+    doc: dict[str, Any] = {"host": socket.gethostname(), "group_rank": env.get("GROUP_RANK"), "local_rank": local_rank,
+                           "local_world": env.get("LOCAL_WORLD_SIZE")}
+    try:
+        if local_rank == 0:
+            doc["facts"] = dump_facts(probe_facts())
+        else:
+            doc["launch"] = codec.encode(probe_launch(None, environ=env))
+    except Exception as exc:  # a probe that fails on this rank is this rank's answer, not a crash of the job
+        doc["error"] = f"{type(exc).__name__}: {exc}"
+    doc["seconds"] = round(time.monotonic() - started, 3)
+    return json.dumps(doc, sort_keys=True)
+
+
+def _wait_keys(store: Any, keys: list[str], *, deadline: float) -> set[int]:
+    """The ranks whose key is set by the deadline."""
+    waiting = set(keys)
+    while waiting and time.monotonic() < deadline:
+        waiting = {k for k in waiting if not store.check([k])}
+        if waiting:
+            time.sleep(_POLL)
+    return {int(k.rsplit("/", 1)[1]) for k in keys if k not in waiting}
+
+
+def _bounded(fn: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
+    """Run `fn` in a daemon thread: (finished, result or the exception it raised)."""
+    box: list[Any] = []
+
+    def target() -> None:
+        try:
+            box.append(fn())
+        except Exception as exc:
+            box.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True, name="compat-fleet-collective")
+    thread.start()
+    thread.join(timeout)
+    return (bool(box), box[0] if box else None)
+
+
+def _all_gather(dist: Any, store: Any, rank: int, world: int, payload: str, timeout: float) -> list[str] | None:
+    def gather() -> list[str]:
+        dist.init_process_group("gloo", store=dist.PrefixStore("pg", store), rank=rank, world_size=world,
+                                timeout=timedelta(seconds=timeout))
+        out: list[Any] = [None] * world
+        dist.all_gather_object(out, payload)
+        return [str(p) for p in out]
+
+    done, result = _bounded(gather, timeout + 5)
+    return result if done and isinstance(result, list) else None
+
+
+def _layout(payloads: Mapping[int, str]) -> dict[str, list[int]]:
+    """Node name -> its ranks, from the hosts and node ranks the ranks reported."""
+    keys: dict[int, tuple[str, str]] = {}
+    for r, text in payloads.items():
+        doc = json.loads(text)
+        keys[r] = (str(doc["host"]), str(doc.get("group_rank")))
+    hosts: dict[str, set[str]] = {}
+    for host, group in keys.values():
+        hosts.setdefault(host, set()).add(group)
+    layout: dict[str, list[int]] = {}
+    for r in sorted(keys):
+        host, group = keys[r]
+        # One host running two launchers' nodes (a test, containers sharing a host name) stays two nodes.
+        name = host if len(hosts[host]) == 1 else f"{host}#{group}"
+        layout.setdefault(name, []).append(r)
+    return layout
+
+
+def _smoke(dist: Any, store: Any, rank: int, world: int, local_rank: int, payloads: Mapping[int, str],
+           size: int, timeout: float) -> Smoke | None:
+    """Every rank runs the all-reduces; rank 0 collects the timings from the store with a deadline."""
+    import torch
+
+    if not payloads or not dist.is_initialized():
+        return Smoke(backend="gloo", size_bytes=size, timeout_s=timeout, ranks=(), pairs=(),
+                     error="the gloo process group did not form") if rank == 0 else None
+    layout = _layout(payloads)
+    nodes = sorted(layout)
+    use_nccl = torch.cuda.is_available() and dist.is_nccl_available()
+    backend = "nccl" if use_nccl else "gloo"
+    device = torch.device("cuda", local_rank) if use_nccl else torch.device("cpu")
+    pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]][:MAX_PAIRS]
+
+    def run() -> None:
+        if use_nccl:
+            torch.cuda.set_device(device)
+        group = dist.new_group(backend=backend, timeout=timedelta(seconds=timeout))
+        # new_group is collective: every rank creates every pair's group, in the same order.
+        pair_groups = [(a, b, dist.new_group([layout[a][0], layout[b][0]], backend=backend,
+                                             timeout=timedelta(seconds=timeout))) for a, b in pairs]
+        tensor = torch.ones(size // 4, dtype=torch.float32, device=device)
+        dist.all_reduce(tensor, group=group)  # warm-up: connections are set up on first use
+        _sync(torch, use_nccl)
+        started = time.perf_counter()
+        dist.all_reduce(tensor, group=group)
+        _sync(torch, use_nccl)
+        store.set(f"smoke/rank/{rank}", json.dumps({"seconds": time.perf_counter() - started}))
+        for a, b, pg in pair_groups:
+            if rank not in (layout[a][0], layout[b][0]):
+                continue
+            try:
+                dist.all_reduce(tensor, group=pg)
+                _sync(torch, use_nccl)
+                started = time.perf_counter()
+                dist.all_reduce(tensor, group=pg)
+                _sync(torch, use_nccl)
+                result: dict[str, Any] = {"seconds": time.perf_counter() - started}
+            except Exception as exc:
+                result = {"error": f"{type(exc).__name__}: {exc}"}
+            if rank == layout[a][0]:
+                store.set(f"smoke/pair/{a}/{b}", json.dumps(result))
+
+    _, error = _bounded(run, timeout)
+    if isinstance(error, Exception):
+        store.set(f"smoke/rank/{rank}", json.dumps({"error": f"{type(error).__name__}: {error}"}))
+    if rank != 0:
+        return None
+    deadline = time.monotonic() + timeout
+    node_of = {r: n for n, rs in layout.items() for r in rs}
+    timings = _collect(store, [f"smoke/rank/{r}" for r in range(world)], deadline)
+    ranks = tuple(
+        RankTiming(rank=r, node=node_of.get(r, "?"), seconds=_seconds(timings.get(f"smoke/rank/{r}")),
+                   error=_error(timings.get(f"smoke/rank/{r}"), timeout))
+        for r in range(world)
+    )
+    measured = _collect(store, [f"smoke/pair/{a}/{b}" for a, b in pairs], deadline)
+    pair_timings = []
+    for a, b in pairs:
+        doc = measured.get(f"smoke/pair/{a}/{b}")
+        secs = _seconds(doc)
+        pair_timings.append(PairTiming(a=a, b=b, seconds=secs, bus_gbps=round(size / secs / 1e9, 3) if secs else None,
+                                       error=_error(doc, timeout)))
+    return Smoke(backend=backend, size_bytes=size, timeout_s=timeout, ranks=ranks, pairs=tuple(pair_timings))
+
+
+def _sync(torch: Any, cuda: bool) -> None:
+    if cuda:
+        torch.cuda.synchronize()
+
+
+def _collect(store: Any, keys: list[str], deadline: float) -> dict[str, dict[str, Any]]:
+    waiting = set(keys)
+    out: dict[str, dict[str, Any]] = {}
+    while True:
+        for k in sorted(waiting):
+            if store.check([k]):
+                out[k] = json.loads(store.get(k))
+        waiting -= set(out)
+        if not waiting or time.monotonic() >= deadline:
+            return out
+        time.sleep(_POLL)
+
+
+def _seconds(doc: dict[str, Any] | None) -> float | None:
+    if doc is None or "seconds" not in doc:
+        return None
+    return round(float(doc["seconds"]), 6)
+
+
+def _error(doc: dict[str, Any] | None, timeout: float) -> str | None:
+    if doc is None:
+        return f"no result within {timeout:g} s"
+    return str(doc["error"]) if "error" in doc else None
+
+
+def _finish(dist: Any) -> None:
+    if dist.is_initialized():
+        try:
+            dist.destroy_process_group()
+        except Exception:
+            pass  # leaving is best effort: the report is what matters
+
+
+def _members(payloads: Mapping[int, str], world: int, timeout: float) -> tuple[Member, ...]:
+    """Rank 0's view: every rank's Member; a non-zero local rank shares its node's facts with its own launch."""
+    layout = _layout(payloads)
+    node_of = {r: n for n, rs in layout.items() for r in rs}
+    docs = {r: json.loads(text) for r, text in payloads.items()}
+    node_facts: dict[str, Facts] = {}
+    for r, doc in docs.items():
+        if doc.get("facts"):
+            node_facts[node_of[r]] = load_facts(doc["facts"], origin=f"rank {r}")
+    group_node = {str(doc.get("group_rank")): node_of[r] for r, doc in docs.items()}
+    sizes = [int(d["local_world"]) for d in docs.values() if str(d.get("local_world") or "").isdigit()]
+    local_world = max(sizes) if sizes else max((int(d["local_rank"]) for d in docs.values()), default=0) + 1
+    members: list[Member] = []
+    for r in range(world):
+        doc = docs.get(r)
+        if doc is None:
+            # torchrun numbers ranks node by node: a silent rank belongs to node r // local world size.
+            node = group_node.get(str(r // local_world), f"rank-{r}")
+            members.append(Member(node=node, rank=r, state=MemberState.TIMED_OUT, detail=f"no facts within {timeout:g} s"))
+            continue
+        node, local = node_of[r], int(doc["local_rank"])
+        common = {"node": node, "rank": r, "local_rank": local, "seconds": doc.get("seconds")}
+        if "error" in doc:
+            members.append(Member(**common, state=MemberState.FAILED, detail=str(doc["error"])))
+        elif doc.get("facts"):
+            members.append(Member(**common, facts=node_facts[node]))
+        elif node in node_facts:
+            launch = codec.decode(Launch, doc["launch"])
+            members.append(Member(**common, facts=dataclasses.replace(node_facts[node], launch=launch)))
+        else:
+            members.append(Member(**common, state=MemberState.FAILED, detail="its node's local rank 0 sent no facts"))
+    return tuple(members)
