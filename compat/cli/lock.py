@@ -68,7 +68,8 @@ def lock(
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
     exclude_newer: str | None = typer.Option(
-        None, "--exclude-newer", metavar="DATE", help="Only releases uploaded on or before this date (2025-03-01), as uv's --exclude-newer.",
+        None, "--exclude-newer", metavar="DATE",
+        help="Only releases uploaded on or before this date (2025-03-01), as uv's --exclude-newer.",
     ),
     full: bool = typer.Option(
         False, "--full", help="Close the set over every dependency with `uv pip compile` (compat's pins as constraints, hashes).",
@@ -77,7 +78,9 @@ def lock(
         None, "-o", "--output", metavar="FILE", help="Write the lock here (atomically; kept as it was when the lock fails). "
         "A name ending in pylock.toml writes PEP 751 (needs --full).",
     ),
-    index_url: str | None = typer.Option(None, "--index-url", metavar="URL", help="The index uv reads for --full (default: PIP_INDEX_URL)."),
+    index_url: str | None = typer.Option(
+        None, "--index-url", metavar="URL", help="The index uv reads for --full (default: PIP_INDEX_URL).",
+    ),
 ) -> None:
     """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout.
 

@@ -70,7 +70,9 @@ def refresh(
     api_index: Annotated[bool, typer.Option(
         "--api", help="Extend the API index (matrix/api) instead: read the code of each release not yet indexed.",
     )] = False,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, metavar="N", help="With --api: only the newest N releases not yet indexed.")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", min=1, metavar="N", help="With --api: only the newest N releases not yet indexed.",
+    )] = None,
 ) -> None:
     """Regenerate matrix/releases/<package>.toml (or, with --api, extend matrix/api) from the package index."""
     from compat import api
@@ -119,7 +121,9 @@ def api_command(
         'A name (top_k_top_p_filtering), parameter ("Trainer.get_train_sampler(dataset)"), cli:SUB, '
         "model_type:X or module:M; none: a summary."
     ))] = None,
-    imports: Annotated[str | None, typer.Option("--imports", metavar="PACKAGE", help="List what the release imports from this package.")] = None,
+    imports: Annotated[str | None, typer.Option(
+        "--imports", metavar="PACKAGE", help="List what the release imports from this package.",
+    )] = None,
     json_out: JsonOpt = False,
     matrix: MatrixOpt = None,
 ) -> None:
