@@ -132,7 +132,7 @@ def facts_command(
     matrix: MatrixOpt = None,
     short: Annotated[bool, typer.Option("--short", help="Only the essentials, one line each (for a bug report).")] = False,
     output: str | None = typer.Option(
-        None, "--output", "-o", help="Write the snapshot to this file instead (%N: the node's name, for srun and fleets).",
+        None, "--output", "-o", metavar="FILE", help="Write the snapshot to this file instead (%N: the node's name, for srun and fleets).",
     ),
 ) -> None:
     """Print the facts snapshot of this environment as JSON (for bug reports, fleets and tests)."""
