@@ -147,8 +147,9 @@ def facts_command(
         matrix=overlays(matrix),
         settings=settings(),
     ))
+    text = render_short(env) if short else dump_facts(env)
     if output is None:
-        sys.stdout.write(render_short(env) if short else dump_facts(env))
+        sys.stdout.write(text)
         return
     from compat.atomic import write_atomic
     from compat.errors import UsageError
@@ -156,6 +157,6 @@ def facts_command(
 
     path = facts_output_path(output)
     try:
-        write_atomic(path, dump_facts(env).encode("utf-8"))
+        write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc

@@ -13,9 +13,11 @@ import tarfile
 import threading
 import zipfile
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+
+from tests.loopback import byte_range, serving
 
 TRANSFORMERS_INIT = '''
 from typing import TYPE_CHECKING
@@ -227,13 +229,8 @@ def _handler(index: ApiIndex):
             rng = self.headers.get("Range", "")
             if not rng:
                 return 200, whole, {}
-            start_s, _, end_s = rng.removeprefix("bytes=").partition("-")
-            size = len(whole)
-            if not start_s:
-                start, end = max(0, size - int(end_s)), size - 1
-            else:
-                start, end = int(start_s), min(size - 1, int(end_s))
-            return 206, whole[start : end + 1], {"Content-Range": f"bytes {start}-{end}/{size}"}
+            part, headers = byte_range(whole, rng)
+            return 206, part, headers
 
     return Handler
 
@@ -241,13 +238,6 @@ def _handler(index: ApiIndex):
 @pytest.fixture
 def api_index():
     index = ApiIndex()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(index))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    index.url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
-    try:
+    with serving(_handler(index)) as base:
+        index.url = f"{base}/simple/"
         yield index
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -6,14 +6,15 @@ from __future__ import annotations
 import functools
 import io
 import json
-import threading
 import time
 import zipfile
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+
+from tests.loopback import serving
 
 JSON = "application/vnd.pypi.simple.v1+json"
 WHEEL = "vllm-0.7.2-py3-none-any.whl"
@@ -111,13 +112,6 @@ class HostileIndex:
 @pytest.fixture()
 def hostile_index() -> Iterator[HostileIndex]:
     index = HostileIndex()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), index.handler())
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    index.url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
-    try:
+    with serving(index.handler()) as base:
+        index.url = f"{base}/simple/"
         yield index
-    finally:
-        server.shutdown()
-        server.server_close()

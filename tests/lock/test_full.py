@@ -11,10 +11,9 @@ import hashlib
 import io
 import subprocess
 import sys
-import threading
 import zipfile
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.sources.uv_compile import find_uv, is_offline, last_lines
+from tests.loopback import serving
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -74,10 +74,9 @@ def index(tmp_path_factory):
         sha = hashlib.sha256(data).hexdigest()
         with (page / "index.html").open("a") as fh:
             fh.write(f'<a href="../../files/{filename}#sha256={sha}" data-requires-python="&gt;=3.8">{filename}</a>\n')
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/simple"
-    server.shutdown()
+    with serving(partial(_Quiet, directory=str(root))) as base:
+        yield f"{base}/simple"
+
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -18,10 +18,12 @@ import threading
 import time
 import zipfile
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+
+from tests.loopback import byte_range, serving
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "index"
 PROJECTS = ("deepspeed", "torch", "trl", "vllm")
@@ -176,14 +178,8 @@ def _handler(index: FakeIndex):
                 whole = index.wheel(m.group(1))
                 if whole is None or not rng:
                     return whole, "application/zip", 200, {}
-                spec = rng.removeprefix("bytes=")
-                start_s, _, end_s = spec.partition("-")
-                size = len(whole)
-                if not start_s:
-                    start, end = max(0, size - int(end_s)), size - 1
-                else:
-                    start, end = int(start_s), min(size - 1, int(end_s) if end_s else size - 1)
-                return whole[start : end + 1], "application/octet-stream", 206, {"Content-Range": f"bytes {start}-{end}/{size}"}
+                part, headers = byte_range(whole, rng)
+                return part, "application/octet-stream", 206, headers
             return None, "text/plain", 404, {}
 
     return Handler
@@ -192,13 +188,6 @@ def _handler(index: FakeIndex):
 @pytest.fixture
 def fake_index():
     index = FakeIndex()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(index))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    index.url = f"http://127.0.0.1:{server.server_address[1]}/simple/"
-    try:
+    with serving(_handler(index)) as base:
+        index.url = f"{base}/simple/"
         yield index
-    finally:
-        server.shutdown()
-        server.server_close()
