@@ -255,7 +255,20 @@ def _line_at(block: bytes, pos: int) -> tuple[int, int, int, int]:
     return start, lo, hi, end
 
 
-class Scanner:
+class _Engine:
+    """What both engines answer: `scan` a block of whole lines; `scan_block` is its hits alone."""
+
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None, *, plain: bool = False,
+             ) -> tuple[list[Hit], int]:
+        raise NotImplementedError
+
+    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
+        """Hits in one block of whole lines whose first line is number `line_base`; key k is
+        reported on at most caps[k] lines (0: not at all)."""
+        return self.scan(block, line_base, caps)[0]
+
+
+class Scanner(_Engine):
     """The pure-Python engine: finds the lines of a log that match any of a set of regexes.
 
     `patterns` are regexes; a hit's key is the pattern's index. Feed text with `scan_block`,
@@ -294,11 +307,6 @@ class Scanner:
     def unfiltered(self) -> tuple[str, ...]:
         """Patterns without a usable literal: they run on every line (slow on big logs)."""
         return tuple(self.patterns[i] for i in self._always)
-
-    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
-        """Hits in one block of whole lines whose first line is number `line_base`; key k is
-        reported on at most caps[k] lines (0: not at all)."""
-        return self.scan(block, line_base, caps)[0]
 
     def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None, *, plain: bool = False,
              ) -> tuple[list[Hit], int]:
@@ -349,7 +357,7 @@ class Scanner:
         return hits, total
 
 
-class HyperscanScanner:
+class HyperscanScanner(_Engine):
     """The Hyperscan engine: the same hits as `Scanner`, one automaton pass per block.
 
     The automaton reports every end of every match, and a Python call per report is what costs:
@@ -410,11 +418,6 @@ class HyperscanScanner:
         except hs.error:
             return None  # another CPU or a damaged entry: compile instead
         return db
-
-    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
-        """Hits in one block of whole lines whose first line is number `line_base`; key k is
-        reported on at most caps[k] lines (0: not at all)."""
-        return self.scan(block, line_base, caps)[0]
 
     def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None, *, plain: bool = False,
              ) -> tuple[list[Hit], int]:

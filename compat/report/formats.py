@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
-from compat.model.config import Waivers
-from compat.model.facts import Facts
-from compat.model.findings import Finding, Severity
+from compat.model.findings import Severity
+
+if TYPE_CHECKING:
+    # Types only: the CLI imports DoctorFormat for its options on every start.
+    from compat.model.config import Waivers
+    from compat.model.facts import Facts
+    from compat.model.findings import Finding
 
 
 class DoctorFormat(str, enum.Enum):
