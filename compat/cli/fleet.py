@@ -14,7 +14,7 @@ from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings
 from compat.cli.doctor import FailOn
 
 BaselineOpt = Annotated[Path | None, typer.Option(
-    "--baseline", help="A known-good snapshot directory of the same cluster: also report what changed since.",
+    "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
 )]
 FailOnOpt = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a difference or finding has this severity or worse.")]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a check at that severity could not run.")]
@@ -22,13 +22,13 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a ch
 
 @app.command()
 def fleet(
-    directory: Path | None = typer.Argument(None, help="A directory of `compat facts` files, one per node (NODE.json)."),
+    directory: Path | None = typer.Argument(None, metavar="DIR", help="A directory of `compat facts` files, one per node (NODE.json)."),
     slurm: bool = typer.Option(False, "--slurm", help="Inside a Slurm allocation: srun `compat facts` on every node first."),
     ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="A Ray cluster: a facts task on every alive node."),
-    out: Path | None = typer.Option(None, "--out", help="Where --slurm writes (a shared directory) and --ray saves the nodes' facts."),
+    out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Where --slurm writes (a shared directory) and --ray saves the nodes' facts."),
     baseline: BaselineOpt = None,
-    world_size: int | None = typer.Option(None, "--world-size", min=1, help="The job's world size, checked against the GPUs."),
-    timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Seconds allowed to gathering; a node slower than this is reported."),
+    world_size: int | None = typer.Option(None, "--world-size", min=1, metavar="N", help="The job's world size, checked against the GPUs."),
+    timeout: float = typer.Option(120.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds allowed to gathering; a node slower than this is reported."),
     json_out: JsonOpt = False,
     fail_on: FailOnOpt = FailOn.error,
     strict: StrictOpt = False,
@@ -75,7 +75,7 @@ def gather(
     smoke: bool = typer.Option(False, "--smoke", help="Also run a short all-reduce on the job's backend (NCCL on GPUs, else gloo)."),
     smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, help="MiB per all-reduce of the smoke test."),
     smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, help="Seconds allowed to the smoke test."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, help="Seconds rank 0 waits for every rank's facts."),
+    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Rank 0 writes the report here instead of standard output."),
     save: Path | None = typer.Option(None, "--save", help="Rank 0 saves each node's facts here (NODE.json), for a later --baseline."),
     baseline: BaselineOpt = None,

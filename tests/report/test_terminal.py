@@ -74,7 +74,7 @@ def test_errors_are_one_line(args):
 
 
 COMMANDS = [(), ("doctor",), ("report",), ("facts",), ("explain",), ("lock",), ("plan",), ("matrix",),
-            ("matrix", "show"), ("matrix", "validate"), ("matrix", "refresh"), ("matrix", "site")]
+            ("matrix", "show"), ("matrix", "validate"), ("matrix", "refresh"), ("matrix", "site"), ("matrix", "api"), ("fleet",)]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "compat")
