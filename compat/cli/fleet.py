@@ -25,10 +25,14 @@ def fleet(
     directory: Path | None = typer.Argument(None, metavar="DIR", help="A directory of `compat facts` files, one per node (NODE.json)."),
     slurm: bool = typer.Option(False, "--slurm", help="Inside a Slurm allocation: srun `compat facts` on every node first."),
     ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="A Ray cluster: a facts task on every alive node."),
-    out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Where --slurm writes (a shared directory) and --ray saves the nodes' facts."),
+    out: Path | None = typer.Option(
+        None, "--out", metavar="DIR", help="Where --slurm writes (a shared directory) and --ray saves the nodes' facts.",
+    ),
     baseline: BaselineOpt = None,
     world_size: int | None = typer.Option(None, "--world-size", min=1, metavar="N", help="The job's world size, checked against the GPUs."),
-    timeout: float = typer.Option(120.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds allowed to gathering; a node slower than this is reported."),
+    timeout: float = typer.Option(
+        120.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds allowed to gathering; a node slower than this is reported.",
+    ),
     json_out: JsonOpt = False,
     fail_on: FailOnOpt = FailOn.error,
     strict: StrictOpt = False,
