@@ -208,14 +208,15 @@ def _handler(index: ApiIndex):
 
         def do_GET(self) -> None:
             status, body, extra = self._route()
+            # Recorded before the answer: a client that has its answer finds its request in the log.
+            with index.lock:
+                index.log.append((self.path, self.headers.get("Range", ""), len(body)))
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             for k, v in extra.items():
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
-            with index.lock:
-                index.log.append((self.path, self.headers.get("Range", ""), len(body)))
 
         def _route(self) -> tuple[int, bytes, dict[str, str]]:
             m = re.fullmatch(r"/simple/([\w.-]+)/", self.path)
