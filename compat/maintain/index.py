@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import html.parser
-import io
 import json
 import threading
 import time
 import urllib.parse
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +32,7 @@ from packaging.version import Version
 from urllib3.exceptions import HTTPError as TransportError
 
 from compat.errors import PackageIndexError
+from compat.maintain.remote_zip import RemoteZip
 
 _ACCEPT = (
     "application/vnd.pypi.simple.v1+json, "
@@ -420,94 +419,23 @@ class IndexClient:
         return data
 
     def _wheel_metadata(self, file: IndexFile) -> bytes:
-        remote = _RangeFile(self, file.url)
         name, _, rest = file.filename.partition("-")
         version = rest.partition("-")[0]
-        try:
-            with zipfile.ZipFile(remote) as archive:
-                wanted = f"{name}-{version}.dist-info/METADATA"
-                names = archive.namelist()
-                if wanted not in names:
-                    candidates = [n for n in names if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
-                    if len(candidates) != 1:
-                        raise PackageIndexError(f"{file.filename}: no single *.dist-info/METADATA in the wheel")
-                    wanted = candidates[0]
-                # The sizes in a zip are the sender's word: check the declared one, then read
-                # no more than the bound whatever it said (a zip bomb inflates far past it).
-                if archive.getinfo(wanted).file_size > MAX_METADATA:
-                    raise PackageIndexError(f"{file.filename}: METADATA larger than {MAX_METADATA // MIB} MiB")
-                with archive.open(wanted) as member:
-                    data = member.read(MAX_METADATA + 1)
-                if len(data) > MAX_METADATA:
-                    raise PackageIndexError(f"{file.filename}: METADATA larger than {MAX_METADATA // MIB} MiB")
-                return data
-        except (zipfile.BadZipFile, EOFError, ValueError, OSError, NotImplementedError, RuntimeError) as exc:
-            raise PackageIndexError(f"{file.filename}: cannot read the wheel's METADATA ({exc})") from exc
-
-
-class _RangeFile(io.RawIOBase):
-    """A read-only, seekable view of a remote file that fetches only the byte ranges zipfile reads."""
-
-    _TAIL = 64 * 1024
-    _MIN = 16 * 1024
-
-    def __init__(self, client: IndexClient, url: str) -> None:
-        super().__init__()
-        self._client = client
-        self._url = url
-        self._pos = 0
-        self._chunks: list[tuple[int, bytes]] = []
-        response = client._get(url, headers={"Range": f"bytes=-{self._TAIL}"}, ok=(200, 206))
-        if response.status_code == 200:  # the server ignores ranges: we have the whole file
-            self._size = len(response.content)
-            self._chunks.append((0, response.content))
-        else:
-            total = response.headers.get("Content-Range", "").rpartition("/")[2]
-            if not total.isdigit():
-                raise PackageIndexError(f"{redact(url)}: range response without a total size")
-            self._size = int(total)
-            self._chunks.append((self._size - len(response.content), response.content))
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        want = min(len(buffer), max(0, self._size - self._pos))
-        if want == 0:
-            return 0
-        data = self._slice(self._pos, want)
-        buffer[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
-
-    def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            size = self._size - self._pos
-        size = min(size, max(0, self._size - self._pos))
-        if size == 0:
-            return b""
-        data = self._slice(self._pos, size)
-        self._pos += len(data)
+        # The dist-info sits at the end of a wheel, beside the central directory: a short first read holds both.
+        remote = RemoteZip(lambda start, length: self.byte_range(file.url, start, length), file.filename, tail=64 * 1024)
+        by_name = {m.name: m for m in remote.members}
+        wanted = f"{name}-{version}.dist-info/METADATA"
+        if wanted not in by_name:
+            candidates = [n for n in by_name if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+            if len(candidates) != 1:
+                raise PackageIndexError(f"{file.filename}: no single *.dist-info/METADATA in the wheel")
+            wanted = candidates[0]
+        # The sizes in a zip are the sender's word: the declared one is checked here, and the read
+        # inflates no more than it (a zip bomb that understates it fails its CRC).
+        if by_name[wanted].size > MAX_METADATA:
+            raise PackageIndexError(f"{file.filename}: METADATA larger than {MAX_METADATA // MIB} MiB")
+        data = remote.read([by_name[wanted]], max_member=MAX_METADATA).get(wanted)
+        if data is None:
+            raise PackageIndexError(f"{file.filename}: cannot read the wheel's METADATA")
         return data
 
-    def _slice(self, start: int, size: int) -> bytes:
-        for begin, chunk in self._chunks:
-            if begin <= start and start + size <= begin + len(chunk):
-                return chunk[start - begin : start - begin + size]
-        end = min(self._size, start + max(size, self._MIN)) - 1
-        response = self._client._get(self._url, headers={"Range": f"bytes={start}-{end}"}, ok=(206,))
-        if len(response.content) != end - start + 1:
-            raise PackageIndexError(f"{redact(self._url)}: short range response")
-        self._chunks.append((start, response.content))
-        return response.content[:size]
