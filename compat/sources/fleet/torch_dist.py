@@ -2,9 +2,10 @@
 
 The launcher's store (the one `env://` rendezvous connects to) is the liveness channel: each rank
 posts its facts there, and rank 0 waits for them with a deadline, so a rank that hangs or died is
-named instead of hanging everyone. When every rank answered, the facts travel once more with
-`all_gather_object` over gloo (the same mesh a job's CPU collectives use) and, with `--smoke`, a
-short all-reduce runs on the job's real backend, once over all ranks and once per pair of nodes.
+named instead of hanging everyone. With `--smoke`, when every rank answered, rank 0 posts the node
+layout, the ranks form a gloo process group (the mesh a job's CPU collectives use) and a short
+all-reduce runs on the job's real backend, once over all ranks and once per pair of nodes. Facts
+never travel by collective: `all_gather_object` needs numpy, which compat does not.
 A collective never blocks the caller past its bound: it runs in a daemon thread that is left
 behind when it hangs (the process then exits without waiting for it).
 
@@ -108,19 +109,14 @@ def gather_torch(
         store.wait(["present"], timedelta(seconds=2 * timeout + 30))
         arrived = set(json.loads(store.get("present")))
     payloads: dict[int, str] = {}
+    if rank == 0:
+        payloads = {r: store.get(f"facts/{r}").decode("utf-8") for r in sorted(arrived)}
     smoke_result: Smoke | None = None
-    if len(arrived) == world:
-        got = _all_gather(dist, store, rank, world, payload, timeout)
-        if got is not None:
-            payloads = dict(enumerate(got))
-        if smoke:
-            smoke_result = _smoke(dist, store, rank, world, local_rank, payloads, smoke_bytes, smoke_timeout)
+    if smoke and len(arrived) == world:
+        smoke_result = _smoke(dist, store, rank, world, local_rank, payloads, smoke_bytes, smoke_timeout)
     if rank != 0:
         _finish(dist)
         return None
-    for r in sorted(arrived):
-        if r not in payloads:
-            payloads[r] = store.get(f"facts/{r}").decode("utf-8")
     members = _members(payloads, world, timeout)
     _finish(dist)
     return Gathered(members=members, world_size=world, smoke=smoke_result)
@@ -167,16 +163,20 @@ def _bounded(fn: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
     return (bool(box), box[0] if box else None)
 
 
-def _all_gather(dist: Any, store: Any, rank: int, world: int, payload: str, timeout: float) -> list[str] | None:
-    def gather() -> list[str]:
+def _form_group(dist: Any, store: Any, rank: int, world: int, timeout: float) -> str | None:
+    """Form the default gloo process group within the bound: None, or why it did not form."""
+
+    def form() -> None:
         dist.init_process_group("gloo", store=dist.PrefixStore("pg", store), rank=rank, world_size=world,
                                 timeout=timedelta(seconds=timeout))
-        out: list[Any] = [None] * world
-        dist.all_gather_object(out, payload)
-        return [str(p) for p in out]
+        dist.barrier()
 
-    done, result = _bounded(gather, timeout + 5)
-    return result if done and isinstance(result, list) else None
+    done, result = _bounded(form, timeout + 5)
+    if not done:
+        return f"the gloo process group did not form within {timeout + 5:g} s"
+    if isinstance(result, Exception):
+        return f"the gloo process group did not form: {type(result).__name__}: {result}"
+    return None
 
 
 def _layout(payloads: Mapping[int, str]) -> dict[str, list[int]]:
@@ -199,13 +199,24 @@ def _layout(payloads: Mapping[int, str]) -> dict[str, list[int]]:
 
 def _smoke(dist: Any, store: Any, rank: int, world: int, local_rank: int, payloads: Mapping[int, str],
            size: int, timeout: float) -> Smoke | None:
-    """Every rank runs the all-reduces; rank 0 collects the timings from the store with a deadline."""
+    """Every rank runs the all-reduces; rank 0 collects the timings from the store with a deadline.
+
+    Rank 0 holds every payload and posts the node layout; the other ranks read it from the store."""
     import torch
 
-    if not payloads or not dist.is_initialized():
+    if rank == 0:
+        layout = _layout(payloads)
+        store.set("layout", json.dumps(layout, sort_keys=True))
+    else:
+        try:
+            store.wait(["layout"], timedelta(seconds=timeout))
+        except Exception:  # rank 0 is gone or late: it reports the smoke test, this rank has nothing to add
+            return None
+        layout = json.loads(store.get("layout"))
+    error = _form_group(dist, store, rank, world, timeout)
+    if error is not None:
         return Smoke(backend="gloo", size_bytes=size, timeout_s=timeout, ranks=(), pairs=(),
-                     error="the gloo process group did not form") if rank == 0 else None
-    layout = _layout(payloads)
+                     error=error) if rank == 0 else None
     nodes = sorted(layout)
     use_nccl = torch.cuda.is_available() and dist.is_nccl_available()
     backend = "nccl" if use_nccl else "gloo"
