@@ -25,8 +25,9 @@ from compat.cli._common import (
     settings,
 )
 
-NO_COMPATIBLE_SET = 3
-"""`compat plan`'s exit code when no set meets the targets (1 there means: steps to run)."""
+NO_COMPATIBLE_SET = 4
+"""`compat plan`'s exit code when no set meets the targets: 1 there means steps to run, and 3 is
+kept for compat's own failures, so a script can tell "no way there" from a bug."""
 
 
 class Format(str, Enum):

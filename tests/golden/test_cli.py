@@ -54,7 +54,7 @@ def test_plan_installs_torch_first_and_exits_1_when_there_are_steps():
 
 def test_plan_with_no_compatible_set_lists_the_causes_on_stderr():
     result = _run("plan", "vllm==0.7.2", "torch==2.6.0", "--facts", str(SNAPSHOT))
-    assert result.exit_code == 3  # distinct from 1 (steps to run)
+    assert result.exit_code == 4  # distinct from 1 (steps to run) and 3 (a bug in compat)
     assert result.stdout == ""
     assert result.stderr.startswith("compat: no compatible set for vllm==0.7.2 torch==2.6.0")
     assert "\n  - " in result.stderr
