@@ -86,8 +86,9 @@ def overlays(matrix: list[Path] | None) -> tuple[Path, ...]:
     return tuple(matrix or ())
 
 
-def terminal(stream: TextIO) -> TerminalStyle:
-    """Colour and width for a renderer writing to `stream` (NO_COLOR, FORCE_COLOR, COLUMNS, the terminal)."""
-    from compat.sources.terminal import terminal_style
+def terminal(stream: TextIO, *, default_width: int | None = None) -> TerminalStyle:
+    """Colour and width for a renderer writing to `stream` (NO_COLOR, FORCE_COLOR, COLUMNS, the terminal);
+    `default_width` when it is not a terminal and COLUMNS is unset."""
+    from compat.sources.terminal import DEFAULT_WIDTH, terminal_style
 
-    return terminal_style(stream)
+    return terminal_style(stream, default=default_width or DEFAULT_WIDTH)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from compat.cli import app
-from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings
+from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings, terminal
 
 matrix_app = typer.Typer(
     name="matrix",
@@ -28,10 +29,14 @@ def show(
 ) -> None:
     """Every recorded release of PACKAGE with what it requires."""
     from compat import api
-    from compat.report.matrix import render_releases_json, render_releases_table
+    from compat.report.matrix import TABLE_WIDTH, render_releases_json, render_releases_table
 
     found = api.matrix_show(api.ShowRequest(package=package, since=since, matrix=overlays(matrix), settings=settings()))
-    typer.echo(render_releases_json(found) if json_out else render_releases_table(found, since=since), nl=False)
+    if json_out:
+        typer.echo(render_releases_json(found), nl=False)
+        return
+    width = terminal(sys.stdout, default_width=TABLE_WIDTH).width
+    typer.echo(render_releases_table(found, since=since, width=width), nl=False)
 
 
 @matrix_app.command("validate")

@@ -25,6 +25,7 @@ _STACK = ("trl", "vllm", "torch", "transformers", "accelerate", "peft", "deepspe
           "bitsandbytes", "liger-kernel", "datasets")
 _MARK = {Severity.ERROR: ("✗ error", "bold red"), Severity.WARNING: ("! warning", "bold yellow"),
          Severity.INFO: ("i info", "bold blue")}
+_HEADING = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
 
 
 def render_json(
@@ -72,9 +73,15 @@ def render_text(
     console.print(_environment(facts))
     found = [f for f in findings if f.status is Status.FOUND]
     undecided = [f for f in findings if f.status is Status.CANNOT_CHECK]
-    for finding in found:
+    for severity in Severity:
+        group = [f for f in found if f.severity is severity]
+        if not group:
+            continue
         console.print()
-        console.print(_finding(finding))
+        console.print(Text(f"{_HEADING[severity]} ({len(group)})", style="bold"))
+        for finding in group:
+            console.print()
+            console.print(_finding(finding))
     if undecided:
         console.print()
         console.print(Text(f"Cannot check ({len(undecided)})", style="bold"))

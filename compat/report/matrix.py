@@ -58,8 +58,12 @@ def _cell(release: Release, dep: str, extra: str | None) -> str:
     return " | ".join(dict.fromkeys(parts)) or "-"
 
 
-def render_releases_table(package: PackageReleases, *, since: str | None = None) -> str:
-    """A rich table of a package's releases, newest first (pure: returns the text)."""
+TABLE_WIDTH = 160
+"""Columns of the release table in a file or a pipe: the requirement columns are wide."""
+
+
+def render_releases_table(package: PackageReleases, *, since: str | None = None, width: int = TABLE_WIDTH) -> str:
+    """A rich table of a package's releases, newest first, laid out in `width` columns (pure: returns the text)."""
     import io
 
     from packaging.version import Version
@@ -68,14 +72,8 @@ def render_releases_table(package: PackageReleases, *, since: str | None = None)
     from rich.table import Table as RichTable
 
     columns = _COLUMNS.get(package.package, ())
-    table = RichTable(title=f"{package.package}: {len(package.releases)} releases", show_lines=False)
-    table.add_column("version")
-    table.add_column("uploaded")
-    for dep, extra in columns:
-        table.add_column(escape(f"{dep} [{extra}]" if extra and dep != extra else (f"[{dep}]" if extra else dep)))
-    table.add_column("python")
-    table.add_column("note")
     floor = Version(since) if since else None
+    rows = []
     for r in reversed(package.releases):
         if floor is not None and r.version < floor:
             continue
@@ -84,16 +82,31 @@ def render_releases_table(package: PackageReleases, *, since: str | None = None)
             note.append("yanked" + (f": {r.yanked_reason}" if r.yanked_reason else ""))
         if r.requires_unknown is not None:
             note.append(f"requirements unknown ({r.requires_unknown.reason})")
-        table.add_row(
+        rows.append((
             str(r.version),
             str(r.uploaded) if not isinstance(r.uploaded, Unknown) else "?",
             *(_cell(r, dep, extra) for dep, extra in columns),
             str(r.requires_python) if r.requires_python is not None else "any",
             "; ".join(note),
-        )
+        ))
+    notes = any(row[-1] for row in rows)
+    table = RichTable(title=f"{package.package}: {len(package.releases)} releases", show_lines=False)
+    # Short cells stay whole; in a narrow terminal a range folds onto more lines rather than being
+    # cut short with "…", which would state a different range.
+    table.add_column("version", no_wrap=True)
+    table.add_column("uploaded", no_wrap=True)
+    for dep, extra in columns:
+        table.add_column(escape(f"{dep} [{extra}]" if extra and dep != extra else (f"[{dep}]" if extra else dep)), overflow="fold")
+    table.add_column("python", overflow="fold")
+    if notes:
+        table.add_column("note", overflow="fold")
+    for row in rows:
+        table.add_row(*(row if notes else row[:-1]))
     buffer = io.StringIO()
-    Console(file=buffer, width=160, force_terminal=False, color_system=None).print(table)
-    return buffer.getvalue() + "* = only under an environment marker (see --json)\n"
+    Console(file=buffer, width=width, force_terminal=False, color_system=None).print(table)
+    # rich centres the title with blanks on both sides; trailing blanks are noise in pipes and diffs.
+    text = "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+    return text + "* = only under an environment marker (see --json)\n"
 
 
 def render_releases_json(package: PackageReleases) -> str:

@@ -26,7 +26,8 @@ class TerminalStyle:
     """Columns to lay the text out in."""
 
 
-def terminal_style(stream: TextIO, environ: Mapping[str, str] | None = None) -> TerminalStyle:
+def terminal_style(stream: TextIO, environ: Mapping[str, str] | None = None, *, default: int = DEFAULT_WIDTH) -> TerminalStyle:
+    """`default`: the width when the stream is not a terminal and COLUMNS is unset."""
     env = os.environ if environ is None else environ
     try:
         tty = stream.isatty()
@@ -44,5 +45,5 @@ def terminal_style(stream: TextIO, environ: Mapping[str, str] | None = None) -> 
     elif tty:
         width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     else:
-        width = DEFAULT_WIDTH
+        width = default
     return TerminalStyle(color=color, width=max(width, _MIN_WIDTH))

@@ -59,6 +59,20 @@ def test_doctor_follows_columns_and_force_color():
     assert "\x1b[" not in _compat("doctor", "--no-config", "--facts", str(FACTS_300), FORCE_COLOR="1", NO_COLOR="1").stdout
 
 
+def test_matrix_show_follows_columns_and_stays_wide_in_a_pipe():
+    narrow = _compat("matrix", "show", "trl", COLUMNS="70").stdout
+    wide = _compat("matrix", "show", "trl").stdout  # a pipe: the table's own width, not 100 columns
+    assert max(len(line) for line in narrow.splitlines()) <= 70
+    assert max(len(line) for line in wide.splitlines()) > 100
+    assert not [line for line in wide.splitlines() if line != line.rstrip()]
+
+
+def test_doctor_groups_findings_by_severity():
+    out = _compat("doctor", "--no-config", "--facts", str(FACTS_300)).stdout
+    assert out.index("Errors (2)") < out.index("✗ error") < out.index("Cannot check (1)")
+    assert "Warnings (" not in out or out.index("Errors (2)") < out.index("Warnings (")
+
+
 @pytest.mark.parametrize("args", [
     ("doctor", "--bogus"),
     ("doctor", "--fail-on", "fatal"),
