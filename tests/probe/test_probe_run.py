@@ -75,3 +75,12 @@ def test_marked_json_takes_the_last_marked_object():
     assert marked_json(out("@@ [1, 2]\n"), "@@ ") is None
     assert marked_json(out("@@ {not json\n"), "@@ ") is None
     assert marked_json(out('{"a": 1}\n'), "@@ ") is None
+
+
+def test_a_child_that_allocates_without_bound_fails_on_its_own():
+    # 1 GiB asked for under a 256 MiB data limit: the child's MemoryError, not the host's OOM killer.
+    grab = "import sys\ntry:\n    b = bytearray(2**30)\nexcept MemoryError:\n    sys.exit('MemoryError')\nprint('allocated')"
+    limited = run([sys.executable, "-c", grab], timeout=60, max_memory=256 * 2**20)
+    assert limited.returncode == 1 and limited.problem == f"{limited.name} exited with status 1: MemoryError"
+    free = run([sys.executable, "-c", grab], timeout=60)  # the default bound leaves room for real probes
+    assert free.ok and free.stdout.strip() == "allocated"

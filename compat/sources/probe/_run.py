@@ -62,6 +62,11 @@ MAX_OUTPUT = 16 * 1024 * 1024
 not allowed to fill compat's memory (the largest real report, a big environment's packages, is
 well under 1 MiB)."""
 
+MAX_MEMORY = 4 * 2**30
+"""Bytes of data memory (RLIMIT_DATA) a child may allocate: a probe that runs away fails with its
+own MemoryError instead of pushing the host into swap or the OOM killer (the real probes use a
+few hundred MiB). Reserved address space is not counted, so CUDA's large reservations are fine."""
+
 _JOIN = 2.0  # seconds to wait for the pipes once the child is gone (a grandchild may hold them)
 
 
@@ -71,9 +76,11 @@ def run(
     timeout: float,
     env: Mapping[str, str] | None = None,
     max_output: int = MAX_OUTPUT,
+    max_memory: int = MAX_MEMORY,
 ) -> RunResult:
-    """Run `argv` with a timeout and at most `max_output` bytes kept of each stream; the whole
-    process group is killed when it hangs or prints too much."""
+    """Run `argv` with a timeout, at most `max_output` bytes kept of each stream and at most
+    `max_memory` bytes of data memory; the whole process group is killed when it hangs or prints
+    too much."""
     argv = tuple(str(a) for a in argv)
     name = os.path.basename(argv[0]) if argv else "command"
     try:
@@ -94,6 +101,7 @@ def run(
     except OSError as exc:
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} could not be started: {exc.strerror or exc}")
     assert proc.stdout is not None and proc.stderr is not None
+    _limit_memory(proc.pid, max_memory)
     readers = [_Reader(proc.stdout, max_output, proc), _Reader(proc.stderr, max_output, proc)]
     for reader in readers:
         reader.start()
@@ -155,6 +163,17 @@ class _Reader(threading.Thread):
 
     def text(self) -> str:
         return _text(b"".join(self._chunks))
+
+
+def _limit_memory(pid: int, limit: int) -> None:
+    """Set the child's RLIMIT_DATA from outside (prlimit), as a preexec_fn is unsafe in a process with
+    threads; it takes effect right after the child started, which is before a probe allocates much."""
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, limit))
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass  # not Linux, or the child is already gone: the time and output bounds still hold
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

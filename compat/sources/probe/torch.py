@@ -17,10 +17,12 @@ from compat.matrix.torch import variant_cuda
 from compat.model.facts import Distribution, TorchBuild, TorchSource
 from compat.model.unknown import Unknown
 from compat.sources.cache import store
-from compat.sources.probe._run import RunResult, marked_json, run
+from compat.sources.probe._run import MAX_MEMORY, RunResult, marked_json, run
 from compat.sources.probe.interpreter import SAFE_PATH, child_env
 
 MARK = "COMPAT-TORCH:"
+TORCH_MAX_MEMORY = 8 * MAX_MEMORY
+"""Data memory the torch-importing child may use (32 GiB): a CUDA build's host side is a few GiB."""
 
 CHILD = SAFE_PATH + r'''
 import json
@@ -97,7 +99,8 @@ def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None
             report = marked_json(hit, MARK)
             if report is not None and report.get("installed") is True:  # only what the store below writes
                 return hit
-    result = run([str(python), "-c", CHILD], timeout=timeout, env=child_env(os.environ))
+    # Importing torch with CUDA maps its libraries and creates host buffers: room for that, not for a runaway.
+    result = run([str(python), "-c", CHILD], timeout=timeout, env=child_env(os.environ), max_memory=TORCH_MAX_MEMORY)
     if entry is not None and result.ok:
         line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
         if line is not None and '"installed": true' in line:
