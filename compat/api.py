@@ -42,9 +42,13 @@ from compat.sources.settings import Settings, read_settings
 if TYPE_CHECKING:
     from compat.explain.match import Explanation
     from compat.matrix import Matrix
+    from compat.matrix.api_index import ApiImports, ApiLookup
     from compat.matrix.releases import PackageReleases
+    from compat.model.api_outcome import ApiOutcome
 
 __all__ = [
+    "ApiRefreshRequest",
+    "ApiRequest",
     "Conflict",
     "Declared",
     "DoctorRequest",
@@ -64,7 +68,9 @@ __all__ = [
     "explain",
     "facts",
     "lock",
+    "matrix_api",
     "matrix_refresh",
+    "matrix_refresh_api",
     "matrix_show",
     "matrix_validate",
     "plan",
@@ -208,6 +214,32 @@ class RefreshRequest:
     """Seconds per request before retrying."""
     settings: Settings = field(default_factory=Settings)
     """Default cache directory and package index."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiRequest:
+    package: str
+    """A tracked package, "trl" or "trl==0.15.2" (a release is needed with `imports`)."""
+    name: str | None = None
+    """A name, parameter, "cli:SUB", "model_type:X" or "module:M"; None: the package's summary."""
+    imports: str | None = None
+    """Another tracked package: list what the release imports from it."""
+    matrix: tuple[Path, ...] = ()
+    """A matrix directory whose api/ replaces the shipped one (the last one given)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiRefreshRequest:
+    packages: tuple[str, ...] = ()
+    """Packages to extend; empty: every package the API index covers."""
+    index_url: str | None = None
+    out: Path | None = None
+    """The api directory to extend; None: the shipped matrix/api."""
+    workers: int = 4
+    timeout: float = 60.0
+    limit: int | None = None
+    """Extract at most the newest N releases not yet indexed (a sample)."""
+    settings: Settings = field(default_factory=Settings)
 
 
 # ----------------------------------------------------------------------------- environment
@@ -386,6 +418,45 @@ def matrix_validate(request: ValidateRequest) -> Validation:
     if request.alone:
         return validate_matrix(base=request.directory, complete=False, audit_patterns=request.audit)
     return validate_matrix(tuple([request.directory] if request.directory else ()), audit_patterns=request.audit)
+
+
+def matrix_api(request: ApiRequest) -> ApiLookup | ApiImports:
+    """Where a name exists across the indexed releases, or what one release imports from another package."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from compat.matrix.api_index import ApiImports, load_api, lookup
+    from compat.model.unknown import Unknown
+
+    try:
+        req = Requirement(request.package)
+    except InvalidRequirement as exc:
+        raise UsageError(f"not a package or package==version: {request.package!r}") from exc
+    pins = [s.version for s in req.specifier if s.operator in ("==", "===")]
+    if len(req.specifier) != len(pins):
+        raise UsageError(f"{request.package}: give a package or package==version")
+    base = request.matrix[-1] if request.matrix else None
+    api = load_api(req.name, base)
+    if isinstance(api, Unknown):
+        raise UsageError(f"{req.name}: {api.reason}")
+    if request.imports is not None:
+        if not pins:
+            raise UsageError("--imports needs a release: PACKAGE==VERSION")
+        return ApiImports(package=api.package, release=pins[0], other=request.imports, edges=api.imports(pins[0], request.imports))
+    return lookup(api, request.name)
+
+
+def matrix_refresh_api(request: ApiRefreshRequest) -> tuple[tuple[ApiOutcome, ...], str]:
+    """Extend matrix/api with the releases it does not hold yet; (outcomes, the index named without credentials)."""
+    from compat.maintain.api_refresh import refresh_api
+    from compat.maintain.index import IndexClient, redact
+    from compat.matrix.api_index import api_dir
+
+    url = request.index_url or request.settings.index_url
+    if not url:
+        raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
+    client = IndexClient(url, timeout=request.timeout)
+    outcomes = refresh_api(request.packages, out_dir=request.out or api_dir(), client=client, workers=request.workers, limit=request.limit)
+    return outcomes, redact(url)
 
 
 def matrix_refresh(request: RefreshRequest) -> Refreshed:

@@ -1,4 +1,4 @@
-"""`compat matrix show|validate|refresh`: inspect, check and regenerate the curated data."""
+"""`compat matrix show|validate|refresh|api`: inspect, check and regenerate the curated data."""
 
 from __future__ import annotations
 
@@ -64,10 +64,24 @@ def refresh(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every release's metadata from the index again.")] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Concurrent requests.")] = 8,
     timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per request before retrying.")] = 30.0,
+    api_index: Annotated[bool, typer.Option(
+        "--api", help="Extend the API index (matrix/api) instead: read the code of each release not yet indexed.",
+    )] = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="With --api: only the newest N releases not yet indexed.")] = None,
 ) -> None:
-    """Regenerate matrix/releases/<package>.toml from the package index."""
+    """Regenerate matrix/releases/<package>.toml (or, with --api, extend matrix/api) from the package index."""
     from compat import api
     from compat.report.matrix import render_refresh
+
+    if api_index:
+        from compat.report.api_index import render_api_refresh
+
+        outcomes, index = api.matrix_refresh_api(api.ApiRefreshRequest(
+            packages=tuple(packages or ()), index_url=index_url, out=out, workers=min(workers, 8),
+            timeout=max(timeout, 60.0), limit=limit, settings=settings(),
+        ))
+        typer.echo(render_api_refresh(outcomes, index), nl=False)
+        return
 
     refreshed = api.matrix_refresh(api.RefreshRequest(
         packages=tuple(packages or ()),
@@ -80,3 +94,31 @@ def refresh(
         settings=settings(),
     ))
     typer.echo(render_refresh(refreshed), nl=False)
+
+
+@matrix_app.command("api")
+def api_command(
+    package: Annotated[str, typer.Argument(help="A package (trl), or a release (trl==0.15.2) with --imports.")],
+    name: Annotated[str | None, typer.Argument(help=(
+        'A name (top_k_top_p_filtering), parameter ("Trainer.get_train_sampler(dataset)"), cli:SUB, '
+        "model_type:X or module:M; none: a summary."
+    ))] = None,
+    imports: Annotated[str | None, typer.Option("--imports", help="List what the release imports from this package.")] = None,
+    json_out: JsonOpt = False,
+    matrix: MatrixOpt = None,
+) -> None:
+    """Where a name, parameter, subcommand or model type exists, as ranges of releases (read from the code)."""
+    from compat import api
+    from compat.matrix.api_index import ApiImports
+    from compat.report.api_index import (
+        render_api_imports,
+        render_api_imports_json,
+        render_api_lookup,
+        render_api_lookup_json,
+    )
+
+    found = api.matrix_api(api.ApiRequest(package=package, name=name, imports=imports, matrix=overlays(matrix)))
+    if isinstance(found, ApiImports):
+        typer.echo(render_api_imports_json(found) if json_out else render_api_imports(found), nl=False)
+        return
+    typer.echo(render_api_lookup_json(found) if json_out else render_api_lookup(found), nl=False)

@@ -301,6 +301,31 @@ class IndexClient:
             self.metadata_fetched += 1
         return data
 
+    def byte_range(self, url: str, start: int | None, length: int) -> tuple[int, int, bytes]:
+        """(start, total size, bytes) of `length` bytes at `start` (None: the last `length` bytes).
+
+        A server that ignores ranges answers the whole file, returned as starting at 0.
+        """
+        spec = f"bytes=-{length}" if start is None else f"bytes={start}-{start + length - 1}"
+        response = self._get(url, headers={"Range": spec}, ok=(200, 206))
+        body = response.content
+        if response.status_code == 200:
+            return 0, len(body), body
+        total = response.headers.get("Content-Range", "").rpartition("/")[2]
+        if not total.isdigit():
+            raise PackageIndexError(f"{redact(url)}: range response without a total size")
+        begin = int(total) - len(body) if start is None else start
+        if start is not None and len(body) != min(length, int(total) - start):
+            raise PackageIndexError(f"{redact(url)}: short range response")
+        return begin, int(total), body
+
+    def download(self, url: str, *, limit: int) -> bytes:
+        """A whole file (an sdist), refused past `limit` bytes; raises PackageIndexError."""
+        data = self._get(url).content
+        if len(data) > limit:
+            raise PackageIndexError(f"{redact(url)}: larger than {limit} bytes")
+        return data
+
     def _wheel_metadata(self, file: IndexFile) -> bytes:
         remote = _RangeFile(self, file.url)
         name, _, rest = file.filename.partition("-")

@@ -55,6 +55,20 @@ def _read_labelled(path: Path, root: Path, shipped: bool) -> Table:
     return read_toml(path, label=file_label(root, path, shipped))
 
 
+def _check_api(out: _Collector, root: Path, shipped: bool) -> None:
+    """Each package directory of root/api (the API index): schema, keys, release ranges."""
+    from compat.matrix import file_label
+    from compat.matrix.api_index import check_api_dir
+
+    api = root / "api"
+    for directory in sorted(api.iterdir()) if api.is_dir() else ():
+        label = file_label(root, directory, shipped)
+        if not directory.is_dir():
+            out.add(label, "", "not a package directory of the API index")
+            continue
+        out.problems.extend(check_api_dir(directory, label))
+
+
 def validate_matrix(
     overlays: Sequence[Path] = (),
     *,
@@ -117,6 +131,8 @@ def validate_matrix(
             loaded[name] = package
             for release in package.releases:  # requirements are parsed lazily on load: force them here
                 out.run(functools.partial(getattr, release, "requires"))
+    for i, root in enumerate(roots):
+        _check_api(out, root, i == 0 and shipped)
     if complete:
         for name in TRACKED:
             if name not in index.packages():

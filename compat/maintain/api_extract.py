@@ -1,0 +1,691 @@
+"""What one release's code defines and imports, read with `ast` from its source (never imported).
+
+Two steps. `extract_module` reads one file into a `ModuleInfo` (its bindings, `__all__`, lazy
+`_import_structure` entries, the names a module `__getattr__` answers, callables and their
+parameters, imports with how they run, CLI subcommands, model-type tables); it depends only on the
+file's bytes and its module name, so a refresh reuses it for an unchanged member of the next
+release. `combine` joins a release's modules into its key sets (see compat.matrix.api_index for the
+keys): names follow re-exports (from-imports, lazy structures, `__getattr__` tables) so that a
+callable's parameters are keyed under the shortest public module that exposes it.
+
+Chosen over griffe by measurement (docs/api-index.md): griffe builds a full object model with
+docstrings and annotations for every member, several times slower on transformers, while what compat
+asks for (a name, a parameter, an import and whether it is guarded) is a small part of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from compat.matrix.api_index import ApiKind, ImportKind
+
+_PUBLIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_TABLE_NAME = re.compile(r"MODEL|MAPPING|REGISTRY|LIGER")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClassInfo:
+    """A class defined at module level."""
+
+    bases: tuple[str, ...]
+    """Base classes as written, dotted ("nn.Module", "TrainingArguments")."""
+    dataclass: bool
+    """Decorated as a dataclass: its annotated fields are `__init__` parameters."""
+    fields: tuple[str, ...]
+    """Annotated class attributes (dataclass fields), in order."""
+    init: tuple[str, ...] | None
+    """`__init__` parameters when the class defines one ("*", "**" for *args, **kwargs)."""
+    methods: tuple[tuple[str, tuple[str, ...]], ...]
+    """Public methods (and `__call__`) with their parameters, without self/cls."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportInfo:
+    """One imported module or name."""
+
+    target: str
+    """Absolute module imported."""
+    name: str | None
+    """The name taken from it; None for `import target`; "*" for a star import."""
+    kind: ImportKind
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModuleInfo:
+    """What one module's source defines, re-exports and imports."""
+
+    module: str
+    defined: tuple[str, ...] = ()
+    """Names bound by def, class or assignment at module level."""
+    from_imports: tuple[tuple[str, str, str], ...] = ()
+    """(bound name, source module, source name) of module-level `from ... import`."""
+    all_names: tuple[str, ...] | None = None
+    """`__all__` when it is a literal list/tuple."""
+    lazy: tuple[tuple[str, str], ...] = ()
+    """(relative submodule, name) from `_import_structure`."""
+    define_structure: tuple[str, ...] = ()
+    """Folders given to transformers' `define_import_structure` ("" for the module's own): the `__all__`
+    of the modules below them are its names."""
+    getattr_names: tuple[tuple[str, str], ...] = ()
+    """(name, origin "module:attr" or "") answered by a module `__getattr__`."""
+    functions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    classes: tuple[tuple[str, ClassInfo], ...] = ()
+    imports: tuple[ImportInfo, ...] = ()
+    subcommands: tuple[str, ...] = ()
+    """Literal `add_parser("x")` names, `name = "x"` of *Subcommand classes, SUPPORTED_COMMANDS entries."""
+    model_types: tuple[str, ...] = ()
+    """`model_type = "x"` class attributes."""
+    tables: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Module-level dict literals named like a model table (MODEL, MAPPING, REGISTRY) and their str keys."""
+    error: str | None = None
+    """Why the source could not be parsed (the module still counts as present)."""
+
+
+def _absolute(module: str, is_package: bool, level: int, target: str | None) -> str | None:
+    if level == 0:
+        return target
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not target):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    return ".".join([*parts, target] if target else parts) or None
+
+
+def _params(args: ast.arguments, *, method: bool) -> tuple[str, ...]:
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if method and names:
+        names = names[1:]
+    names += [a.arg for a in args.kwonlyargs]
+    if args.vararg:
+        names.append("*")
+    if args.kwarg:
+        names.append("**")
+    return tuple(names)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    if isinstance(node, ast.Subscript):
+        return _dotted(node.value)
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return None
+
+
+def _strings(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        out = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return out
+    return None
+
+
+def _dict_keys(node: ast.expr) -> list[str] | None:
+    """String keys of `{...}`, `dict(...)`, `OrderedDict([(k, v), ...])`."""
+    if isinstance(node, ast.Dict):
+        return [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    if isinstance(node, ast.Call) and node.args and (_dotted(node.func) or "").endswith(("OrderedDict", "dict")):
+        arg = node.args[0]
+        if isinstance(arg, ast.Dict):
+            return _dict_keys(arg)
+        if isinstance(arg, (ast.List, ast.Tuple)):
+            return [
+                e.elts[0].value
+                for e in arg.elts
+                if isinstance(e, ast.Tuple) and e.elts and isinstance(e.elts[0], ast.Constant) and isinstance(e.elts[0].value, str)
+            ]
+    return None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (_dotted(test) or "").endswith("TYPE_CHECKING")
+
+
+class _Reader:
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.defined: dict[str, None] = {}
+        self.from_imports: dict[tuple[str, str, str], None] = {}
+        self.all_names: list[str] | None = None
+        self.lazy: dict[tuple[str, str], None] = {}
+        self.define_structure: dict[str, None] = {}
+        self.getattr_names: dict[tuple[str, str], None] = {}
+        self.functions: dict[str, tuple[str, ...]] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.imports: dict[ImportInfo, None] = {}
+        self.subcommands: dict[str, None] = {}
+        self.model_types: dict[str, None] = {}
+        self.tables: dict[str, list[str]] = {}
+        self.literals: dict[str, list[str]] = {}
+        self.literal_values: dict[str, dict[str, str]] = {}
+
+    # --- statements at module level (and in its if/try/with blocks) ---
+    def body(self, stmts: Iterable[ast.stmt], kind: ImportKind) -> None:
+        for stmt in stmts:
+            self.statement(stmt, kind)
+
+    def statement(self, stmt: ast.stmt, kind: ImportKind) -> None:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            self.import_(stmt, kind, bind=True)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.defined[stmt.name] = None
+            self.functions[stmt.name] = _params(stmt.args, method=False)
+            if stmt.name == "__getattr__":
+                self.module_getattr(stmt)
+            self.nested(stmt.body)
+        elif isinstance(stmt, ast.ClassDef):
+            self.defined[stmt.name] = None
+            self.classes[stmt.name] = self.class_(stmt, kind)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            self.assign(stmt)
+        elif isinstance(stmt, ast.If):
+            if _is_type_checking(stmt.test):
+                self.body(stmt.orelse, ImportKind.GUARDED)
+                return
+            self.body(stmt.body, ImportKind.GUARDED)
+            self.body(stmt.orelse, ImportKind.GUARDED)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            guarded = ImportKind.GUARDED if stmt.handlers else kind  # type: ignore[attr-defined]
+            self.body(stmt.body, guarded)  # type: ignore[attr-defined]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                self.body(handler.body, ImportKind.GUARDED)
+            self.body(stmt.orelse, guarded)  # type: ignore[attr-defined]
+            self.body(stmt.finalbody, kind)  # type: ignore[attr-defined]
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self.body(stmt.body, kind)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            self.body(stmt.body, ImportKind.GUARDED)
+        elif isinstance(stmt, ast.Expr):
+            self.expression(stmt.value)
+        self.calls(stmt)
+
+    def nested(self, stmts: list[ast.stmt]) -> None:
+        """A function body: its imports are lazy; its add_parser calls still name subcommands."""
+        for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.import_(node, ImportKind.LAZY, bind=False)
+            elif isinstance(node, ast.Call):
+                self.call(node)
+
+    def calls(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.Try)):
+            return
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                self.call(node)
+
+    def call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("add_parser", "command"):
+            first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                self.subcommands[first.value] = None
+        name = _dotted(func) or ""
+        if name.endswith("define_import_structure"):
+            arg = node.args[0] if node.args else None
+            folder = ""
+            if isinstance(arg, ast.BinOp) and isinstance(arg.right, ast.Constant) and isinstance(arg.right.value, str):
+                folder = arg.right.value
+            self.define_structure[folder] = None
+
+    def expression(self, node: ast.expr) -> None:
+        # _import_structure["models.x"].extend([...]) / .append("X")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("extend", "append"):
+            key = self.structure_key(node.func.value)
+            if key is not None and node.args:
+                names = _strings(node.args[0]) if node.func.attr == "extend" else _strings(ast.List(elts=[node.args[0]]))
+                for name in names or ():
+                    self.lazy[(key, name)] = None
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == "__all__" and node.args:
+                extra = _strings(node.args[0]) if node.func.attr == "extend" else _strings(ast.List(elts=[node.args[0]]))
+                self.all_names = [*(self.all_names or []), *(extra or [])]
+
+    @staticmethod
+    def structure_key(node: ast.expr) -> str | None:
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "_import_structure"
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
+            return node.slice.value
+        return None
+
+    def assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        value = stmt.value
+        for target in targets:
+            key = self.structure_key(target)
+            if key is not None and value is not None:
+                for name in _strings(value) or ():
+                    self.lazy[(key, name)] = None
+                continue
+            if not isinstance(target, ast.Name):
+                continue
+            name = target.id
+            if isinstance(stmt, ast.AugAssign):
+                if name == "__all__":
+                    self.all_names = [*(self.all_names or []), *(_strings(value) or [])]
+                continue
+            self.defined[name] = None
+            if value is None:
+                continue
+            if name == "__all__":
+                found = _strings(value)
+                if found is not None:
+                    self.all_names = found
+                elif isinstance(value, ast.BinOp):  # __all__ = [...] + [...]
+                    self.all_names = [s for side in (value.left, value.right) for s in (_strings(side) or [])]
+            elif name == "_import_structure" and isinstance(value, ast.Dict):
+                for k, v in zip(value.keys, value.values, strict=True):
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                        for item in _strings(v) or ():
+                            self.lazy[(k.value, item)] = None
+            keys = _dict_keys(value)
+            if keys is not None:
+                self.literals[name] = keys
+                if isinstance(value, ast.Dict):
+                    self.literal_values[name] = {
+                        k.value: v.value
+                        for k, v in zip(value.keys, value.values, strict=True)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                        and isinstance(v, ast.Constant) and isinstance(v.value, str)
+                    }
+                if _TABLE_NAME.search(name):
+                    self.tables[name] = keys
+            else:
+                seq = _strings(value)
+                if seq is not None:
+                    self.literals[name] = seq
+                    if name == "SUPPORTED_COMMANDS":
+                        for sub in seq:
+                            self.subcommands[sub] = None
+
+    def import_(self, stmt: ast.Import | ast.ImportFrom, kind: ImportKind, *, bind: bool) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                self.imports[ImportInfo(target=alias.name, name=None, kind=kind)] = None
+            return
+        source = _absolute(self.module, self.is_package, stmt.level, stmt.module)
+        if source is None:
+            return
+        for alias in stmt.names:
+            self.imports[ImportInfo(target=source, name=alias.name, kind=kind)] = None
+            if bind and alias.name != "*":
+                self.from_imports[(alias.asname or alias.name, source, alias.name)] = None
+            elif bind:
+                self.from_imports[("*", source, "*")] = None
+
+    def module_getattr(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if not func.args.args:
+            return
+        param = func.args.args[0].arg
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id == param):
+                continue
+            for op, right in zip(node.ops, node.comparators, strict=True):
+                if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+                    self.getattr_names[(right.value, "")] = None
+                elif isinstance(op, ast.In):
+                    if isinstance(right, ast.Name):
+                        values = self.literal_values.get(right.id, {})
+                        for name in self.literals.get(right.id, ()):
+                            self.getattr_names[(name, values.get(name, ""))] = None
+                    else:
+                        for name in _strings(right) or _dict_keys(right) or ():
+                            self.getattr_names[(name, "")] = None
+
+    def class_(self, node: ast.ClassDef, kind: ImportKind) -> ClassInfo:
+        decorators = [_dotted(d) or "" for d in node.decorator_list]
+        is_dataclass = any(d.rsplit(".", 1)[-1] == "dataclass" for d in decorators)
+        bases = tuple(b for b in (_dotted(b) for b in node.bases) if b)
+        fields: list[str] = []
+        init: tuple[str, ...] | None = None
+        methods: list[tuple[str, tuple[str, ...]]] = []
+        subcommand = any("Subcommand" in b for b in bases)
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                annotation = _dotted(stmt.annotation) or ""
+                init_false = (
+                    isinstance(stmt.value, ast.Call)
+                    and (_dotted(stmt.value.func) or "").endswith("field")
+                    and any(k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in stmt.value.keywords)
+                )
+                if not annotation.endswith("ClassVar") and not init_false:
+                    fields.append(stmt.target.id)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                static = any((_dotted(d) or "") == "staticmethod" for d in stmt.decorator_list)
+                params = _params(stmt.args, method=not static)
+                if stmt.name == "__init__":
+                    init = params
+                elif _PUBLIC.match(stmt.name) or stmt.name == "__call__":
+                    methods.append((stmt.name, params))
+                self.nested(stmt.body)
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    if not (isinstance(target, ast.Name) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)):
+                        continue
+                    if target.id == "model_type" and stmt.value.value:
+                        self.model_types[stmt.value.value] = None
+                    elif target.id == "name" and subcommand:
+                        self.subcommands[stmt.value.value] = None
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.import_(stmt, kind, bind=False)
+            else:
+                for sub in ast.walk(stmt):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        self.import_(sub, ImportKind.GUARDED, bind=False)
+        return ClassInfo(bases=bases, dataclass=is_dataclass, fields=tuple(fields), init=init, methods=tuple(methods))
+
+    def info(self) -> ModuleInfo:
+        return ModuleInfo(
+            module=self.module,
+            defined=tuple(self.defined),
+            from_imports=tuple(self.from_imports),
+            all_names=tuple(self.all_names) if self.all_names is not None else None,
+            lazy=tuple(self.lazy),
+            define_structure=tuple(self.define_structure),
+            getattr_names=tuple(self.getattr_names),
+            functions=tuple(self.functions.items()),
+            classes=tuple(self.classes.items()),
+            imports=tuple(self.imports),
+            subcommands=tuple(self.subcommands),
+            model_types=tuple(self.model_types),
+            tables=tuple((k, tuple(v)) for k, v in self.tables.items()),
+        )
+
+
+def module_name(path: str) -> tuple[str, bool] | None:
+    """("pkg.sub.mod", is_package) for a member path "pkg/sub/mod.py"; None when it is no module."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].split("/")
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts), is_package
+
+
+def extract_module(source: bytes, module: str, is_package: bool) -> ModuleInfo:
+    """One module's facts; a file that does not parse yields only its name and the error."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in old releases
+            tree = ast.parse(source, filename=module)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return ModuleInfo(module=module, error=f"{type(exc).__name__}: {exc}"[:200])
+    reader = _Reader(module, is_package)
+    reader.body(tree.body, ImportKind.TOP_LEVEL)
+    return reader.info()
+
+
+# ---------------------------------------------------------------- one release
+
+
+@dataclass
+class ReleaseApi:
+    """A release's keys by kind and its import edges ("module target name-or-* kind")."""
+
+    keys: dict[ApiKind, set[str]] = field(default_factory=lambda: {k: set() for k in ApiKind})
+    imports: set[str] = field(default_factory=set)
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
+
+
+class _Release:
+    def __init__(self, modules: Mapping[str, ModuleInfo]) -> None:
+        self.modules = modules
+        self._names: dict[str, dict[str, tuple[str, str] | None]] = {}
+        self._children: dict[str, list[str]] = {}
+        for name in modules:
+            parent, _, _ = name.rpartition(".")
+            if parent:
+                self._children.setdefault(parent, []).append(name)
+
+    def names(self, module: str, depth: int = 0) -> dict[str, tuple[str, str] | None]:
+        """Public names of a module -> where they come from ((module, name) in this release, else None)."""
+        cached = self._names.get(module)
+        if cached is not None:
+            return cached
+        info = self.modules.get(module)
+        out: dict[str, tuple[str, str] | None] = {}
+        if info is None or depth > 12:
+            return out
+        self._names[module] = out  # breaks import cycles: a cycle sees the names found so far
+        top = module.split(".")[0]
+        is_package = any(c for c in self._children.get(module, ()))
+        for name in info.defined:
+            out[name] = (module, name)
+        for bound, source, original in info.from_imports:
+            if bound == "*":
+                if source.split(".")[0] == top:
+                    source_info = self.modules.get(source)
+                    exported = source_info.all_names if source_info is not None else None
+                    for name, origin in self.names(source, depth + 1).items():
+                        if exported is None or name in exported:
+                            out.setdefault(name, origin)
+                continue
+            if source.split(".")[0] == top:
+                out[bound] = (source, original) if f"{source}.{original}" not in self.modules else None
+            elif is_package or (info.all_names and bound in info.all_names):
+                out[bound] = None
+        for sub, name in info.lazy:
+            out.setdefault(name, (f"{module}.{sub}" if sub else module, name))
+        for name, where in info.getattr_names:
+            if where and ":" in where:
+                target, _, attr = where.partition(":")
+                absolute = _absolute(module, True, len(target) - len(target.lstrip(".")), target.lstrip(".") or None)
+                out.setdefault(name, (absolute, attr) if absolute else None)
+            else:
+                out.setdefault(name, None)
+        for folder in info.define_structure:
+            for name, origin in self.structure(f"{module}.{folder}" if folder else module, depth).items():
+                out.setdefault(name, origin)
+        for name in info.all_names or ():
+            out.setdefault(name, None)
+        public = {n: o for n, o in out.items() if _PUBLIC.match(n)}
+        out.clear()
+        out.update(public)
+        return out
+
+    def structure(self, package: str, depth: int) -> dict[str, tuple[str, str] | None]:
+        """What `define_import_structure` finds below a package: each module's `__all__`, recursively."""
+        out: dict[str, tuple[str, str] | None] = {}
+        for child in self._children.get(package, ()):
+            if self._children.get(child):
+                names = self.names(child, depth + 1) if child != package else {}
+                for name in names:
+                    out.setdefault(name, (child, name))
+            else:
+                for name in self.modules[child].all_names or ():
+                    out.setdefault(name, (child, name))
+        return out
+
+    def origin(self, module: str, name: str) -> tuple[str, str] | None:
+        """The module and name that define what `module.name` is, within this release."""
+        seen = set()
+        current: tuple[str, str] | None = (module, name)
+        while current is not None and current not in seen:
+            seen.add(current)
+            mod, attr = current
+            info = self.modules.get(mod)
+            if info is None:
+                return None
+            if attr in info.defined and (attr in dict(info.functions) or attr in dict(info.classes)):
+                return current
+            current = self.names(mod).get(attr)
+        return None
+
+
+def _table_keys(modules: Mapping[str, ModuleInfo], package: str) -> set[str]:
+    out: set[str] = set()
+    for info in modules.values():
+        if package == "transformers":
+            if ".models." in info.module:
+                out.update(info.model_types)
+            for name, keys in info.tables:
+                if name in ("CONFIG_MAPPING_NAMES", "CONFIG_MAPPING"):
+                    out.update(keys)
+        elif package == "vllm":
+            if info.module.startswith("vllm.model_executor"):
+                for name, keys in info.tables:
+                    if re.fullmatch(r"_\w*MODELS\w*|_MODEL_REGISTRY", name):
+                        out.update(k for k in keys if re.fullmatch(r"[A-Z]\w*", k))
+        elif package == "peft":
+            for name, keys in info.tables:
+                if re.fullmatch(r"TRANSFORMERS_MODELS_TO_\w+_MAPPING", name):
+                    out.update(keys)
+        elif package == "liger-kernel":
+            for name, keys in info.tables:
+                if name == "MODEL_TYPE_TO_APPLY_LIGER_FN":
+                    out.update(keys)
+    return {k for k in out if re.fullmatch(r"[\w.-]+", k)}
+
+
+def _scripts(entry_points: str | None) -> dict[str, str]:
+    if not entry_points:
+        return {}
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(entry_points)
+    except configparser.Error:
+        return {}
+    if not parser.has_section("console_scripts"):
+        return {}
+    return {k.strip(): v.split(":")[0].strip() for k, v in parser.items("console_scripts")}
+
+
+def combine(
+    package: str,
+    modules: Mapping[str, ModuleInfo],
+    *,
+    entry_points: str | None = None,
+    scripts: Iterable[str] = (),
+    own: Iterable[str] = (),
+    tracked_roots: Iterable[str] = (),
+    params: bool = True,
+) -> ReleaseApi:
+    """A release's keys from its modules.
+
+    `own`: the package's import names; `tracked_roots`: the import names of every tracked package
+    (imports of the others become edges); `scripts`: names of the wheel's plain scripts;
+    `params`: whether to key parameters (off for torch, whose public callables are mostly native).
+    """
+    out = ReleaseApi()
+    release = _Release(modules)
+    own_roots = set(own)
+    others = set(tracked_roots) - own_roots
+    out.keys[ApiKind.MODULE] = set(modules)
+    exposers: dict[tuple[str, str], tuple[int, str, str]] = {}
+    for module in sorted(modules):
+        names = release.names(module)
+        for name in names:
+            out.keys[ApiKind.NAME].add(f"{module}:{name}")
+        if not params or _private(module):
+            continue
+        for name in names:
+            origin = release.origin(module, name)
+            if origin is None:
+                continue
+            rank = (module.count("."), module, name)
+            if origin not in exposers or rank < exposers[origin]:
+                exposers[origin] = rank
+    if params:
+        for module, info in modules.items():
+            functions = dict(info.functions)
+            classes = dict(info.classes)
+            for name in (*functions, *classes):
+                if not _PUBLIC.match(name):
+                    continue
+                if (module, name) not in exposers and _private(module):
+                    continue
+                _, where, alias = exposers.get((module, name), (0, module, name))
+                prefix = f"{where}:{alias}"
+                if name in functions:
+                    out.keys[ApiKind.PARAM].update(f"{prefix}({p})" for p in functions[name])
+                    continue
+                cls = classes[name]
+                out.keys[ApiKind.PARAM].update(f"{prefix}({p})" for p in _init_params(release, module, cls))
+                for method, method_params in cls.methods:
+                    out.keys[ApiKind.PARAM].update(f"{prefix}.{method}({p})" for p in method_params)
+    for info in modules.values():
+        for imp in info.imports:
+            if imp.target.split(".")[0] in others:
+                out.imports.add(f"{info.module} {imp.target} {imp.name or '*'} {imp.kind.value}")
+    console = _scripts(entry_points)
+    out.keys[ApiKind.CLI].update(console)
+    out.keys[ApiKind.CLI].update(s for s in scripts if re.fullmatch(r"[\w.-]+", s))
+    homes = {script: target.rpartition(".")[0] or target for script, target in console.items()}
+    for info in modules.values():
+        if not info.subcommands:
+            continue
+        # the script whose entry module's package holds this module most closely
+        holders = [s for s, h in homes.items() if info.module == h or info.module.startswith(h + ".")]
+        if not holders:
+            continue
+        closest = max(len(homes[s]) for s in holders)
+        holders = [s for s in holders if len(homes[s]) == closest]
+        preferred = [s for s in holders if s == package or s in own_roots or s == f"{package}-cli"]
+        for script in preferred or holders:
+            out.keys[ApiKind.CLI].update(f"{script} {sub}" for sub in info.subcommands if re.fullmatch(r"[\w.:-]+", sub))
+    out.keys[ApiKind.MODEL_TYPE] = _table_keys(modules, package)
+    return out
+
+
+def _init_params(release: _Release, module: str, cls: ClassInfo, depth: int = 0) -> tuple[str, ...]:
+    """`__init__` parameters: its own, a dataclass's fields (with inherited ones), else a base's; "**" when unknowable."""
+    if cls.init is not None:
+        return cls.init
+    inherited: list[str] = []
+    for base in cls.bases:
+        found = _resolve_class(release, module, base)
+        if found is None:
+            if base not in ("object", "Generic", "ABC", "abc.ABC", "typing.Generic", "Enum", "enum.Enum"):
+                inherited.append("**")
+            continue
+        if depth < 8:
+            inherited.extend(_init_params(release, found[0], found[1], depth + 1))
+        if not cls.dataclass:
+            break
+    if cls.dataclass:
+        return tuple(dict.fromkeys([*inherited, *cls.fields]))
+    return tuple(dict.fromkeys(inherited))
+
+
+def _resolve_class(release: _Release, module: str, base: str) -> tuple[str, ClassInfo] | None:
+    head, _, rest = base.partition(".")
+    info = release.modules.get(module)
+    if info is None:
+        return None
+    origin: tuple[str, str] | None
+    if rest:
+        # module alias then attribute ("models.Base"): only for from-imported modules of the release
+        source = next((f"{s}.{o}" for b, s, o in info.from_imports if b == head), None)
+        origin = release.origin(source, rest) if source and source in release.modules else None
+    else:
+        origin = release.origin(module, head)
+    if origin is None:
+        return None
+    classes = dict(release.modules[origin[0]].classes)
+    found = classes.get(origin[1])
+    return (origin[0], found) if found is not None else None
+
+
+__all__ = ["ClassInfo", "ImportInfo", "ModuleInfo", "ReleaseApi", "combine", "extract_module", "module_name"]

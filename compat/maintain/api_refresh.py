@@ -1,0 +1,369 @@
+"""`compat matrix refresh --api`: extend matrix/api/<package>/ with the releases it does not hold yet.
+
+For each tracked package whose Python code matters (`API_PACKAGES`): the index lists the files;
+each final release not yet indexed gets one file read (the wheel refresh reads for metadata, or the
+sdist when a release has no wheel). Of a wheel only the central directory, the package's `.py`
+members, `entry_points.txt` and the names of its scripts are read, by range requests; a member whose
+path, CRC-32 and size equal the previous release's is not fetched again, its extraction is reused.
+Releases are immutable, so a release already in the index (or recorded as not extractable) is never
+fetched again. The package's files are rewritten atomically every `checkpoint` releases, so an
+interrupted refresh keeps what it finished.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+import time
+import zipfile
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from compat.atomic import write_atomic
+from compat.errors import PackageIndexError, UsageError
+from compat.maintain.api_extract import ModuleInfo, ReleaseApi, combine, extract_module, module_name
+from compat.maintain.index import IndexClient, IndexFile
+from compat.maintain.refresh import choose_file
+from compat.maintain.remote_zip import Member, RemoteZip
+from compat.matrix.api_index import IMPORTS, SCHEMA, ApiKind, check_api_dir, decode_spans, encode_spans, import_names
+from compat.matrix.releases import TRACKED
+from compat.model.api_outcome import ApiOutcome
+
+API_PACKAGES: tuple[str, ...] = (
+    "accelerate",
+    "bitsandbytes",
+    "datasets",
+    "deepspeed",
+    "flash-attn",
+    "huggingface-hub",
+    "liger-kernel",
+    "peft",
+    "torch",
+    "transformers",
+    "trl",
+    "vllm",
+)
+"""Tracked packages whose Python API the index records (the rest are native kernels or images)."""
+
+NO_PARAMS = frozenset({"torch"})
+"""Packages whose parameters are not keyed: torch's public callables are mostly native (no Python signature)."""
+
+SDIST_LIMIT = 256 * 1024 * 1024
+NOT_EXTRACTABLE = "not extractable"
+
+
+class _Timeline:
+    """A package's keys as sets of releases, read from and written to its directory."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.releases: dict[str, str] = {}
+        """release -> file read."""
+        self.missing: dict[str, str] = {}
+        self.tables: dict[str, dict[str, set[str]]] = {k.value: {} for k in ApiKind}
+        self.tables[IMPORTS] = {}
+
+    @classmethod
+    def read(cls, directory: Path, package: str) -> _Timeline:
+        timeline = cls(package)
+        meta_path = directory / "releases.json"
+        if not meta_path.is_file():
+            return timeline
+        problems = check_api_dir(directory, f"matrix/api/{package}")
+        if problems:
+            raise UsageError(f"cannot extend a broken API index: {problems[0]}")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        releases = meta["releases"]
+        timeline.releases = dict(zip(releases, meta["files"], strict=True))
+        timeline.missing = dict(meta.get("missing", {}))
+        for stem in timeline.tables:
+            path = directory / f"{stem}.json.gz"
+            if not path.is_file():
+                continue
+            for key, text in json.loads(gzip.decompress(path.read_bytes())).items():
+                timeline.tables[stem][key] = {releases[i] for a, b in decode_spans(text) for i in range(a, b + 1)}
+        return timeline
+
+    def add(self, release: str, file: str, api: ReleaseApi) -> None:
+        self.releases[release] = file
+        self.missing.pop(release, None)
+        for kind, keys in api.keys.items():
+            table = self.tables[kind.value]
+            for key in keys:
+                table.setdefault(key, set()).add(release)
+        for key in api.imports:
+            self.tables[IMPORTS].setdefault(key, set()).add(release)
+
+    def write(self, directory: Path) -> None:
+        ordered = sorted(self.releases, key=Version)
+        index = {r: i for i, r in enumerate(ordered)}
+        for stem, table in self.tables.items():
+            doc = {key: encode_spans(index[r] for r in table[key]) for key in sorted(table)}
+            text = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
+            _write(directory / f"{stem}.json.gz", gzip.compress(text, compresslevel=9, mtime=0))
+        meta = {
+            "schema": SCHEMA,
+            "package": self.package,
+            "top_level": list(import_names(self.package)),
+            "releases": ordered,
+            "files": [self.releases[r] for r in ordered],
+            "missing": dict(sorted(self.missing.items(), key=lambda kv: Version(kv[0]))),
+        }
+        _write(directory / "releases.json", (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _write(path: Path, data: bytes) -> None:
+    write_atomic(path, data)
+    path.chmod(0o644)  # shipped data: readable by all, like the files git checks out
+
+
+class _Extractor:
+    """Reads one package's releases in order, reusing unchanged members' extraction."""
+
+    def __init__(self, client: IndexClient, package: str) -> None:
+        self.client = client
+        self.package = package
+        self.own = import_names(package)
+        self.roots = tuple(r for p in TRACKED for r in import_names(p))
+        self.cache: dict[str, tuple[int, int, ModuleInfo]] = {}
+
+    def wanted(self, name: str) -> bool:
+        if name.endswith(".dist-info/entry_points.txt"):
+            return True
+        path = _package_path(name)
+        return path is not None and path.split("/")[0] in self.own and name.endswith(".py")
+
+    def plan(self, members: Sequence[Member], previous: Sequence[Member] = ()) -> list[Member]:
+        """Wanted members that differ (path, CRC, size) from the previous release's and from the cache."""
+        before = {(_package_path(m.name), m.crc, m.size) for m in previous}
+        out = []
+        for m in members:
+            if not self.wanted(m.name):
+                continue
+            path = _package_path(m.name) or m.name
+            hit = self.cache.get(path)
+            if m.name.endswith(".txt") or ((path, m.crc, m.size) not in before and (hit is None or hit[:2] != (m.crc, m.size))):
+                out.append(m)
+        return out
+
+    def release(
+        self, members: Sequence[Member], data: dict[str, bytes], more: Callable[[list[Member]], dict[str, bytes]] | None = None
+    ) -> ReleaseApi:
+        """The release's keys; `more` reads members the prefetch did not (a previous release failed)."""
+        if more is not None:
+            late = [m for m in self.plan(members) if m.name not in data]
+            if late:
+                data = {**data, **more(late)}
+        modules: dict[str, ModuleInfo] = {}
+        entry_points = None
+        scripts = []
+        for m in members:
+            if m.name.endswith(".dist-info/entry_points.txt") and m.name.count("/") == 1:
+                raw = data.get(m.name)
+                entry_points = raw.decode("utf-8", "replace") if raw is not None else None
+                continue
+            parts = m.name.split("/")
+            if len(parts) == 3 and parts[0].endswith(".data") and parts[1] == "scripts":
+                scripts.append(parts[2])
+                continue
+            if not self.wanted(m.name):
+                continue
+            path = _package_path(m.name) or m.name
+            named = module_name(path)
+            if named is None:
+                continue
+            hit = self.cache.get(path)
+            if hit is not None and hit[:2] == (m.crc, m.size):
+                modules[named[0]] = hit[2]
+                continue
+            source = data.get(m.name)
+            if source is None:
+                raise PackageIndexError(f"{m.name}: could not be read")
+            info = extract_module(source, *named)
+            self.cache[path] = (m.crc, m.size, info)
+            modules[named[0]] = info
+        return combine(
+            self.package,
+            modules,
+            entry_points=entry_points,
+            scripts=scripts,
+            own=self.own,
+            tracked_roots=self.roots,
+            params=self.package not in NO_PARAMS,
+        )
+
+
+def _package_path(name: str) -> str | None:
+    """A member's path inside site-packages (wheel `*.data/purelib/` prefixes dropped)."""
+    parts = name.split("/")
+    if parts[0].endswith(".data") and len(parts) > 2 and parts[1] in ("purelib", "platlib"):
+        return "/".join(parts[2:])
+    if parts[0].endswith((".dist-info", ".data")):
+        return None
+    return name
+
+
+def _sdist_members(blob: bytes, filename: str) -> list[tuple[str, bytes]]:
+    """(path below the sdist's top folder, bytes) of its .py files and entry_points.txt."""
+    out: list[tuple[str, bytes]] = []
+    if filename.endswith(".zip"):
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            for info in archive.infolist():
+                if info.file_size < 64 * 1024 * 1024 and info.filename.endswith((".py", "entry_points.txt")):
+                    out.append((info.filename.partition("/")[2], archive.read(info)))
+        return out
+    with tarfile.open(fileobj=io.BytesIO(blob), mode="r:*") as archive:
+        for entry in archive:
+            if not entry.isfile() or entry.size > 64 * 1024 * 1024:
+                continue
+            if entry.name.endswith((".py", "entry_points.txt")):
+                handle = archive.extractfile(entry)
+                if handle is not None:
+                    out.append((entry.name.partition("/")[2], handle.read()))
+    return out
+
+
+def _sdist_release(extractor: _Extractor, client: IndexClient, file: IndexFile) -> ReleaseApi:
+    try:
+        files = _sdist_members(client.download(file.url, limit=SDIST_LIMIT), file.filename)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+        raise PackageIndexError(f"{file.filename}: unreadable sdist ({exc})") from exc
+    members = []
+    data: dict[str, bytes] = {}
+    for path, raw in files:
+        if path.endswith("entry_points.txt"):
+            if path.endswith(".egg-info/entry_points.txt") and path.count("/") == 1:
+                name = "sdist.dist-info/entry_points.txt"
+            else:
+                continue
+        else:
+            name = path.removeprefix("src/")
+        members.append(Member(name=name, offset=0, compressed=len(raw), size=len(raw), crc=zlib.crc32(raw), method=0))
+        data[name] = raw
+    return extractor.release(members, data)
+
+
+def choose_api_file(files: Sequence[IndexFile]) -> IndexFile | None:
+    """The wheel refresh reads for metadata, else the smallest-named sdist; None when neither exists."""
+    wheel = choose_file(files)
+    if wheel is not None:
+        return wheel
+    sdists = sorted((f for f in files if f.filename.endswith((".tar.gz", ".zip", ".tgz"))), key=lambda f: (f.yanked, f.filename))
+    return sdists[0] if sdists else None
+
+
+def refresh_package(
+    client: IndexClient,
+    package: str,
+    directory: Path,
+    *,
+    workers: int = 4,
+    checkpoint: int = 10,
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ApiOutcome:
+    """Extract the releases of one package not yet in `directory` and rewrite it; raises PackageIndexError."""
+    started = time.monotonic()
+    requests_before = client.requests_made
+    package = canonicalize_name(package)
+    timeline = _Timeline.read(directory, package)
+    by_version: dict[Version, list[IndexFile]] = {}
+    for f in client.project_files(package):
+        if not f.version.is_prerelease and not f.version.local:
+            by_version.setdefault(f.version, []).append(f)
+    known = {Version(r) for r in timeline.releases} | {Version(r) for r in timeline.missing}
+    todo = [v for v in sorted(by_version) if v not in known]
+    if limit is not None:
+        todo = todo[-limit:] if limit >= 0 else todo
+    extractor = _Extractor(client, package)
+    chosen = {v: choose_api_file(by_version[v]) for v in todo}
+    added = 0
+
+    def directory_of(file: IndexFile) -> RemoteZip:
+        return RemoteZip(lambda start, length: client.byte_range(file.url, start, length), file.filename)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        wheel_files = {v: wf for v in todo if (wf := chosen[v]) is not None and wf.wheel}
+        wheels = list(wheel_files)
+        directories: dict[Version, Future[RemoteZip]] = {v: pool.submit(directory_of, wf) for v, wf in wheel_files.items()}
+        reads: dict[Version, Future[dict[str, bytes]]] = {}
+
+        def read_ahead(i: int) -> None:
+            # The members of wheel i that differ from wheel i-1: fetched while the main thread parses.
+            if i >= len(wheels) or wheels[i] in reads:
+                return
+            v = wheels[i]
+            mine, before = directories[v], directories[wheels[i - 1]] if i else None
+
+            def fetch() -> dict[str, bytes]:
+                remote = mine.result()
+                return remote.read(extractor.plan(remote.members, before.result().members if before else ()))
+
+            reads[v] = pool.submit(fetch)
+
+        for v in todo:
+            file = chosen[v]
+            release = str(v)
+            if file is None:
+                timeline.missing[release] = f"{NOT_EXTRACTABLE}: no wheel or sdist"
+                continue
+            try:
+                if file.wheel:
+                    at = wheels.index(v)
+                    for ahead in range(at, at + 3):
+                        read_ahead(ahead)
+                    remote = directories[v].result()
+                    data = reads.pop(v).result()
+                    api = extractor.release(remote.members, data, remote.read)
+                else:
+                    api = _sdist_release(extractor, client, file)
+            except PackageIndexError as exc:
+                timeline.missing[release] = str(exc)[:300]
+                if progress:
+                    progress(f"{package} {release}: {exc}")
+                continue
+            timeline.add(release, file.filename, api)
+            added += 1
+            if progress:
+                progress(f"{package} {release}: {sum(len(k) for k in api.keys.values())} keys")
+            if added % checkpoint == 0:
+                timeline.write(directory)
+    timeline.write(directory)
+    return ApiOutcome(
+        package=package,
+        releases=len(timeline.releases),
+        added=added,
+        missing=len(timeline.missing),
+        requests=client.requests_made - requests_before,
+        seconds=round(time.monotonic() - started, 1),
+    )
+
+
+def refresh_api(
+    packages: Sequence[str],
+    *,
+    out_dir: Path,
+    client: IndexClient,
+    workers: int = 4,
+    limit: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[ApiOutcome, ...]:
+    """Extend the API index of each package (default: every package in API_PACKAGES)."""
+    names: list[str] = [canonicalize_name(p) for p in packages] or list(API_PACKAGES)
+    unknown = sorted(set(names) - set(API_PACKAGES))
+    if unknown:
+        raise UsageError(f"no API index for: {', '.join(unknown)} (indexed: {', '.join(API_PACKAGES)})")
+    return tuple(
+        refresh_package(client, name, out_dir / name, workers=workers, limit=limit, progress=progress)
+        for name in sorted(set(names))
+    )
+
+
+__all__ = ["API_PACKAGES", "ApiOutcome", "choose_api_file", "refresh_api", "refresh_package"]

@@ -1,0 +1,474 @@
+"""The API timeline: what each indexed release of a tracked package defines, and what it imports.
+
+`compat matrix refresh --api` builds it from the code of every release's wheel (never installed or
+imported, see compat/maintain/api_extract.py); this module reads it, lazily, one package and one kind
+at a time.
+
+The interface others code against:
+
+- `load_api(package, base=None) -> PackageApi | Unknown`: reads `<base>/api/<package>/releases.json`
+  only (base: the shipped matrix); Unknown when the package is not indexed.
+- `PackageApi.package`, `PackageApi.releases` (indexed releases, oldest first, as strings).
+- `PackageApi.present(kind, key) -> tuple[Span, ...]`: the inclusive release ranges where the key
+  exists, over the indexed releases; empty when it never does.
+- `PackageApi.has(kind, key, release) -> bool | Unknown`: Unknown when that release is not indexed.
+- `PackageApi.imports(release, other) -> tuple[ImportEdge, ...] | Unknown`: what `release` imports
+  from the tracked package `other` (a distribution name, "huggingface-hub").
+- `PackageApi.keys(kind)`: every key of a kind (to search, e.g. a qualname in any module).
+
+Keys by kind (`ApiKind`):
+
+- MODULE: "trl.trainer.grpo_trainer".
+- NAME: "<module>:<name>", a public name the module defines or re-exports ("transformers:Trainer",
+  transformers' lazy `_import_structure`/`define_import_structure` names, `__all__`, the names a
+  module `__getattr__` answers).
+- PARAM: "<module>:<Qual>(<param>)" for functions and methods ("transformers:Trainer.get_train_sampler(dataset)"),
+  "<module>:<Class>(<param>)" for a class's `__init__` parameters and dataclass fields
+  ("trl:GRPOConfig(use_vllm)"). <module> is the shortest public module that exposes the callable
+  (the package itself when it re-exports it). `*args` and `**kwargs` are stored as the params "*"
+  and "**"; "**" is also stored for a class whose `__init__` comes from a base outside the package,
+  so an absent parameter is conclusive only where "**" is absent too.
+- CLI: "<script>" and "<script> <subcommand>" ("trl vllm-serve").
+- MODEL_TYPE: transformers' model types ("qwen3"); the model types liger-kernel and peft support;
+  the architectures vLLM supports ("Qwen3ForCausalLM").
+
+Storage (schema 1), under matrix/api/<package>/:
+
+- releases.json: {"schema": 1, "package", "top_level": [import names], "releases": [oldest first],
+  "files": [the file read for each release], "missing": {release: why it is not indexed}}.
+- <kind>.json.gz for each ApiKind value and "imports": one JSON object {key: spans}. Spans are
+  indices into "releases", as "0-4,7,9-12" (inclusive). Import keys read
+  "<module> <target module> <name or *> <top_level|guarded|lazy>".
+
+`check_api_dir` validates a package directory and names the file and the key in its errors.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from compat.errors import MatrixError
+from compat.model.unknown import Unknown
+
+SCHEMA = 1
+IMPORTS = "imports"
+"""The file stem of the import graph."""
+
+TOP_LEVEL_NAMES: dict[str, tuple[str, ...]] = {
+    "huggingface-hub": ("huggingface_hub",),
+    "flash-attn": ("flash_attn", "flash_attn_2_cuda"),
+    "flashinfer-python": ("flashinfer",),
+    "liger-kernel": ("liger_kernel",),
+}
+"""Import names of tracked packages whose distribution name is not their import name."""
+
+
+def import_names(package: str) -> tuple[str, ...]:
+    """The top-level modules a distribution installs (by its canonical name)."""
+    name = canonicalize_name(package)
+    return TOP_LEVEL_NAMES.get(name, (name.replace("-", "_"),))
+
+
+class ApiKind(str, Enum):
+    """What a key names."""
+
+    MODULE = "module"
+    NAME = "name"
+    PARAM = "param"
+    CLI = "cli"
+    MODEL_TYPE = "model_type"
+
+
+class ImportKind(str, Enum):
+    """How an import runs."""
+
+    TOP_LEVEL = "top_level"
+    """At module level (or in a class body), unguarded: a failure breaks importing the module."""
+    GUARDED = "guarded"
+    """Inside try/except or an `if` at module level (availability or version checks)."""
+    LAZY = "lazy"
+    """Inside a function: runs only when it is called."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Span:
+    """Consecutive indexed releases where a key exists."""
+
+    first: str
+    """The first release (inclusive)."""
+    last: str
+    """The last release (inclusive)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportEdge:
+    """One import of another tracked package by a module of a release."""
+
+    module: str
+    """The importing module ("trl.core")."""
+    target: str
+    """The imported module ("transformers", "transformers.generation")."""
+    name: str | None
+    """The name imported from it (`from target import name`); None for `import target`."""
+    kind: ImportKind
+    """Whether a failure breaks importing the module."""
+
+
+_SPANS = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+
+
+def decode_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """"0-4,7" -> ((0, 4), (7, 7)); raises ValueError."""
+    if not _SPANS.match(text):
+        raise ValueError(f"not a list of release ranges: {text!r}")
+    out = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        out.append((int(first), int(last or first)))
+    return tuple(out)
+
+
+def encode_spans(indices: Iterator[int] | list[int] | set[int] | frozenset[int]) -> str:
+    """Sorted release indices -> "0-4,7"."""
+    parts: list[str] = []
+    start = prev = -2
+    for i in sorted(indices):
+        if i == prev + 1:
+            prev = i
+            continue
+        if start >= 0:
+            parts.append(f"{start}-{prev}" if prev != start else str(start))
+        start = prev = i
+    if start >= 0:
+        parts.append(f"{start}-{prev}" if prev != start else str(start))
+    return ",".join(parts)
+
+
+def api_dir(base: Path | None = None) -> Path:
+    """matrix/api of the shipped matrix (or of `base`)."""
+    if base is None:
+        from compat.matrix import shipped_matrix_dir
+
+        base = shipped_matrix_dir()
+    return base / "api"
+
+
+class PackageApi:
+    """One package's indexed API; each kind's file is read on first use."""
+
+    def __init__(self, directory: Path, meta: dict[str, Any], label: str) -> None:
+        self._dir = directory
+        self._label = label
+        self.package: str = meta["package"]
+        """Canonical distribution name."""
+        self.releases: tuple[str, ...] = tuple(meta["releases"])
+        """Indexed releases, oldest first."""
+        self.files: tuple[str, ...] = tuple(meta.get("files", ()))
+        """The file read for each release."""
+        self.missing: dict[str, str] = dict(meta.get("missing", {}))
+        """Releases that are not indexed, with why."""
+        self.top_level: tuple[str, ...] = tuple(meta.get("top_level", ()))
+        """The import names the package installs."""
+        self._index = {r: i for i, r in enumerate(self.releases)}
+        self._tables: dict[str, dict[str, str]] = {}
+
+    def _table(self, stem: str) -> dict[str, str]:
+        table = self._tables.get(stem)
+        if table is None:
+            path = self._dir / f"{stem}.json.gz"
+            table = _read_table(path, f"{self._label}/{stem}.json.gz") if path.is_file() else {}
+            self._tables[stem] = table
+        return table
+
+    def keys(self, kind: ApiKind) -> tuple[str, ...]:
+        """Every key of a kind ever present, sorted."""
+        return tuple(sorted(self._table(kind.value)))
+
+    def _spans(self, stem: str, key: str) -> tuple[tuple[int, int], ...]:
+        text = self._table(stem).get(key)
+        return decode_spans(text) if text else ()
+
+    def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
+        """Inclusive ranges of indexed releases where `key` exists; empty when it never does."""
+        return tuple(Span(first=self.releases[a], last=self.releases[b]) for a, b in self._spans(kind.value, key))
+
+    def _release_index(self, release: str) -> int | Unknown:
+        i = self._index.get(release)
+        if i is None:
+            try:
+                wanted = Version(release)
+            except InvalidVersion:
+                return Unknown(reason=f"{release!r} is not a version")
+            i = next((j for j, r in enumerate(self.releases) if Version(r) == wanted), None)
+        if i is None:
+            why = self.missing.get(release, "not a release the index has read")
+            return Unknown(reason=f"{self.package} {release} is not indexed ({why})")
+        return i
+
+    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown:
+        """Whether `key` exists in `release`; Unknown when that release is not indexed."""
+        i = self._release_index(release)
+        if isinstance(i, Unknown):
+            return i
+        return any(a <= i <= b for a, b in self._spans(kind.value, key))
+
+    def imports(self, release: str, other: str) -> tuple[ImportEdge, ...] | Unknown:
+        """What `release` imports from the tracked package `other`, sorted by module."""
+        i = self._release_index(release)
+        if isinstance(i, Unknown):
+            return i
+        roots = import_names(other)
+        out = []
+        for key, text in self._table(IMPORTS).items():
+            module, target, name, kind = key.split(" ")
+            if target.split(".")[0] not in roots:
+                continue
+            if any(a <= i <= b for a, b in decode_spans(text)):
+                out.append(ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind)))
+        return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiMatch:
+    """One key and where it exists."""
+
+    kind: ApiKind
+    key: str
+    present: tuple[Span, ...]
+    """Empty when the key exists in no indexed release."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiLookup:
+    """The answer to `compat matrix api PACKAGE [NAME]`."""
+
+    package: str
+    query: str | None
+    """The NAME asked about; None for the package's summary."""
+    releases: tuple[str, ...]
+    """The indexed releases, oldest first."""
+    missing: tuple[tuple[str, str], ...]
+    """Releases not indexed, with why."""
+    counts: tuple[tuple[ApiKind, int], ...]
+    """How many keys of each kind were ever present."""
+    matches: tuple[ApiMatch, ...]
+    """Best first: the exact key asked for (present or not), then the same name elsewhere."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiImports:
+    """The answer to `compat matrix api PACKAGE==VERSION --imports OTHER`."""
+
+    package: str
+    release: str
+    other: str
+    edges: tuple[ImportEdge, ...] | Unknown
+
+
+_OTHER_MATCHES = 20
+
+
+def lookup(api: PackageApi, query: str | None) -> ApiLookup:
+    """Where a name, parameter, subcommand, module or model type exists, as release ranges.
+
+    The query is a key of any kind, or a short form: "top_k_top_p_filtering" (a name of the package
+    itself, then of any module), "Trainer.get_train_sampler(dataset)", "cli:vllm-serve",
+    "model_type:qwen3", "module:trl.trainer".
+    """
+    counts = tuple((kind, len(api._table(kind.value))) for kind in ApiKind)
+    base = ApiLookup(
+        package=api.package,
+        query=query,
+        releases=api.releases,
+        missing=tuple(api.missing.items()),
+        counts=counts,
+        matches=(),
+    )
+    if query is None:
+        return base
+    candidates = _candidates(api, query.strip())
+    matches = [ApiMatch(kind=k, key=key, present=api.present(k, key)) for k, key in candidates]
+    return ApiLookup(**{**base.__dict__, "matches": tuple(matches)})
+
+
+def _candidates(api: PackageApi, query: str) -> list[tuple[ApiKind, str]]:
+    root = (api.top_level or import_names(api.package))[0]
+    prefix, sep, rest = query.partition(":")
+    if sep and prefix in ("cli", "model_type", "module", "name", "param"):
+        kind = {"cli": ApiKind.CLI, "model_type": ApiKind.MODEL_TYPE, "module": ApiKind.MODULE,
+                "name": ApiKind.NAME, "param": ApiKind.PARAM}[prefix]
+        if kind is ApiKind.CLI and " " not in rest:
+            scripts = [k for k in api._table(ApiKind.CLI.value) if " " not in k]
+            main = next((s for s in scripts if s in (api.package, root)), scripts[0] if scripts else api.package)
+            return [(kind, rest if rest in scripts else f"{main} {rest}")]
+        if kind in (ApiKind.NAME, ApiKind.PARAM) and ":" not in rest:
+            return _candidates(api, rest)
+        return [(kind, rest)]
+    if sep and not prefix.isidentifier() and "." not in prefix:
+        return [(ApiKind.CLI, query)]
+    if sep:
+        return [(ApiKind.PARAM if "(" in rest else ApiKind.NAME, query)]
+    if " " in query:
+        return [(ApiKind.CLI, query)]
+    kind = ApiKind.PARAM if "(" in query else ApiKind.NAME
+    if kind is ApiKind.NAME and query in api._table(ApiKind.MODULE.value):
+        return [(ApiKind.MODULE, query)]
+    if kind is ApiKind.NAME and query in api._table(ApiKind.MODEL_TYPE.value) and f"{root}:{query}" not in api._table(kind.value):
+        return [(ApiKind.MODEL_TYPE, query)]
+    exact = f"{root}:{query}"
+    out = [(kind, exact)]
+    suffix = f":{query}"
+    others = sorted(k for k in api._table(kind.value) if k.endswith(suffix) and k != exact)
+    out += [(kind, k) for k in others[:_OTHER_MATCHES]]
+    return out
+
+
+def _read_table(path: Path, label: str) -> dict[str, str]:
+    try:
+        data = json.loads(gzip.decompress(path.read_bytes()))
+    except (OSError, EOFError, ValueError) as exc:
+        raise MatrixError(label, "", f"unreadable ({exc})") from exc
+    if not isinstance(data, dict):
+        raise MatrixError(label, "", "not a JSON object")
+    return data
+
+
+def _read_meta(path: Path, label: str) -> dict[str, Any]:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MatrixError(label, "", f"unreadable ({exc})") from exc
+    if not isinstance(meta, dict):
+        raise MatrixError(label, "", "not a JSON object")
+    if meta.get("schema") != SCHEMA:
+        raise MatrixError(label, "schema", f"expected {SCHEMA}, found {meta.get('schema')!r}")
+    if not isinstance(meta.get("package"), str):
+        raise MatrixError(label, "package", "missing")
+    releases = meta.get("releases")
+    if not isinstance(releases, list) or not all(isinstance(r, str) for r in releases):
+        raise MatrixError(label, "releases", "not a list of strings")
+    return meta
+
+
+def load_api(package: str, base: Path | None = None) -> PackageApi | Unknown:
+    """One package's API index (its kinds load on first use); Unknown when the package is not indexed.
+
+    `base` is a matrix directory (default: the shipped one). Raises MatrixError on a corrupt file.
+    """
+    name = canonicalize_name(package)
+    directory = api_dir(base) / name
+    path = directory / "releases.json"
+    if not path.is_file():
+        return Unknown(reason=f"{name} has no API index")
+    label = f"matrix/api/{name}"
+    return PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
+
+
+def indexed_packages(base: Path | None = None) -> tuple[str, ...]:
+    """The packages with an API index."""
+    root = api_dir(base)
+    if not root.is_dir():
+        return ()
+    return tuple(sorted(p.name for p in root.iterdir() if (p / "releases.json").is_file()))
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_MODULE = rf"{_IDENT}(\.{_IDENT})*"
+_KEY_SHAPES = {
+    ApiKind.MODULE: re.compile(rf"^{_MODULE}$"),
+    ApiKind.NAME: re.compile(rf"^{_MODULE}:{_IDENT}$"),
+    ApiKind.PARAM: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})*\(({_IDENT}|\*|\*\*)\)$"),
+    ApiKind.CLI: re.compile(r"^[\w.-]+( [\w.:-]+)?$"),
+    ApiKind.MODEL_TYPE: re.compile(r"^[\w.-]+$"),
+}
+_IMPORT_KEY = re.compile(rf"^{_MODULE} {_MODULE} ({_IDENT}|\*) (top_level|guarded|lazy)$")
+
+
+def check_api_dir(directory: Path, label: str) -> list[str]:
+    """Every problem of one package's API directory, as "file: key: message"."""
+    problems: list[str] = []
+    try:
+        meta = _read_meta(directory / "releases.json", f"{label}/releases.json")
+    except MatrixError as exc:
+        return [str(exc)]
+    releases = meta["releases"]
+    try:
+        versions = [Version(r) for r in releases]
+    except InvalidVersion as exc:
+        return [str(MatrixError(f"{label}/releases.json", "releases", str(exc)))]
+    if versions != sorted(versions) or len(set(versions)) != len(versions):
+        problems.append(str(MatrixError(f"{label}/releases.json", "releases", "not sorted oldest first without repeats")))
+    if meta["package"] != directory.name:
+        found = f"{meta['package']!r} in the directory of {directory.name!r}"
+        problems.append(str(MatrixError(f"{label}/releases.json", "package", found)))
+    files = meta.get("files", [])
+    if not isinstance(files, list) or len(files) != len(releases):
+        problems.append(str(MatrixError(f"{label}/releases.json", "files", "not one file per release")))
+    if not isinstance(meta.get("missing", {}), dict):
+        problems.append(str(MatrixError(f"{label}/releases.json", "missing", "not an object")))
+    stems = [k.value for k in ApiKind] + [IMPORTS]
+    for path in sorted(directory.iterdir()):
+        if path.name != "releases.json" and not (path.name.endswith(".json.gz") and path.name[: -len(".json.gz")] in stems):
+            problems.append(str(MatrixError(f"{label}/{path.name}", "", "not a file of the API index")))
+    for stem in stems:
+        path = directory / f"{stem}.json.gz"
+        if not path.is_file():
+            continue
+        file = f"{label}/{stem}.json.gz"
+        try:
+            table = _read_table(path, file)
+        except MatrixError as exc:
+            problems.append(str(exc))
+            continue
+        shape = _IMPORT_KEY if stem == IMPORTS else _KEY_SHAPES[ApiKind(stem)]
+        for key, text in table.items():
+            if not shape.match(key):
+                problems.append(str(MatrixError(file, key, "malformed key")))
+                continue
+            try:
+                spans = decode_spans(text) if isinstance(text, str) else None
+            except ValueError:
+                spans = None
+            if not spans:
+                problems.append(str(MatrixError(file, key, f"malformed release ranges {text!r}")))
+                continue
+            prev = -2
+            for a, b in spans:
+                if not (prev + 1 < a <= b < len(releases)):
+                    why = f"release ranges {text!r} unsorted, adjacent or past the {len(releases)} releases"
+                    problems.append(str(MatrixError(file, key, why)))
+                    break
+                prev = b
+    return problems
+
+
+__all__ = [
+    "IMPORTS",
+    "SCHEMA",
+    "ApiImports",
+    "ApiKind",
+    "ApiLookup",
+    "ApiMatch",
+    "ImportEdge",
+    "ImportKind",
+    "PackageApi",
+    "Span",
+    "api_dir",
+    "check_api_dir",
+    "decode_spans",
+    "encode_spans",
+    "import_names",
+    "indexed_packages",
+    "load_api",
+    "lookup",
+]

@@ -1,0 +1,110 @@
+"""The API index loader: spans, lazy kinds, Unknown for what is not indexed, validation errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from compat.errors import MatrixError
+from compat.matrix.api_index import (
+    ApiKind,
+    ImportEdge,
+    ImportKind,
+    Span,
+    check_api_dir,
+    decode_spans,
+    encode_spans,
+    indexed_packages,
+    load_api,
+)
+from compat.model.unknown import Unknown
+
+
+def write(base: Path, package: str, releases: list[str], tables: dict[str, dict[str, str]], **meta) -> Path:
+    d = base / "api" / package
+    d.mkdir(parents=True)
+    doc = {"schema": 1, "package": package, "top_level": [package.replace("-", "_")], "releases": releases,
+           "files": [f"{package}-{r}.whl" for r in releases], "missing": {}, **meta}
+    (d / "releases.json").write_text(json.dumps(doc))
+    for stem, table in tables.items():
+        (d / f"{stem}.json.gz").write_bytes(gzip.compress(json.dumps(table).encode()))
+    return d
+
+
+def test_spans_round_trip():
+    assert encode_spans([0, 1, 2, 4, 7, 8]) == "0-2,4,7-8"
+    assert decode_spans("0-2,4,7-8") == ((0, 2), (4, 4), (7, 8))
+    assert encode_spans([]) == ""
+    with pytest.raises(ValueError):
+        decode_spans("1-")
+
+
+def test_present_has_and_imports(tmp_path):
+    write(tmp_path, "trl", ["0.7.10", "0.8.0", "0.15.2"], {
+        "name": {"trl:PPOTrainer": "0-1", "trl:GRPOTrainer": "2"},
+        "param": {"trl:GRPOConfig(use_vllm)": "2"},
+        "imports": {"trl.core transformers top_k_top_p_filtering top_level": "0-1",
+                    "trl.import_utils transformers * guarded": "0-2"},
+    })
+    api = load_api("trl", tmp_path)
+    assert not isinstance(api, Unknown)
+    assert api.releases == ("0.7.10", "0.8.0", "0.15.2")
+    assert api.present(ApiKind.NAME, "trl:PPOTrainer") == (Span(first="0.7.10", last="0.8.0"),)
+    assert api.present(ApiKind.NAME, "trl:Nope") == ()
+    assert api.has(ApiKind.NAME, "trl:GRPOTrainer", "0.15.2") is True
+    assert api.has(ApiKind.NAME, "trl:GRPOTrainer", "0.8") is False  # same version, other spelling
+    assert isinstance(api.has(ApiKind.NAME, "trl:GRPOTrainer", "0.9.0"), Unknown)
+    assert api.present(ApiKind.CLI, "trl vllm-serve") == ()  # no cli file: never present
+    assert api.imports("0.7.10", "transformers") == (
+        ImportEdge(module="trl.core", target="transformers", name="top_k_top_p_filtering", kind=ImportKind.TOP_LEVEL),
+        ImportEdge(module="trl.import_utils", target="transformers", name=None, kind=ImportKind.GUARDED),
+    )
+    assert api.imports("0.15.2", "vllm") == ()
+    assert isinstance(api.imports("1.0.0", "transformers"), Unknown)
+    assert api.keys(ApiKind.PARAM) == ("trl:GRPOConfig(use_vllm)",)
+    assert check_api_dir(tmp_path / "api" / "trl", "matrix/api/trl") == []
+    assert indexed_packages(tmp_path) == ("trl",)
+
+
+def test_not_indexed_is_unknown(tmp_path):
+    assert isinstance(load_api("vllm", tmp_path), Unknown)
+    assert indexed_packages(tmp_path) == ()
+
+
+def test_validation_names_file_and_key(tmp_path):
+    d = write(tmp_path, "peft", ["0.2.0", "0.1.0"], {
+        "name": {"peft:LoraConfig": "0-5", "peft:": "0", "peft:X": "1,0"},
+        "imports": {"peft.x transformers Y sideways": "0"},
+    })
+    (d / "stray.txt").write_text("")
+    problems = check_api_dir(d, "matrix/api/peft")
+    assert "matrix/api/peft/releases.json: releases: not sorted oldest first without repeats" in problems
+    assert "matrix/api/peft/name.json.gz: peft:: malformed key" in problems
+    assert any(p.startswith("matrix/api/peft/name.json.gz: peft:LoraConfig: release ranges '0-5'") for p in problems)
+    assert any(p.startswith("matrix/api/peft/name.json.gz: peft:X: release ranges") for p in problems)
+    assert "matrix/api/peft/imports.json.gz: peft.x transformers Y sideways: malformed key" in problems
+    assert "matrix/api/peft/stray.txt: not a file of the API index" in problems
+
+
+def test_corrupt_files_raise_matrix_errors(tmp_path):
+    d = write(tmp_path, "trl", ["1.0.0"], {})
+    (d / "name.json.gz").write_bytes(b"not gzip")
+    api = load_api("trl", tmp_path)
+    with pytest.raises(MatrixError, match=r"matrix/api/trl/name.json.gz: unreadable"):
+        api.present(ApiKind.NAME, "trl:X")
+    (d / "releases.json").write_text('{"schema": 9}')
+    with pytest.raises(MatrixError, match="schema: expected 1"):
+        load_api("trl", tmp_path)
+
+
+def test_matrix_validate_checks_the_api_index(tmp_path):
+    from compat.maintain.validate import validate_matrix
+
+    write(tmp_path, "trl", ["0.2.0", "0.1.0"], {"name": {"trl:X": "0"}})
+    (tmp_path / "api" / "stray.json").write_text("{}")
+    result = validate_matrix(base=tmp_path, complete=False, audit_patterns=False)
+    assert f"{tmp_path}/api/trl/releases.json: releases: not sorted oldest first without repeats" in result.problems
+    assert f"{tmp_path}/api/stray.json: not a package directory of the API index" in result.problems
