@@ -25,7 +25,7 @@ Usage errors (a bad option value, an unreadable file) raise compat.errors.UsageE
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -314,13 +314,24 @@ def read_log(name: str) -> Iterator[bytes]:
     return read(name, read_blocks)
 
 
-def explain(request: ExplainRequest, log: Iterable[str | bytes]) -> Explanation:
-    """The known failures the log shows, ranked for the environment when there is one."""
+def log_size(name: str) -> int | None:
+    """Bytes of a log file as stored; None for standard input (for a progress bar)."""
+    from compat.sources.log_file import log_size as size
+
+    return size(name)
+
+
+def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Callable[[int], None] | None = None) -> Explanation:
+    """The known failures and root errors the log shows, ranked for the environment when there is one;
+    `progress` is called with the bytes read after each block."""
     from compat.explain.match import explain as run_explain
+    from compat.sources.cache import DirectoryStore
 
     m = _matrix(request.matrix, request.settings)
     env, note = _explain_environment(request, m)
-    return run_explain(log, m, env, environment=note)
+    cache = request.settings.cache_dir
+    store = DirectoryStore(cache / "explain") if cache is not None else None
+    return run_explain(log, m, env, environment=note, progress=progress, store=store)
 
 
 def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts | None, str]:

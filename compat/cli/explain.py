@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import typer
 
@@ -41,21 +43,43 @@ def explain(
 ) -> None:
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
 
-    Exit code: 0 a known failure matched, 1 nothing known, 2 usage or data error.
+    Every error in the log gets a verdict: known, unknown-environment (an environment failure compat cannot
+    name) or not-environment. Exit code: 0 a known failure matched, 1 nothing known, 2 usage or data error.
     """
     from compat import api
     from compat.report.explain import render_json, render_text
 
-    result = api.explain(
-        api.ExplainRequest(
-            environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
-            declared=declared(gpus=gpus, driver=driver, launcher=launcher),
-            matrix=overlays(matrix),
-            settings=settings(),
-            use_environment=not no_env,
-        ),
-        api.read_log(log),
+    request = api.ExplainRequest(
+        environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
+        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
+        matrix=overlays(matrix),
+        settings=settings(),
+        use_environment=not no_env,
     )
+    with _progress(log, api.log_size(log)) as progress:
+        result = api.explain(request, api.read_log(log), progress)
     render = render_json if json_out else render_text
     sys.stdout.write(render(result, top=top))
     raise typer.Exit(0 if result.known else 1)
+
+
+PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+"""Logs smaller than this are read in about a second: no progress bar."""
+
+
+@contextmanager
+def _progress(log: str, size: int | None) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr for a large log when stderr is a terminal (never in a pipe or a file)."""
+    if size is None or size < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    # A .gz log's stored size is not the size read: show the amount read and the speed only.
+    total = None if log.endswith(".gz") else size
+    columns = [TextColumn("reading log"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("log", total=total)
+        yield lambda n: bar.advance(task, n)
+

@@ -11,8 +11,9 @@ whose conditions hold for it beats one whose conditions do not.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import CompatError
-from compat.explain.scan import Scanner, clean, count_lines, dedup_key
+from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
+from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
+from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
+from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues
+from compat.explain.versions import StatedVersion, check, stated_versions
 from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
@@ -35,9 +40,6 @@ MAX_LINES_PER_MATCH = 5
 
 MAX_SHOWN = 400
 """Characters of a matched line kept for display."""
-
-_CONTEXT_WINDOW = 256 * 1024
-"""How much text before a hit (the current and previous blocks) the context patterns search."""
 
 # Score parts. Only the order they produce matters; see the module docstring.
 _BASE = 1.0
@@ -78,6 +80,35 @@ class Match:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RootError:
+    kind: ErrorKind
+    """Where it comes from: a Python exception, a C++ exception, an NCCL report, a stray line."""
+    chain: tuple[Raised, ...]
+    """The exceptions of one chain, innermost (the first raised, the cause) first."""
+    first_line: int
+    """Line number where it starts (its traceback's header)."""
+    count: int
+    """How many times the log shows it (ranks, retries)."""
+    verdict: ErrorVerdict
+    """Known, an environment failure compat cannot name, or not an environment failure."""
+    signatures: tuple[str, ...]
+    """Ids of the catalog entries that matched it, best first (wrappers last)."""
+    wrapper: bool
+    """Only echoes an error printed elsewhere (a launcher's summary, an engine's 'see above')."""
+    clues: tuple[Clue, ...]
+    """Why it is about the environment, when no signature names it."""
+    packages: tuple[PackageSeen, ...]
+    """Packages whose files raised it (frames, innermost first) and their installed versions."""
+    versions: tuple[StatedVersion, ...]
+    """Version mismatches its messages state, checked against the facts."""
+
+    @property
+    def root(self) -> Raised:
+        """The innermost exception: the cause."""
+        return self.chain[0]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Explanation:
     matches: tuple[Match, ...]
     """Best first: root causes by score, then wrapper lines."""
@@ -85,11 +116,29 @@ class Explanation:
     """Lines read from the log."""
     environment: str
     """What the environment ranking was based on, or why there was none."""
+    errors: tuple[RootError, ...] = ()
+    """Every distinct error the log reports: root errors first (known, then unknown-environment,
+    then not-environment, each in log order), wrappers last."""
+    engine: str = ""
+    """The scanning engine used ("hyperscan" or "python")."""
+    errors_dropped: int = 0
+    """Errors beyond the MAX_ERRORS kept (a log of thousands of distinct exceptions)."""
 
     @property
     def known(self) -> bool:
         """A root cause was recognised (wrapper lines alone do not count)."""
         return any(not m.signature.wrapper for m in self.matches)
+
+    @property
+    def verdict(self) -> ErrorVerdict:
+        """The most serious verdict of the root errors (of the wrappers when there are only those)."""
+        if self.known:
+            return ErrorVerdict.KNOWN
+        roots = [e for e in self.errors if not e.wrapper] or list(self.errors)
+        for v in SERIOUSNESS:
+            if any(e.verdict is v for e in roots):
+                return v
+        return ErrorVerdict.NOT_ENVIRONMENT
 
 
 @dataclass
@@ -98,6 +147,65 @@ class _Acc:
     occurrences: int = 0
     lines: dict[str, MatchedLine] = field(default_factory=dict)
     context: bool = False
+    at: list[tuple[int, str]] = field(default_factory=list)
+    """(line number, stream) of its hits, to attribute them to errors."""
+
+
+EVENT_CAP = 20_000
+"""Structural lines (frames, exception lines) of one kind read from a log; past that the errors
+of the rest of the log are not split out (a bound on time and memory, not a limit any real log
+reaches without repeating itself)."""
+
+_EVENTS = tuple(Event)
+_FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION})
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """What each of the scanner's patterns stands for."""
+
+    patterns: tuple[str, ...]
+    owner: tuple[tuple[str, int], ...]
+    """("pattern", signature index) | ("context", signature index) | ("event", Event index)."""
+
+
+def _keys(signatures: tuple[Signature, ...]) -> _Keys:
+    patterns: list[str] = []
+    owner: list[tuple[str, int]] = []
+    for si, sig in enumerate(signatures):
+        for p in sig.patterns:
+            patterns.append(p)
+            owner.append(("pattern", si))
+        for c in sig.context:
+            patterns.append(c)
+            owner.append(("context", si))
+    for ei, ev in enumerate(_EVENTS):
+        patterns.append(ev.value)
+        owner.append(("event", ei))
+    return _Keys(patterns=tuple(patterns), owner=tuple(owner))
+
+
+def _following(block: bytes, end: int, want: int) -> list[str]:
+    """Up to `want` lines of `block` after offset `end` (the newline ending a hit's line)."""
+    out: list[str] = []
+    pos = end + 1 if end < len(block) else len(block)
+    while len(out) < want and pos < len(block):
+        nl = block.find(b"\n", pos)
+        nl = len(block) if nl < 0 else nl
+        out.append(block[pos : min(nl, pos + MAX_SHOWN * 4)].decode("utf-8", "replace"))
+        pos = nl + 1
+    return out
+
+
+@dataclass
+class _Pending:
+    """A structural line waiting for the lines after it (they may be in the next blocks)."""
+
+    event: Event
+    number: int
+    text: str
+    following: list[str]
+    waiting: bool
 
 
 def explain(
@@ -106,78 +214,215 @@ def explain(
     facts: Facts | None = None,
     *,
     environment: str | None = None,
+    engine: Engine | None = None,
+    progress: Callable[[int], None] | None = None,
+    store: BlobStore | None = None,
 ) -> Explanation:
     """Match a log against the catalog of `matrix` (anything with `.signatures`; its
-    `.releases`, when present, tailors fixes) and rank the matches for `facts`."""
+    `.releases`, when present, tailors fixes), split it into root errors and rank the matches for
+    `facts`. `progress`, when given, is called with the bytes read after each block; `store`
+    keeps the compiled automaton between runs."""
     signatures: tuple[Signature, ...] = tuple(matrix.signatures)
-    keys: list[tuple[int, str]] = []  # scanner key -> (signature index, "pattern" | "context")
-    regexes: list[str] = []
-    for si, sig in enumerate(signatures):
-        for p in sig.patterns:
-            keys.append((si, "pattern"))
-            regexes.append(p)
-    scanner = _scanner(regexes)
-    context_rx = {
-        si: (re.compile("|".join(f"(?:{c})" for c in sig.context)), re.compile("|".join(f"(?:{c})" for c in sig.context).encode()))
-        for si, sig in enumerate(signatures)
-        if sig.context
-    }
+    keys = _keys(signatures)
+    scanner = _scanner(keys, engine, store)
     acc: dict[int, _Acc] = {}
+    context_seen: set[int] = set()
+    # Budgets of lines per pattern: structural lines are worth more of them than catalog lines
+    # (a log may repeat a warning's traceback many times before the one that matters).
+    caps = [EVENT_CAP if kind == "event" else LINE_CAP for kind, _ in keys.owner]
+    builder = ErrorBuilder()
+    queue: deque[_Pending] = deque()
     line_base = 1
-    recent: deque[str | bytes] = deque()  # the last blocks, about _CONTEXT_WINDOW long in all
-    recent_len = 0
     for block in lines:
         if not block:
             continue
-        hits = scanner.scan_block(block, line_base)
-        new_sigs = set()
+        data = strip_ansi(block.encode("utf-8", "surrogateescape") if isinstance(block, str) else bytes(block))
+        for p in queue:
+            if p.waiting:
+                p.following += _following(b"\n" + data, 0, MAX_FOLLOWING - len(p.following))
+                p.waiting = len(p.following) < MAX_FOLLOWING
+        hits, block_lines = scanner.scan(data, line_base, caps)
         for hit in hits:
-            si, _ = keys[hit.key]
-            a = acc.get(si)
-            if a is None:
-                a = acc[si] = _Acc(first=hit.line_number)
-            a.occurrences += 1
-            new_sigs.add(si)
-            key = dedup_key(hit.text)
-            seen = a.lines.get(key)
-            if seen is not None:
-                a.lines[key] = MatchedLine(number=seen.number, text=seen.text, count=seen.count + 1)
-            elif len(a.lines) < MAX_LINES_PER_MATCH:
-                a.lines[key] = MatchedLine(number=hit.line_number, text=clean(hit.text)[:MAX_SHOWN], count=1)
-        recent.append(block)
-        recent_len += len(block)
-        while len(recent) > 1 and recent_len - len(recent[0]) >= _CONTEXT_WINDOW:
-            recent_len -= len(recent.popleft())
-        # Frames that tell look-alikes apart sit next to the error: search the recent text,
-        # only for signatures that just matched (rare), so a big log costs nothing extra.
-        pending = [si for si in new_sigs if si in context_rx and not acc[si].context]
-        if pending:
-            if isinstance(block, (bytes, bytearray)):
-                btext = b"".join(b for b in recent if isinstance(b, (bytes, bytearray)))
-                found = [si for si in pending if context_rx[si][1].search(btext)]
+            kind, index = keys.owner[hit.key]
+            caps[hit.key] -= 1
+            if kind == "event":
+                event = _EVENTS[index]
+                following = _following(data, hit.end, MAX_FOLLOWING) if event in _FOLLOW else []
+                queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
+            elif kind == "context":
+                context_seen.add(index)
             else:
-                stext = "".join(b for b in recent if isinstance(b, str))
-                found = [si for si in pending if context_rx[si][0].search(stext)]
-            for si in found:
-                acc[si].context = True
-        line_base += count_lines(block)
+                _record(acc, index, hit.line_number, hit.text)
+        while queue and not queue[0].waiting:
+            p = queue.popleft()
+            builder.feed(p.event, p.number, p.text, p.following)
+        line_base += block_lines
+        if progress is not None:
+            progress(len(block))
+    for p in queue:
+        builder.feed(p.event, p.number, p.text, p.following)
+    for si in context_seen & set(acc):
+        acc[si].context = True
+    drafts = builder.drafts()
+    _match_wrapped(drafts, signatures, acc, context_seen)
+    for si in [si for si in acc if signatures[si].context_required and si not in context_seen]:
+        del acc[si]  # required context absent: the signature does not fire
     env_note = environment or ("environment facts given" if facts is not None else "no environment facts: ranked by the log alone")
     matches = [_rank(signatures[si], a, facts, matrix) for si, a in acc.items()]
     matches.sort(key=lambda m: (m.signature.wrapper, -m.score, m.lines[0].number if m.lines else 0, m.signature.id))
-    return Explanation(matches=tuple(matches), lines_scanned=line_base - 1, environment=env_note)
+    by_id = {sig.id: si for si, sig in enumerate(signatures)}
+    order = {m.signature.id: i for i, m in enumerate(matches)}
+    errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts)
+    return Explanation(
+        matches=tuple(matches), lines_scanned=line_base - 1, environment=env_note, errors=errors,
+        engine=scanner.engine.value, errors_dropped=builder.dropped,
+    )
 
 
-_SCANNERS: dict[tuple[str, ...], Scanner] = {}
+def _record(acc: dict[int, _Acc], si: int, number: int, text: str) -> None:
+    a = acc.get(si)
+    if a is None:
+        a = acc[si] = _Acc(first=number)
+    a.occurrences += 1
+    if len(a.at) < LINE_CAP:
+        a.at.append((number, stream(text)))
+    key = dedup_key(text)
+    seen = a.lines.get(key)
+    if seen is not None:
+        a.lines[key] = MatchedLine(number=seen.number, text=seen.text, count=seen.count + 1)
+    elif len(a.lines) < MAX_LINES_PER_MATCH:
+        a.lines[key] = MatchedLine(number=number, text=clean(text)[:MAX_SHOWN], count=1)
 
 
-def _scanner(regexes: list[str]) -> Scanner:
-    # Building the prefilter costs milliseconds; a long-lived process explaining many logs
-    # against one catalog builds it once.
-    key = tuple(regexes)
+def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], acc: dict[int, _Acc], context_seen: set[int]) -> None:
+    """A message wrapped over several lines matched nowhere line by line: try each error's
+    message lines joined back (word wrap and terminal wrap)."""
+    compiled: dict[int, list[re.Pattern[str]]] = {}
+    for d in drafts:
+        for raised in d.chain:
+            parts = [p.strip() for p in raised.message.split("\n") if p.strip()]
+            if len(parts) < 2:
+                continue
+            head = f"{raised.type}: {parts[0]}" if raised.type else parts[0]
+            for si, sig in enumerate(signatures):
+                if si in acc and any(raised.line <= n <= raised.line + len(parts) for n, _ in acc[si].at):
+                    continue
+                rxs = compiled.get(si)
+                if rxs is None:
+                    rxs = compiled[si] = [re.compile(p, re.ASCII) for p in sig.patterns]
+                    for c in sig.context:
+                        if re.search(c, "\n".join(d.lines)):
+                            context_seen.add(si)
+                # The fewest lines that match: what follows the wrapped line is another message.
+                texts = next((t for t in (joined([head, *parts[1:k]]) for k in range(2, len(parts) + 1))
+                              if any(rx.search(x) for rx in rxs for x in t)), None)
+                if texts is not None:
+                    _record(acc, si, raised.line, texts[0])
+                    acc[si].at[-1] = (raised.line, d.stream)
+                    acc[si].context = si in context_seen
+
+
+_SCANNERS: dict[tuple[tuple[str, ...], Engine | None], Scanner | HyperscanScanner] = {}
+
+
+def _scanner(keys: _Keys, engine: Engine | None, store: BlobStore | None) -> Scanner | HyperscanScanner:
+    # Compiling the automaton costs a fraction of a second; a long-lived process explaining many
+    # logs against one catalog compiles it once.
+    key = (keys.patterns, engine)
     scanner = _SCANNERS.get(key)
     if scanner is None:
-        scanner = _SCANNERS[key] = Scanner(regexes)
+        # A context pattern only has to be seen once: it never needs a report per line.
+        once = [k for k, (kind, _) in enumerate(keys.owner) if kind == "context"]
+        scanner = _SCANNERS[key] = make_scanner(keys.patterns, engine, once, store)
     return scanner
+
+
+def _root_errors(
+    drafts: list[ErrorDraft], ranked: list[tuple[int, _Acc]], signatures: tuple[Signature, ...], order: dict[str, int], facts: Facts | None,
+) -> tuple[RootError, ...]:
+    """Drafts with the catalog's matches attributed to them; matched lines outside every error
+    become errors of their own (one per signature, merged when they start on the same line)."""
+    owned: dict[int, list[str]] = {}
+    spans = sorted(((a, b, i, d.stream) for i, d in enumerate(drafts) for a, b in d.spans))
+    starts = [s[0] for s in spans]
+    extra: dict[int, ErrorDraft] = {}
+    for si, a in ranked:
+        sig = signatures[si]
+        hit_any = False
+        outside: tuple[int, str] | None = None
+        for number, where in a.at:
+            i = bisect_right(starts, number)
+            owner = next((d for s, e, d, w in reversed(spans[max(0, i - 64) : i]) if s <= number <= e and w == where), None)
+            if owner is None:
+                owner = next((d for s, e, d, _ in reversed(spans[max(0, i - 64) : i]) if s <= number <= e), None)
+            if owner is not None:
+                ids = owned.setdefault(owner, [])
+                if sig.id not in ids:
+                    ids.append(sig.id)
+                hit_any = True
+            elif outside is None:
+                outside = (number, where)
+        if outside is not None or not hit_any:
+            number = outside[0] if outside else a.first
+            first = min(a.lines.values(), key=lambda ln: ln.number) if a.lines else None
+            d = extra.get(number)
+            if d is None:
+                text = first.text if first is not None else sig.title
+                d = extra[number] = ErrorDraft(kind=ErrorKind.LINE, chain=[Raised(type="", message=text, frames=(), line=number)],
+                                               first_line=number, spans=[(number, number)], stream=outside[1] if outside else "")
+                d.count = first.count if first is not None else 1
+            key = -(number + 1)
+            owned.setdefault(key, [])
+            if sig.id not in owned[key]:
+                owned[key].append(sig.id)
+    wrappers = {s.id for s in signatures if s.wrapper}
+    out: list[RootError] = []
+    for i, d in enumerate(drafts):
+        out.append(_root_error(d, owned.get(i, []), wrappers, order, facts))
+    for number, d in extra.items():
+        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, order, facts))
+    rank = {v: i for i, v in enumerate(SERIOUSNESS)}
+    out.sort(key=lambda e: (e.wrapper, rank[e.verdict], e.first_line))
+    return tuple(out)
+
+
+def _root_error(d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[str, int], facts: Facts | None) -> RootError:
+    ids = sorted(ids, key=lambda sid: (sid in wrappers, order.get(sid, 1 << 30)))
+    chain = tuple(d.chain)
+    text = "\n".join(f"{r.type}: {r.message}" if r.type else r.message for r in chain)
+    versions = tuple(check(v, facts) for v in stated_versions(text))
+    found = clues(d.kind, chain, versions)
+    root_ids = [sid for sid in ids if sid not in wrappers]
+    if root_ids:
+        verdict = ErrorVerdict.KNOWN
+    elif found:
+        verdict = ErrorVerdict.UNKNOWN_ENVIRONMENT
+    else:
+        verdict = ErrorVerdict.NOT_ENVIRONMENT
+    # An echo only when its innermost exception is one: a chain that starts from a real error is
+    # that error, whatever wraps it.
+    wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
+    return RootError(
+        kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
+        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions,
+    )
+
+
+def _packages(chain: tuple[Raised, ...], facts: Facts | None) -> tuple[PackageSeen, ...]:
+    names: list[str] = []
+    for raised in chain:
+        for frame in reversed(raised.frames):
+            if frame.package and frame.package not in names:
+                names.append(frame.package)
+    out = []
+    for name in names:
+        version = None
+        if facts is not None:
+            dist = facts.package(name)
+            if dist is not None and not isinstance(dist, Unknown):
+                version = dist.version
+        out.append(PackageSeen(name=name, version=version))
+    return tuple(out)
 
 
 def _rank(sig: Signature, a: _Acc, facts: Facts | None, matrix: Matrix) -> Match:

@@ -1,20 +1,36 @@
-"""Fast scanning of large logs for catalog patterns.
+"""Fast scanning of large logs for many patterns at once.
 
-Running ~100 regexes on every line of a 1 GB log is far too slow in Python, and trying each
-pattern in turn makes the cost grow with the catalog. Instead every pattern is reduced to
-literal text that any match must contain ("required literals"); one regex built as a trie of
-those literals scans whole blocks of text in C, and only lines holding a literal are decoded,
-cleaned of prefixes and tried against the full patterns of the signatures that own it.
+Two engines find the candidate lines, and the exact Python pattern confirms each one, so both
+give the same hits:
+
+- Hyperscan (`hyperscan` wheels, an optional dependency) compiles every pattern into one
+  automaton that reads a block of text once, whatever the number of patterns;
+- without it, the pure-Python engine reduces every pattern to literal text that any match must
+  contain ("required literals"), finds those with a few regexes built as tries (C speed), and
+  tries the full patterns only on the lines that hold one.
+
+Patterns are confirmed with `re.ASCII`: digits, word characters and spaces mean what the byte
+automaton means by them.
+Blocks are bytes of whole lines with the colours already removed (`normalize.strip_ansi`).
+Each pattern has a budget of lines (`caps`, LINE_CAP by default) after which it is no longer
+reported: a log of millions of identical INFO lines costs one pass of the automaton, not a
+Python call per line.
 """
 
 from __future__ import annotations
 
+import hashlib
+import platform
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from enum import Enum
+from typing import Any, BinaryIO, Protocol
 
+from compat.explain.normalize import clean, dedup_key, strip_ansi
 from compat.matrix.pattern_syntax import Alt, Char, Node, PatternSyntaxError, Repeat, Seq, parse_pattern
+
+__all__ = ["clean", "dedup_key"]  # re-exported: callers read a line's message from here
 
 MAX_LINE = 64 * 1024
 """Characters of one line tried against the full patterns (a 10 MB line is cut around the hit)."""
@@ -44,33 +60,6 @@ _RARE_WEIGHT = 1
 
 def _weight(ch: str) -> int:
     return _WEIGHT.get(ch, _RARE_WEIGHT)
-
-
-# Prefixes that launchers and loggers put before a message; stripped for display and dedup.
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-_PREFIX = re.compile(
-    r"^(?:\s*(?:"
-    r"\[(?:rank|Rank|default)\s*\d+\]:?"  # [rank3]: / [default0]:
-    r"|\((?:[A-Za-z_][\w-]*) pid=\d+\)"  # (EngineCore_DP0 pid=123) / (VllmWorker pid=9)
-    r"|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"  # 2025-02-13 10:01:02,123
-    r"|(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|W|E|I)\s?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?"  # vLLM: INFO 02-25 19:13:26
-    r"|\[[A-Z]\d{4} \d{2}:\d{2}:\d{2}\.\d+ [\w.]+:\d+\]"  # torch C++: [E321 02:07:08.408 ProcessGroupNCCL.cpp:607]
-    r"|\[[\w./-]+\.py:\d+(?::\w+)?\]"  # logger location: [core.py:586] / [real_accelerator.py:222:get_accelerator]
-    r"|\d+:"  # `torchrun --tee` style rank number
-    r")\s*)+"
-)
-_RANK_WORD = re.compile(r"(?i)\b(rank|local_rank|pid)(\s*[:=]?\s*)\d+")
-
-
-def clean(line: str) -> str:
-    """The message without ANSI colours, rank/process prefixes and timestamps."""
-    line = _ANSI.sub("", line)
-    return _PREFIX.sub("", line, count=1).strip()
-
-
-def dedup_key(line: str) -> str:
-    """Lines that differ only in a rank number or pid are one line printed by several ranks."""
-    return _RANK_WORD.sub(r"\1\2N", clean(line))
 
 
 # --- required literals ----------------------------------------------------------------------
@@ -193,25 +182,90 @@ def trie_regex(words: Iterable[str]) -> str:
 # --- the scanner --------------------------------------------------------------------------
 
 
+class Engine(str, Enum):
+    """The automaton that finds candidate lines."""
+
+    HYPERSCAN = "hyperscan"
+    """One Hyperscan database for every pattern (the `hyperscan` package)."""
+    PYTHON = "python"
+    """Literal prefilters and `re`: always available, slower on logs full of candidate lines."""
+
+
+class BlobStore(Protocol):
+    """Somewhere to keep compiled automata between runs (compat's cache, from compat.sources)."""
+
+    def get(self, name: str) -> bytes | None:
+        """The bytes stored under `name`, None when there are none."""
+
+    def put(self, name: str, data: bytes) -> None:
+        """Keep `data` under `name`; failing to is not an error."""
+
+
+LINE_CAP = 1000
+"""Lines of one pattern reported by default (see `caps`): past that, its further hits are not
+worth a Python call each."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Hit:
     key: int
-    """Index of the pattern (in the order given to Scanner) that matched."""
+    """Index of the pattern (in the order given to the scanner) that matched."""
     line_number: int
     """1-based line number in the log."""
     text: str
     """The line as it appeared (decoded, cut to MAX_LINE around the hit)."""
+    end: int = 0
+    """Offset in the block just past the line (its newline, or the block's end)."""
+
+
+def _as_bytes(block: str | bytes) -> bytes:
+    return block.encode("utf-8", "surrogateescape") if isinstance(block, str) else bytes(block)
+
+
+def _confirm(compiled: Sequence[re.Pattern[str]], block: bytes, lines: dict[int, tuple[int, int, int]], keys: Iterable[tuple[int, int]],
+             line_base: int) -> tuple[list[Hit], int]:
+    """Hits for the (line start, key) candidates whose exact pattern matches the line, and the
+    number of lines in the block (counted on the way: one pass over the block, not two)."""
+    hits: list[Hit] = []
+    counted_to = 0
+    line_no = line_base
+    decoded: dict[int, str] = {}
+    for start, k in sorted(keys):
+        lo, hi, end = lines[start]
+        if start >= counted_to:
+            line_no += block.count(b"\n", counted_to, start)
+            counted_to = start
+        text = decoded.get(start)
+        if text is None:
+            text = decoded[start] = block[lo:hi].decode("utf-8", "replace")
+        if compiled[k].search(text):
+            hits.append(Hit(key=k, line_number=line_no, text=text, end=end))
+    total = line_no - line_base + block.count(b"\n", counted_to) + (0 if not block or block.endswith(b"\n") else 1)
+    return hits, total
+
+
+def _line_at(block: bytes, pos: int) -> tuple[int, int, int, int]:
+    """(start, cut start, cut end, end) of the line holding offset `pos`."""
+    start = block.rfind(b"\n", 0, pos) + 1
+    end = block.find(b"\n", pos)
+    if end < 0:
+        end = len(block)
+    lo = max(start, pos - MAX_LINE // 2)
+    hi = min(end, lo + MAX_LINE)
+    return start, lo, hi, end
 
 
 class Scanner:
-    """Finds the lines of a log that match any of a set of regexes, fast.
+    """The pure-Python engine: finds the lines of a log that match any of a set of regexes.
 
-    `patterns` are (key, regex) pairs; several patterns may share a key. Feed text with
-    `scan(blocks)`, where each block holds whole lines (str or UTF-8 bytes)."""
+    `patterns` are regexes; a hit's key is the pattern's index. Feed text with `scan_block`,
+    each block holding whole lines (str or UTF-8 bytes)."""
+
+    engine = Engine.PYTHON
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = tuple(patterns)
-        self._compiled = tuple(re.compile(p) for p in self.patterns)
+        self._compiled = tuple(re.compile(p, re.ASCII) for p in self.patterns)
         anchors: dict[str, list[int]] = {}
         self._always: list[int] = []
         required: dict[int, frozenset[str]] = {}
@@ -226,82 +280,213 @@ class Scanner:
             for literal in sorted(req):
                 anchors.setdefault(pieces[literal], []).append(i)
         # Longest anchors first so a line holding several is tested once per pattern.
-        self._anchors = tuple(sorted(((a, tuple(ix)) for a, ix in anchors.items()), key=lambda x: (-len(x[0]), x[0])))
+        self._anchors = tuple(sorted(((a.encode("utf-8"), tuple(ix)) for a, ix in anchors.items()), key=lambda x: (-len(x[0]), x[0])))
         # One regex per start character: a pattern that begins with a literal character makes
         # the regex engine scan with a memchr-like loop (GB/s), while one alternation over all
         # anchors makes it test every position (about 140 MB/s). Passes grow with the number of
         # start characters, which the set cover keeps small, not with the number of patterns.
         by_start: dict[str, list[str]] = {}
-        for anchor, _ in self._anchors:
+        for anchor, _ in sorted(((a, ix) for a, ix in anchors.items()), key=lambda x: (-len(x[0]), x[0])):
             by_start.setdefault(anchor[0], []).append(anchor)
-        sources = [trie_regex(group) for _, group in sorted(by_start.items())]
-        self._pre_s = tuple(re.compile(src) for src in sources)
-        self._pre_b = tuple(re.compile(src.encode("utf-8")) for src in sources)
+        self._pre = tuple(re.compile(trie_regex(group).encode("utf-8")) for _, group in sorted(by_start.items()))
 
     @property
     def unfiltered(self) -> tuple[str, ...]:
         """Patterns without a usable literal: they run on every line (slow on big logs)."""
         return tuple(self.patterns[i] for i in self._always)
 
-    def scan_block(self, block: str | bytes, line_base: int = 1) -> list[Hit]:
-        """Hits in one block of whole lines whose first line is number `line_base`."""
-        is_bytes = isinstance(block, (bytes, bytearray))
+    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
+        """Hits in one block of whole lines whose first line is number `line_base`; key k is
+        reported on at most caps[k] lines (0: not at all)."""
+        return self.scan(block, line_base, caps)[0]
+
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> tuple[list[Hit], int]:
+        """`scan_block`'s hits and the number of lines in the block."""
+        buf = _as_bytes(block)
+        if not buf or not self.patterns:
+            return [], count_lines(buf)
+        budget = list(caps) if caps is not None else [LINE_CAP] * len(self.patterns)
+        skip = {k for k, c in enumerate(budget) if c <= 0}
+        buf = strip_ansi(buf)
+        lines: dict[int, tuple[int, int, int]] = {}
+        keys: set[tuple[int, int]] = set()
         if self._always:
-            return list(self._scan_all(block, line_base))
-        # str or bytes: one body of find/count/slice serves both (decoding a whole block costs more).
-        buf: Any = block
-        pres = self._pre_b if is_bytes else self._pre_s
-        if not pres or not buf:
-            return []
-        nl = b"\n" if is_bytes else "\n"
-        # Candidate positions from every pass, then each candidate line once, in order.
-        positions = sorted({m.start() for pre in pres for m in pre.finditer(buf)})
-        hits: list[Hit] = []
-        counted_to = 0
-        line_no = line_base
-        n = len(buf)
+            always = [k for k in self._always if k not in skip]
+            start = 0
+            n = len(buf)
+            while start < n and always:
+                end = buf.find(b"\n", start)
+                end = n if end < 0 else end
+                lines[start] = (start, min(end, start + MAX_LINE), end)
+                keys.update((start, k) for k in always)
+                start = end + 1
+        positions = sorted({m.start() for pre in self._pre for m in pre.finditer(buf)})
         done_until = -1
         for pos in positions:
             if pos <= done_until:
                 continue  # another anchor on a line already tried
-            start = buf.rfind(nl, 0, pos) + 1
-            end = buf.find(nl, pos)
-            if end < 0:
-                end = n
-            line_no += buf.count(nl, counted_to, start)
-            counted_to = start
-            lo = max(start, pos - MAX_LINE // 2)
-            hi = min(end, lo + MAX_LINE)
-            raw = buf[lo:hi]
-            text = raw.decode("utf-8", "replace") if is_bytes else raw
-            hits.extend(self._match_line(text, line_no))
+            start, lo, hi, end = _line_at(buf, pos)
             done_until = end
-        return hits
+            line = buf[start:end]
+            tried: set[int] = set()
+            for anchor, ks in self._anchors:
+                if anchor in line:
+                    tried.update(k for k in ks if k not in skip)
+            if not tried:
+                continue
+            if start not in lines:
+                lines[start] = (lo, hi, end)
+            keys.update((start, k) for k in tried)
+        hits = []
+        confirmed, total = _confirm(self._compiled, buf, lines, keys, line_base)
+        for hit in confirmed:
+            if budget[hit.key] > 0:
+                budget[hit.key] -= 1
+                hits.append(hit)
+        return hits, total
 
-    def _scan_all(self, block: str | bytes, line_base: int) -> Iterator[Hit]:
-        text = block.decode("utf-8", "replace") if isinstance(block, (bytes, bytearray)) else block
-        for offset, line in enumerate(text.split("\n")):
-            yield from self._match_line(line[:MAX_LINE], line_base + offset, everything=True)
 
-    def _match_line(self, text: str, line_no: int, *, everything: bool = False) -> Iterator[Hit]:
-        tried: set[int] = set()
-        candidates: list[int] = []
-        if everything:
-            candidates = list(range(len(self.patterns)))
-        else:
-            for anchor, keys in self._anchors:
-                if anchor in text:
-                    for k in keys:
-                        if k not in tried:
-                            tried.add(k)
-                            candidates.append(k)
-            candidates.extend(self._always)
-        if not candidates:
-            return
-        plain = _ANSI.sub("", text) if "\x1b" in text else text
-        for k in sorted(candidates):
-            if self._compiled[k].search(plain):
-                yield Hit(key=k, line_number=line_no, text=text)
+class HyperscanScanner:
+    """The Hyperscan engine: the same hits as `Scanner`, one automaton pass per block.
+
+    The automaton reports every end of every match, and a Python call per report is what costs:
+    reports are kept one per line and key, and when a key uses up its budget (`caps`) the scan
+    stops and goes on from that line with an automaton compiled without it (compiled once per
+    set of spent keys and kept), so a log of a million identical INFO lines costs a thousand
+    calls, not a million."""
+
+    engine = Engine.HYPERSCAN
+
+    def __init__(self, patterns: Sequence[str], once: Collection[int] = (), store: BlobStore | None = None) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self.patterns = tuple(patterns)
+        self._once = frozenset(once)
+        self._store = store
+        self._compiled = tuple(re.compile(p, re.ASCII) for p in self.patterns)
+        self._dbs: dict[frozenset[int], Any] = {}
+        if self.patterns:
+            self._database(frozenset())
+
+    unfiltered: tuple[str, ...] = ()
+    """Every pattern is in the automaton."""
+
+    def _database(self, without: frozenset[int]) -> Any:
+        db = self._dbs.get(without)
+        if db is not None or len(without) >= len(self.patterns):
+            return db
+        hs = self._hs
+        keys = [k for k in range(len(self.patterns)) if k not in without]
+        expressions = [self.patterns[k].encode("utf-8") for k in keys]
+        flags = [int(hs.HS_FLAG_MULTILINE | (0 if self.patterns[k].isascii() else hs.HS_FLAG_UTF8)
+                     | (hs.HS_FLAG_SINGLEMATCH if k in self._once else 0)) for k in keys]
+        # Compiling costs about a second for the whole catalog; a serialised database loads in
+        # milliseconds. The name covers everything the database is built from.
+        digest = hashlib.sha256(repr((hs.__version__, platform.machine(), expressions, keys, flags)).encode()).hexdigest()[:32]
+        name = f"hyperscan-{digest}.db"
+        db = self._load(name)
+        if db is None:
+            db = hs.Database(mode=hs.HS_MODE_BLOCK)
+            db.compile(expressions=expressions, ids=keys, flags=flags)
+            if self._store is not None:
+                self._store.put(name, hs.dumpb(db))
+        self._dbs[without] = db
+        return db
+
+    def _load(self, name: str) -> Any:
+        if self._store is None:
+            return None
+        data = self._store.get(name)
+        if not data:
+            return None
+        hs = self._hs
+        try:
+            db = hs.loadb(data, mode=hs.HS_MODE_BLOCK)
+            db.scratch = hs.Scratch(db)
+        except hs.error:
+            return None  # another CPU or a damaged entry: compile instead
+        return db
+
+    def scan_block(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> list[Hit]:
+        """Hits in one block of whole lines whose first line is number `line_base`; key k is
+        reported on at most caps[k] lines (0: not at all)."""
+        return self.scan(block, line_base, caps)[0]
+
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> tuple[list[Hit], int]:
+        """`scan_block`'s hits and the number of lines in the block."""
+        buf = _as_bytes(block)
+        if not buf or not self.patterns:
+            return [], count_lines(buf)
+        buf = strip_ansi(buf)
+        budget = list(caps) if caps is not None else [LINE_CAP] * len(self.patterns)
+        spent = frozenset(k for k, c in enumerate(budget) if c <= 0)
+        line_end = [-1] * len(self.patterns)
+        found: list[tuple[int, int]] = []
+        n = len(buf)
+        offset = 0
+        halted_at = -1
+        newly_spent: set[int] = set()
+
+        def at(key: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
+            nonlocal halted_at
+            end = to + offset
+            if end <= line_end[key] or budget[key] <= 0:
+                return False
+            pos = max(0, end - 1)
+            nl = buf.find(b"\n", pos)
+            line_end[key] = n if nl < 0 else nl
+            found.append((pos, key))
+            budget[key] -= 1
+            if budget[key] <= 0:
+                newly_spent.add(key)
+                halted_at = pos
+                return True  # stop: go on without this key
+            return False
+
+        while offset < n:
+            db = self._database(spent)
+            if db is None:
+                break
+            halted_at = -1
+            try:
+                db.scan(buf[offset:] if offset else buf, match_event_handler=at)
+            except self._hs.ScanTerminated:
+                pass
+            if halted_at < 0:
+                break
+            spent = spent | frozenset(newly_spent)
+            newly_spent.clear()
+            offset = buf.rfind(b"\n", 0, halted_at) + 1
+        lines: dict[int, tuple[int, int, int]] = {}
+        keys: set[tuple[int, int]] = set()
+        for pos, key in found:
+            start, lo, hi, end = _line_at(buf, pos)
+            lines.setdefault(start, (lo, hi, end))
+            keys.add((start, key))
+        return _confirm(self._compiled, buf, lines, keys, line_base)
+
+
+def hyperscan_available() -> bool:
+    """Whether the Hyperscan engine can be used here."""
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_scanner(
+    patterns: Sequence[str], engine: Engine | None = None, once: Collection[int] = (), store: BlobStore | None = None,
+) -> Scanner | HyperscanScanner:
+    """A scanner for `patterns` on `engine`, by default the fastest one installed. Keys in `once`
+    are only asked whether they occur: the automaton may report them on one line per block.
+    `store` keeps compiled automata between runs."""
+    if engine is None:
+        engine = Engine.HYPERSCAN if hyperscan_available() else Engine.PYTHON
+    if engine is Engine.HYPERSCAN:
+        return HyperscanScanner(patterns, once, store)
+    return Scanner(patterns)
 
 
 def count_lines(block: str | bytes) -> int:
@@ -316,34 +501,32 @@ def count_lines(block: str | bytes) -> int:
 def read_blocks(stream: BinaryIO, *, size: int = 8 * 1024 * 1024) -> Iterator[bytes]:
     """Blocks of whole lines from a binary stream. Of a line longer than HUGE_LINE only the
     first HUGE_LINE bytes are kept (ended with a newline so line numbers stay right)."""
-    pending = b""
-    skipping = False  # inside the dropped rest of a huge line
     while True:
         chunk = stream.read(size)
         if not chunk:
-            break
-        if skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                continue
-            chunk = chunk[nl + 1 :]
-            skipping = False
-        data = pending + chunk if pending else chunk
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            if len(data) > HUGE_LINE:
-                yield data[:HUGE_LINE] + b"\n"
-                pending = b""
-                skipping = True
-            else:
-                pending = data
+            return
+        if chunk.endswith(b"\n"):
+            yield chunk
             continue
-        if cut:
-            yield data[:cut]
-        pending = data[cut:]
-        if len(pending) > HUGE_LINE:
-            yield pending[:HUGE_LINE] + b"\n"
-            pending = b""
-            skipping = True
-    if pending:
-        yield pending
+        # The chunk ends inside a line: finish that line with readline (one copy of the chunk,
+        # where keeping a remainder for the next read costs two).
+        head = chunk.rfind(b"\n") + 1
+        partial = len(chunk) - head
+        if partial >= HUGE_LINE:
+            yield chunk[: head + HUGE_LINE] + b"\n"
+            _drop_line(stream)
+            continue
+        rest = stream.readline(HUGE_LINE - partial)
+        if not rest or rest.endswith(b"\n"):
+            yield chunk + rest
+            continue
+        yield chunk + rest + b"\n"
+        _drop_line(stream)
+
+
+def _drop_line(stream: BinaryIO) -> None:
+    """Skips to the start of the next line (the rest of a huge line)."""
+    while True:
+        rest = stream.readline(HUGE_LINE)
+        if not rest or rest.endswith(b"\n"):
+            return

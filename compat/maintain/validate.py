@@ -19,7 +19,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import MatrixError
-from compat.maintain.pattern_audit import check_patterns
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.cuda import load_cuda
 from compat.matrix.extensions import load_extensions
@@ -165,7 +164,9 @@ def validate_matrix(
                     out.add(label("extensions.toml"), key, f"source {source!r} names no issue/PR, URL or release metadata")
 
     if audit_patterns and signatures:
-        out.run(lambda: check_patterns(signatures))
+        files = {str(st.data.get("id")): table.file for table, _ in sig_files for st in table.tables("signature", ())}
+        for where, key, problem in _engine_problems(signatures, files):
+            out.add(where, key, problem)
 
     return Validation(
         roots=roots,
@@ -263,3 +264,24 @@ def _check_extensions(out: _Collector, file: str, extensions: Any, known: set[st
 
 
 __all__ = ["Validation", "validate_matrix"]
+
+
+def _engine_problems(signatures: Sequence[Any], files: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Patterns the Hyperscan engine refuses to compile, as (file, key, problem). The loader has
+    already refused what no automaton runs (back-references, lookaround); this asks the engine
+    itself, when it is installed, so a pattern it rejects is caught before a user's log is."""
+    try:
+        import hyperscan
+    except ImportError:
+        return []
+    out = []
+    for sig in signatures:
+        for field in ("patterns", "context"):
+            for i, pattern in enumerate(getattr(sig, field)):
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                flags = hyperscan.HS_FLAG_MULTILINE | (0 if pattern.isascii() else hyperscan.HS_FLAG_UTF8)
+                try:
+                    db.compile(expressions=[pattern.encode("utf-8")], ids=[0], flags=[flags])
+                except hyperscan.error as exc:  # the engine's own words: say them with the file and key
+                    out.append((files.get(sig.id, sig.area), f"signature {sig.id}.{field}[{i}]", f"Hyperscan cannot compile it: {exc}"))
+    return out

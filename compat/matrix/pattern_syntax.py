@@ -1,12 +1,13 @@
 """The shape of a catalog regex, read with public means only.
 
-The scanner's literal prefilter and the curators' backtracking audit need the structure of a
-pattern (which characters are required, which quantifiers nest). CPython's own parser is
-private and renamed between versions (`sre_parse` up to 3.10, `re._parser` from 3.11), so this
-module reads Python's `re` syntax itself into a small tree. It only has to be right about the
-structure of patterns that `re.compile` accepts; what it does not understand raises
-PatternSyntaxError, and callers then fall back to a safe answer (no prefilter, or "cannot be
-audited"). Which characters an element matches is asked of `re` itself, never re-implemented.
+The pure-Python scanner's literal prefilter needs the structure of a pattern (which characters
+every match must contain), and the catalog's validation needs to know whether a pattern uses
+what an automaton cannot run (back-references, lookaround, conditionals, atomic groups,
+possessive quantifiers, `\\A`/`\\Z`): a pattern without those runs in time linear in the line, on
+every engine. CPython's own parser is private and renamed between versions (`sre_parse` up to
+3.10, `re._parser` from 3.11), so this module reads Python's `re` syntax itself into a small tree.
+It only has to be right about patterns that `re.compile` accepts; what it does not understand
+raises PatternSyntaxError, and callers fall back to a safe answer (no prefilter, or rejected).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
 
 class PatternSyntaxError(ValueError):
@@ -77,6 +77,8 @@ class Parsed:
     """The pattern's structure."""
     flags: int
     """Flags set for the whole pattern by a leading `(?i)`-style group."""
+    unsupported: tuple[str, ...] = ()
+    """What an automaton cannot run, as read ("a back-reference", "a lookaround", ...)."""
 
 
 _FLAG_LETTERS = {"a": re.ASCII, "i": re.IGNORECASE, "L": re.LOCALE, "m": re.MULTILINE, "s": re.DOTALL, "u": re.UNICODE, "x": re.VERBOSE}
@@ -93,7 +95,16 @@ def parse_pattern(pattern: str) -> Parsed:
     except re.error as exc:
         raise PatternSyntaxError(f"does not compile: {exc}") from exc
     reader = _Reader(pattern)
-    return Parsed(tree=reader.run(), flags=reader.global_flags)
+    tree = reader.run()
+    return Parsed(tree=tree, flags=reader.global_flags, unsupported=tuple(dict.fromkeys(reader.unsupported)))
+
+
+def engine_problems(pattern: str) -> tuple[str, ...]:
+    """What in `pattern` an automaton (Hyperscan, RE2) cannot compile; empty when it can."""
+    try:
+        return parse_pattern(pattern).unsupported
+    except PatternSyntaxError as exc:
+        return (f"unreadable ({exc})",)
 
 
 class _Reader:
@@ -101,6 +112,7 @@ class _Reader:
         self.p = pattern
         self.i = 0
         self.global_flags = 0
+        self.unsupported: list[str] = []
 
     def run(self) -> Node:
         self._leading_flags()
@@ -166,6 +178,8 @@ class _Reader:
             hi = (int(m.group(3)) if m.group(3) else None) if m.group(2) else lo
         else:
             return atom
+        if self._peek() == "+":
+            self.unsupported.append("a possessive quantifier")
         if self._peek() in ("?", "+"):  # lazy or possessive: the same language
             self.i += 1
         if isinstance(atom, Zero):
@@ -208,6 +222,8 @@ class _Reader:
         c = p[start + 1]
         self.i = start + 2
         if c in _ZERO_ESCAPES:
+            if c in "AZ":
+                self.unsupported.append("\\A or \\Z (use ^ or $: lines are matched one by one)")
             return Zero(source=p[start : self.i])
         if c in _CLASS_ESCAPES:
             return Char(source=p[start : self.i], flags=flags, literal=None)
@@ -238,6 +254,7 @@ class _Reader:
             number = re.compile(r"[0-9]{1,2}").match(p, start + 1)
             assert number is not None
             self.i = number.end()
+            self.unsupported.append("a back-reference")
             return Backref(group=number.group(0))
         if c.isascii() and c.isalnum():
             raise PatternSyntaxError(f"bad escape \\{c}")
@@ -294,14 +311,17 @@ class _Reader:
                 end = p.find(")", self.i)
                 name = p[self.i + 2 : end]
                 self.i = end + 1
+                self.unsupported.append("a back-reference")
                 return Backref(group=name)
             elif rest[:1] in ("=", "!", ">") or rest[:2] in ("<=", "<!"):
                 zero = rest[:1] in ("=", "!", "<")
+                self.unsupported.append("a lookaround" if zero else "an atomic group")
                 self.i += 2 if rest[:1] in ("=", "!", ">") else 3
             elif rest.startswith("("):
                 end = p.find(")", self.i)
                 self.i = end + 1
                 conditional = True
+                self.unsupported.append("a conditional group")
             else:
                 m = re.compile(r"([aiLmsux]*)(?:-([imsx]+))?:").match(p, self.i + 1)
                 if not m:
@@ -322,22 +342,3 @@ class _Reader:
             # Without a "no" branch the group may match nothing.
             return Alt(options=options if len(options) == 2 else (*options, Seq(items=())))
         return body
-
-
-# --- what the elements match ----------------------------------------------------------------
-
-# Characters on which elements are compared: all of Latin-1 and a few of each wider kind
-# (Unicode spaces, digits, letters, CJK, a surrogate-free astral character). Two elements that
-# share none of these are treated as disjoint; the choice errs towards finding overlaps, since
-# a class of this catalog that matches something outside Latin-1 also matches one of these.
-SAMPLE_CHARS: tuple[str, ...] = tuple(chr(c) for c in range(256)) + tuple(
-    "\u0131\u017f\u0660\u0966\u2028\u2029\u3000\u200b\u2212\u2013\u2014\u2018\u2019\u201c\u201d"
-    "\u2026\u00e9\u03bb\u0416\u4e2d\uff10\uff21\u212a\U0001f600"
-)
-
-
-@lru_cache(maxsize=4096)
-def matched_chars(char: Char) -> frozenset[str]:
-    """Which of SAMPLE_CHARS the element matches, asked of `re` itself."""
-    rx = re.compile(char.source, char.flags & (re.IGNORECASE | re.DOTALL | re.ASCII))
-    return frozenset(c for c in SAMPLE_CHARS if rx.fullmatch(c))

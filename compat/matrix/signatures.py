@@ -1,8 +1,8 @@
 """Known failures: the catalog under matrix/signatures/*.toml.
 
-Loading validates the shape of every entry (and that each regex compiles) and stays fast;
-the backtracking audit of the patterns is a curator's check (compat.maintain.pattern_audit),
-run by `compat matrix validate` and the tests.
+Loading validates the shape of every entry, that each regex compiles, and that it uses nothing an
+automaton cannot run (back-references, lookaround, ...): the patterns are then linear-time by
+construction on the Hyperscan engine, and `compat matrix validate` needs no timing audit.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.matrix._toml import Table, read_toml
+from compat.matrix.pattern_syntax import engine_problems
 from compat.matrix.when import When, parse_when
 from compat.model.findings import Fix, Severity
 
@@ -50,12 +51,15 @@ class Signature:
     generic: bool = False
     """True for a catch-all message (plain CUDA OOM, NCCL timeout) that a more specific signature
     on the same log should outrank."""
+    context_required: bool = False
+    """True when a line of the log must match one of `context` for the signature to fire at all
+    (NCCL P2P INFO lines only mean a hang when the log also shows one)."""
 
 
 _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(==[\w.+-]+)?)$")
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
-    "context", "generic",
+    "context", "generic", "context_required",
 )
 
 
@@ -66,6 +70,9 @@ def _regexes(t: Table, key: str, default: object) -> tuple[str, ...]:
             re.compile(pattern)
         except re.error as exc:
             t.fail(f"{key}[{i}]", f"does not compile: {exc}")
+        problems = engine_problems(pattern)
+        if problems:
+            t.fail(f"{key}[{i}]", f"uses {', '.join(problems)}, which the automaton engine cannot run; rewrite it without")
     return patterns
 
 
@@ -103,6 +110,10 @@ def parse_signature(t: Table, area: str) -> Signature:
     doctor = t.bool("doctor", True)
     if doctor and when == When():
         t.fail("doctor", "a signature with an empty `when` would warn on every environment; set doctor = false")
+    context = _regexes(t, "context", ())
+    context_required = t.bool("context_required", False)
+    if context_required and not context:
+        t.fail("context_required", "needs `context` patterns to require")
     return Signature(
         id=sid,
         area=area,
@@ -115,8 +126,9 @@ def parse_signature(t: Table, area: str) -> Signature:
         refs=refs,
         wrapper=t.bool("wrapper", False),
         doctor=doctor,
-        context=_regexes(t, "context", ()),
+        context=context,
         generic=t.bool("generic", False),
+        context_required=context_required,
     )
 
 

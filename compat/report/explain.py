@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
-from compat.explain.match import Explanation, Match
+from compat.explain.match import Explanation, Match, RootError
+from compat.explain.roots import Raised
+from compat.explain.verdict import Clue, ErrorVerdict
+from compat.explain.versions import Change, StatedVersion
 
 SCHEMA_VERSION = 1
 
@@ -17,6 +20,10 @@ def render_json(explanation: Explanation, *, top: int | None = None) -> str:
         "lines_scanned": explanation.lines_scanned,
         "environment": explanation.environment,
         "matches": [_match_json(m) for m in matches],
+        "verdict": explanation.verdict.value,
+        "errors": [_error_json(e) for e in explanation.errors],
+        "errors_dropped": explanation.errors_dropped,
+        "engine": explanation.engine,
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -43,9 +50,120 @@ def _match_json(m: Match) -> dict:
     }
 
 
+def _error_json(e: RootError) -> dict:
+    return {
+        "verdict": e.verdict.value,
+        "kind": e.kind.value,
+        "first_line": e.first_line,
+        "count": e.count,
+        "wrapper": e.wrapper,
+        "signatures": list(e.signatures),
+        "chain": [_raised_json(r) for r in e.chain],
+        "clues": [c.value for c in e.clues],
+        "packages": [{"name": p.name, "version": p.version} for p in e.packages],
+        "versions": [_version_json(v) for v in e.versions],
+    }
+
+
+def _raised_json(r: Raised) -> dict:
+    return {
+        "type": r.type,
+        "message": r.message,
+        "line": r.line,
+        "frames": [{"file": f.file, "line": f.line, "function": f.function, "package": f.package} for f in r.frames],
+    }
+
+
+def _version_json(v: StatedVersion) -> dict:
+    return {
+        "subject": v.subject, "wanted": v.wanted, "found": v.found, "by": v.by, "change": v.change.value,
+        "installed": v.installed, "satisfied": v.satisfied, "text": v.text,
+    }
+
+
+_VERDICT_WORDS = {
+    ErrorVerdict.KNOWN: "a known environment failure",
+    ErrorVerdict.UNKNOWN_ENVIRONMENT: "an environment failure compat cannot name",
+    ErrorVerdict.NOT_ENVIRONMENT: "not an environment failure compat recognises",
+}
+_CLUE_WORDS = {
+    Clue.IMPORT: ("a module failed to import", "run `python -c 'import <module>'` in this environment to see the first error"),
+    Clue.BINARY: ("a compiled extension or shared library does not load",
+                  "reinstall the package named in the path from a wheel built for your torch, CUDA and glibc"),
+    Clue.CUDA: ("a CUDA or driver error",
+                "rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel; `compat doctor` checks the driver and the torch build"),
+    Clue.NCCL: ("an NCCL or process-group error", "rerun with NCCL_DEBUG=INFO and read the first rank's error"),
+    Clue.VERSION: ("the message states a version mismatch", "see the stated versions below"),
+    Clue.API: ("a library API is not what its caller expects",
+               "compare the versions of the packages in the frames with what the calling code was written for"),
+}
+_MAX_ERRORS_SHOWN = 10
+
+
+def _headline(r: Raised) -> str:
+    first = r.message.split("\n", 1)[0]
+    text = f"{r.type}: {first}" if r.type and first else (r.type or first)
+    return text[:300]
+
+
+def _where(r: Raised) -> str:
+    f = r.innermost
+    if f is None:
+        return ""
+    place = f"{f.file}:{f.line}" if f.line is not None else f.file
+    fn = f" in {f.function}" if f.function else ""
+    owner = f"package {f.package}" if f.package else "your code"
+    return f"raised at {place}{fn} ({owner})"
+
+
+def _version_text(v: StatedVersion) -> str:
+    have = f"; installed: {v.installed}" if v.installed else ""
+    found = f", found {v.found}" if v.found else ""
+    wanted = f"needs {v.subject}{v.wanted}" if v.wanted else f"{v.subject} is too old"
+    by = f"{v.by} " if v.by else "it "
+    if v.change is Change.INSTALLED:
+        change = f"change {v.subject}" + (f" to satisfy {v.wanted}" if v.wanted else "")
+    elif v.change is Change.ARTEFACT:
+        change = f"reinstall {v.by or 'the binary that says so'} built for the {v.subject} you have"
+    else:
+        change = "upgrade the host (driver) or install a build for the CUDA your driver runs"
+    stale = " (the installed version already fits: the message is from another environment)" if v.satisfied else ""
+    return f"{by}{wanted}{found}{have}: {change}{stale}"
+
+
+def _errors_text(explanation: Explanation) -> list[str]:
+    errors = explanation.errors
+    if not errors:
+        return []
+    out = ["", "Errors in the log (each chain innermost cause first):"]
+    for i, e in enumerate(errors[:_MAX_ERRORS_SHOWN], 1):
+        tag = "wrapper" if e.wrapper else e.verdict.value
+        times = f", x{e.count}" if e.count > 1 else ""
+        out.append(f"{i}. [{tag}] {_headline(e.root)} (line {e.first_line}{times})")
+        for r in e.chain[1:]:
+            out.append(f"   then: {_headline(r)} (line {r.line})")
+        where = _where(e.root)
+        if where:
+            out.append(f"   {where}")
+        if e.signatures:
+            out.append("   signatures: " + ", ".join(e.signatures))
+        if e.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT:
+            out.append("   about the environment: " + "; ".join(_CLUE_WORDS[c][0] for c in e.clues))
+            if e.packages:
+                out.append("   packages in the frames: " + ", ".join(f"{p.name} {p.version or '(version not known)'}" for p in e.packages))
+            for c in e.clues:
+                out.append(f"   next: {_CLUE_WORDS[c][1]}")
+        for v in e.versions:
+            out.append(f"   stated versions: {_version_text(v)}")
+    if len(errors) > _MAX_ERRORS_SHOWN:
+        out.append(f"... and {len(errors) - _MAX_ERRORS_SHOWN} more error(s) (--json lists them all)")
+    return out
+
+
 def render_text(explanation: Explanation, *, top: int | None = None) -> str:
     matches = explanation.matches[:top] if top else explanation.matches
     out: list[str] = []
+    verdict = explanation.verdict
     if not explanation.known:
         out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.")
         wrappers = [m for m in matches if m.signature.wrapper]
@@ -53,8 +171,11 @@ def render_text(explanation: Explanation, *, top: int | None = None) -> str:
             out.append("Only wrapper lines matched; the real error is earlier in the log or on another rank:")
             for m in wrappers:
                 out.append(f"  - {m.signature.title} (line {m.lines[0].number})")
-        else:
-            out.append("The error does not look like an environment problem compat knows; read the first traceback.")
+        if explanation.errors:
+            out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
+            out.extend(_errors_text(explanation))
+        elif not wrappers:
+            out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}): no error found in the log.")
         return "\n".join(out) + "\n"
     roots = [m for m in matches if not m.signature.wrapper]
     plural = "s" if len(roots) > 1 else ""
@@ -82,4 +203,7 @@ def render_text(explanation: Explanation, *, top: int | None = None) -> str:
         for note in m.notes:
             out.append(f"   - {note}")
         out.append("   refs: " + ", ".join(sig.refs))
+    out.append("")
+    out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
+    out.extend(_errors_text(explanation))
     return "\n".join(out) + "\n"

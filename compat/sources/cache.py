@@ -18,3 +18,26 @@ def store(path: Path, data: bytes) -> bool:
     except OSError:
         return False
     return True
+
+
+def load(path: Path) -> bytes | None:
+    """A cache entry's bytes; None when it is absent or unreadable."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+class DirectoryStore:
+    """Named cache entries in one directory (compiled automata for explain)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def get(self, name: str) -> bytes | None:
+        """The entry called `name`, None when absent or unreadable."""
+        return load(self.directory / name)
+
+    def put(self, name: str, data: bytes) -> None:
+        """Store the entry called `name` (silently skipped when the cache cannot be written)."""
+        store(self.directory / name, data)

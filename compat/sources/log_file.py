@@ -49,3 +49,13 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
         if name != STDIN:
             stream.close()
             raw.close()  # GzipFile leaves the file it wraps open
+
+
+def log_size(name: str) -> int | None:
+    """Bytes of the log file `name` as stored (compressed for .gz), None for standard input or an unreadable file."""
+    if name == STDIN:
+        return None
+    try:
+        return Path(name).stat().st_size
+    except OSError:
+        return None

@@ -11,7 +11,6 @@ import pytest
 from compat.errors import MatrixError
 from compat.explain.match import explain
 from compat.explain.scan import Scanner
-from compat.maintain.pattern_audit import check_patterns
 from compat.matrix import shipped_matrix_dir
 from compat.matrix._toml import Table
 from compat.matrix.signatures import load_signature_dir, load_signatures
@@ -72,8 +71,11 @@ def test_every_pattern_has_a_prefilter_literal():
     assert scanner.unfiltered == ()
 
 
-def test_shipped_patterns_pass_the_backtracking_audit():
-    check_patterns(SIGS)
+def test_every_pattern_compiles_on_the_automaton_engine():
+    hyperscan = pytest.importorskip("hyperscan")
+    for s in SIGS:
+        for p in (*s.patterns, *s.context):
+            hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(expressions=[p.encode()], ids=[0], flags=[hyperscan.HS_FLAG_MULTILINE])
 
 
 def _table(entry: dict) -> list[tuple[Table, str]]:
@@ -120,8 +122,18 @@ def test_duplicate_ids_are_rejected():
         load_signatures(_table(GOOD) + _table(GOOD))
 
 
-@pytest.mark.parametrize("evil", [r"(a+)+$", r"(\w+\s?)*X", r"(.*a){12}"])
-def test_catastrophic_backtracking_is_rejected(evil):
-    (sig,) = load_signatures(_table({**GOOD, "patterns": [evil]}))
-    with pytest.raises(MatrixError, match="backtracks catastrophically"):
-        check_patterns([sig])
+@pytest.mark.parametrize(
+    ("pattern", "what"),
+    [(r"(a)x\1", "a back-reference"), (r"foo(?=bar)", "a lookaround"), (r"(?<!x)yy", "a lookaround"), (r"\Aboom", "\\A or \\Z")],
+)
+def test_what_the_automaton_cannot_run_is_rejected_with_file_and_key(pattern, what):
+    with pytest.raises(MatrixError) as err:
+        load_signatures(_table({**GOOD, "patterns": [pattern]}))
+    assert str(err.value).startswith("matrix/signatures/x.toml: signature[0].patterns[0]: uses ") and what in str(err.value)
+
+
+def test_required_context_needs_context_patterns():
+    with pytest.raises(MatrixError, match=r"signature\[0\]\.context_required: needs `context`"):
+        load_signatures(_table({**GOOD, "context_required": True}))
+    (sig,) = load_signatures(_table({**GOOD, "context_required": True, "context": ["ctx"]}))
+    assert sig.context_required and sig.context == ("ctx",)

@@ -1,6 +1,6 @@
-"""The regex reader behind the scanner's prefilter and the backtracking audit: it must read
-every shipped pattern the same way on every Python (no private `re` modules), the prefilter
-must never change what matches, and the audit must decide from structure alone."""
+"""The regex reader behind the pure-Python prefilter and the automaton check: it must read every
+shipped pattern the same way on every Python (no private `re` modules), the prefilter must never
+change what matches, and both engines must find the same lines."""
 
 from __future__ import annotations
 
@@ -12,9 +12,18 @@ import pytest
 
 from compat.explain import scan
 from compat.explain.scan import Scanner, required_literals
-from compat.maintain.pattern_audit import Hazard, audit_signatures, hazards
 from compat.matrix import shipped_matrix_dir
-from compat.matrix.pattern_syntax import Alt, Backref, Char, PatternSyntaxError, Repeat, Seq, Zero, parse_pattern
+from compat.matrix.pattern_syntax import (
+    Alt,
+    Backref,
+    Char,
+    PatternSyntaxError,
+    Repeat,
+    Seq,
+    Zero,
+    engine_problems,
+    parse_pattern,
+)
 from compat.matrix.signatures import load_signature_dir
 
 COMPAT = Path(__file__).resolve().parents[2] / "compat"
@@ -96,7 +105,7 @@ def test_the_prefilter_never_changes_what_matches():
     lines = _lines()
     scanner = Scanner(PATTERNS)
     assert scanner.unfiltered == ()
-    compiled = [re.compile(p) for p in PATTERNS]
+    compiled = [re.compile(p, re.ASCII) for p in PATTERNS]
     brute = [(n, k) for n, line in enumerate(lines, 1) for k, rx in enumerate(compiled) if rx.search(line)]
     assert len({k for _, k in brute}) > len(PATTERNS) // 2  # the recorded logs exercise most patterns
     assert _hits(scanner, lines) == brute
@@ -116,50 +125,41 @@ def test_without_a_reader_every_pattern_runs_on_every_line_with_the_same_result(
     assert _hits(fallback, lines) == expected
 
 
-# --- the backtracking audit ---------------------------------------------------------------
+# --- what an automaton cannot run -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("pattern", "hazard"),
+    ("pattern", "problem"),
     [
-        (r"(a+)+$", Hazard.NESTED_QUANTIFIER),
-        (r"(a*)*", Hazard.NESTED_QUANTIFIER),
-        (r"(\w+\s?)*X", Hazard.NESTED_QUANTIFIER),
-        (r"(.*a){12}", Hazard.NESTED_QUANTIFIER),
-        (r"(a|a)*", Hazard.OVERLAPPING_ALTERNATIVES),
-        (r"(a|ab)*c", Hazard.OVERLAPPING_ALTERNATIVES),
-        (r"(\s|\n)+x", Hazard.OVERLAPPING_ALTERNATIVES),
-        (r"(x|y?)+z", Hazard.OVERLAPPING_ALTERNATIVES),
-        (r"\d+\d+", Hazard.ADJACENT_QUANTIFIERS),
-        (r".*\s?.*x", Hazard.ADJACENT_QUANTIFIERS),
-        (r"(?:\w+)\w*:", Hazard.ADJACENT_QUANTIFIERS),
-        (r"\w*\.?(compute_loss|forward)", Hazard.LEADING_QUANTIFIER),  # once shipped, 0.3 s on a long line
-        (r"(?:x|\s*)y", Hazard.LEADING_QUANTIFIER),
-        (r"(?:\d+\.){3}\d+", Hazard.LEADING_QUANTIFIER),
+        (r"(a)\1", "a back-reference"),
+        (r"(?P<n>a)(?P=n)", "a back-reference"),
+        (r"foo(?=bar)", "a lookaround"),
+        (r"(?<!x)y", "a lookaround"),
+        (r"(?>ab)c", "an atomic group"),
+        (r"(a)?(?(1)b|c)", "a conditional group"),
+        (r"\Afoo", "\\A or \\Z"),
         # 3.10 still compiles whole-pattern flags in the middle (with a warning), 3.11+ refuses.
-        pytest.param(r"a(?i)b", Hazard.UNREADABLE, marks=pytest.mark.filterwarnings("ignore::DeprecationWarning")),
+        pytest.param(r"a(?i)b", "unreadable", marks=pytest.mark.filterwarnings("ignore::DeprecationWarning")),
     ],
 )
-def test_catastrophic_shapes_are_found(pattern, hazard):
-    assert hazard in hazards(pattern)
+def test_what_an_automaton_cannot_run_is_named(pattern, problem):
+    assert any(problem in p for p in engine_problems(pattern))
 
 
-@pytest.mark.parametrize(
-    "pattern",
-    [
-        r"v(?:\d+\.){3}\d+",  # each repetition ends at a dot the digits cannot take
-        r"x(?:[^,]+,)*",
-        r"x(?:a\d+)+",  # ... or starts with a character the digits cannot take
-        r"foo.*bar.*baz",  # quadratic at worst, bounded by the scanner's line cap
-        r"x(?:ab|cd)+",
-        r"x\w+\s+\w+",
-        r"x(?=a+)",
-        r"^\w+:",  # anchored: tried at one position only
-    ],
-)
-def test_safe_shapes_pass(pattern):
-    assert hazards(pattern) == ()
+@pytest.mark.parametrize("pattern", [r"v(?:\d+\.){3}\d+", r"(a+)+$", r"x(?:ab|cd)+", r"^\w+:", r"(?i)error"])
+def test_what_an_automaton_runs_passes(pattern):
+    assert engine_problems(pattern) == ()
 
 
-def test_every_shipped_pattern_passes_the_audit():
-    assert audit_signatures(SIGS) == ()
+def test_every_shipped_pattern_runs_on_an_automaton():
+    assert [(s.id, p) for s in SIGS for p in (*s.patterns, *s.context) if engine_problems(p)] == []
+
+
+def test_both_engines_find_the_same_lines():
+    pytest.importorskip("hyperscan")
+    from compat.explain.scan import Engine, make_scanner
+
+    lines = _lines()
+    fast = make_scanner(PATTERNS, Engine.HYPERSCAN)
+    assert fast.engine is Engine.HYPERSCAN
+    assert _hits(fast, lines) == _hits(Scanner(PATTERNS), lines)

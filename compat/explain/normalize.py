@@ -1,0 +1,108 @@
+"""What a log line says, without what launchers and terminals add around it.
+
+Colours (ANSI escapes), rank/process/timestamp prefixes (`[rank3]:`, `(EngineCore_DP0 pid=123)`,
+`(RayWorker pid=9)`, `2025-02-13 10:01:02,123`), and the line breaks a terminal or a paste adds in
+the middle of one message. Colours are removed from whole blocks before matching, so a pattern
+never has to allow for them; prefixes are removed from the few lines that matched, for display,
+for telling one rank's stream from another's and for collapsing the same line from many ranks.
+"""
+
+from __future__ import annotations
+
+import re
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)")
+ANSI_BYTES = re.compile(ANSI.pattern.encode())
+
+_PREFIX_PARTS = (
+    r"\[(?:rank|Rank|default)\s*\d+\]:?",  # [rank3]: / [default0]:
+    r"\((?:[A-Za-z_][\w-]*) pid=\d+(?:, ip=[\w.:-]+)?\)",  # (EngineCore_DP0 pid=123) / (RayWorker pid=9, ip=10.0.0.1)
+    r"\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?",  # 2025-02-13 10:01:02,123
+    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|W|E|I)\s?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?",  # vLLM: INFO 02-25 19:13:26
+    r"\[[A-Z]\d{4} \d{2}:\d{2}:\d{2}\.\d+ [\w.]+:\d+\]",  # torch C++: [E321 02:07:08.408 ProcessGroupNCCL.cpp:607]
+    r"\[[\w./-]+\.py:\d+(?::\w+)?\]",  # logger location: [core.py:586] / [real_accelerator.py:222:get_accelerator]
+    r"\d+:(?=\s|\[|[A-Z])",  # `torchrun --tee` style rank number
+)
+_PREFIX = re.compile(r"^(?:\s*(?:" + "|".join(_PREFIX_PARTS) + r")\s*)+")
+_STREAM = re.compile(r"\[(?:rank|Rank|default)\s*(\d+)\]|\((?:[A-Za-z_][\w-]*) pid=(\d+)")
+_RANK_WORD = re.compile(r"(?i)\b(rank|local_rank|pid)(\s*[:=]?\s*)\d+")
+
+
+def strip_ansi(block: bytes) -> bytes:
+    """The block without terminal escapes; newlines (and so line numbers) are kept."""
+    find = block.find
+    j = find(b"\x1b")
+    if j < 0:
+        return block
+    if block.count(b"\x1b", j) * _DENSE > len(block) - j:
+        # Colour on every line: one C pass per kind of escape beats a Python step per escape.
+        block = _SGR_BYTES.sub(b"", block)
+        return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
+    # A few escapes: `find` is memchr, where `re.sub` tries every byte.
+    out = []
+    i = 0
+    match = ANSI_BYTES.match
+    while j >= 0:
+        m = match(block, j)
+        if m is None:
+            j = find(b"\x1b", j + 1)
+            continue
+        out.append(block[i:j])
+        i = m.end()
+        j = find(b"\x1b", i)
+    out.append(block[i:])
+    return b"".join(out)
+
+
+_DENSE = 512
+"""Bytes per escape below which a block counts as coloured throughout."""
+_SGR_BYTES = re.compile(rb"\x1b\[[0-9;]*m")
+
+
+def clean(line: str) -> str:
+    """The message without ANSI colours, rank/process prefixes and timestamps."""
+    line = ANSI.sub("", line)
+    return _PREFIX.sub("", line, count=1).strip()
+
+
+def body(line: str) -> str:
+    """The line after its prefixes, leading indentation kept (it tells a traceback's code lines
+    from its exception line)."""
+    line = ANSI.sub("", line)
+    m = _PREFIX.match(line)
+    if m is None:
+        return line.rstrip()
+    rest = line[m.end() :]
+    # The prefix pattern eats the spaces after it; give back the indentation of the message.
+    lead = len(m.group(0)) - len(m.group(0).rstrip())
+    return (" " * max(0, lead - 1) + rest).rstrip() if lead > 1 else rest.rstrip()
+
+
+def stream(line: str) -> str:
+    """Which process printed the line ("rank3", "pid123"), or "" for an unprefixed line: the
+    tracebacks of eight ranks interleave, each is read in its own stream."""
+    m = _STREAM.search(line[:200])
+    if m is None:
+        return ""
+    return f"rank{m.group(1)}" if m.group(1) is not None else f"pid{m.group(2)}"
+
+
+def dedup_key(line: str) -> str:
+    """Lines that differ only in a rank number or pid are one line printed by several ranks."""
+    return _RANK_WORD.sub(r"\1\2N", clean(line))
+
+
+_MASK = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def masked(text: str) -> str:
+    """Numbers and addresses replaced: two ranks' copies of one error compare equal."""
+    return _MASK.sub("N", text)
+
+
+def joined(lines: list[str]) -> tuple[str, ...]:
+    """One message wrapped over `lines` read back as one line: the break may have replaced a
+    space (word wrap) or cut a word (terminal wrap), so both readings are returned."""
+    if len(lines) < 2:
+        return tuple(lines)
+    return (" ".join(lines), "".join(lines))

@@ -1,0 +1,296 @@
+"""A log split into the errors it reports: Python tracebacks with their chains, C++/CUDA errors,
+NCCL reports, launcher summaries, and stray error lines.
+
+The scanner hands over only the structural lines (a traceback's header, its frames, the exception
+line and the few lines after it, chain markers, `terminate called ...`/`what():`, NCCL WARN and
+watchdog lines), in order; `ErrorBuilder` reads them per stream (each rank's lines on their own, so
+eight interleaved tracebacks stay eight) into `Raised` records joined into chains, innermost first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from compat.explain.normalize import body, clean, masked, stream
+
+MAX_ERRORS = 200
+"""Distinct errors kept; more of them are counted, not listed (bounded memory on any log)."""
+
+MAX_FOLLOWING = 4
+"""Lines after an exception line read as the rest of its message (wrapped or multi-line)."""
+
+_FRAMES_KEPT = 30
+"""Frames kept per exception, innermost last (a recursion prints thousands)."""
+
+
+class Event(str, Enum):
+    """The structural lines the scanner looks for, with the pattern that finds each."""
+
+    # Literal-led and short: each one costs the automaton on every byte of every log.
+    TRACEBACK = r"Traceback \(most recent call last\)"
+    FRAME = r"File \"[^\"\n]+\", line \d+"
+    EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
+    CAUSE = r"The above exception was the direct cause"
+    CONTEXT = r"During handling of the above exception"
+    TERMINATE = r"terminate called after throwing"
+    WHAT = r"what\(\):"
+    CPP_FRAME = r"frame #\d+: .* in [^)\n]+\)"
+    NCCL = r"NCCL WARN |Watchdog caught collective|NCCL error"
+    VERSION = (
+        r"GLIBC(?:XX)?_[\d.]+' not found|compiled using NumPy|ersion mismatch|has CUDA Version=|"
+        r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver on your system is too old"
+    )
+
+
+class ErrorKind(str, Enum):
+    """Where an error comes from."""
+
+    PYTHON = "python"
+    """A Python exception (with or without its traceback)."""
+    CPP = "c++"
+    """A C++ exception: `terminate called after throwing ...` and its `what():`."""
+    NCCL = "nccl"
+    """An NCCL WARN line or a ProcessGroupNCCL watchdog report."""
+    LINE = "line"
+    """A line that states an error outside any of the above (a logger's message, a version mismatch)."""
+
+
+LAUNCHER_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "SignalException"})
+"""Exceptions a launcher raises when a child failed: they only echo the child's error."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Frame:
+    file: str
+    """The file as printed (a path, or a shared library for a C++ frame)."""
+    line: int | None
+    """Line number in the file; None for a C++ frame."""
+    function: str | None
+    """The function, when printed."""
+    package: str | None
+    """The top-level package of a file under site-packages/ or dist-packages/ ("vllm", "torch");
+    None for the user's own files."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Raised:
+    type: str
+    """The exception's type as printed ("torch.OutOfMemoryError", "c10::Error", "NCCL"); "" when
+    only a message is known."""
+    message: str
+    """The message; lines wrapped or continued in the log are joined with newlines."""
+    frames: tuple[Frame, ...]
+    """The traceback's frames, outermost first (as printed); empty without a traceback."""
+    line: int
+    """Line number of the exception line."""
+
+    @property
+    def short_type(self) -> str:
+        """The type without its module ("OutOfMemoryError")."""
+        return self.type.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+
+    @property
+    def innermost(self) -> Frame | None:
+        """The frame that raised it."""
+        return self.frames[-1] if self.frames else None
+
+
+@dataclass
+class ErrorDraft:
+    """An error as it is read; `match.py` turns drafts into `RootError` records."""
+
+    kind: ErrorKind
+    chain: list[Raised]
+    """Innermost (first raised) first: the cause, then what was raised while handling it."""
+    first_line: int
+    spans: list[tuple[int, int]]
+    """Line ranges (first, last) of the log that belong to this error."""
+    stream: str
+    count: int = 1
+    lines: list[str] = field(default_factory=list)
+    """Text of the error's own lines (messages and continuations), for matching wrapped messages."""
+
+    @property
+    def root(self) -> Raised:
+        return self.chain[0]
+
+    def key(self) -> tuple[str, str]:
+        """Two copies of one error (other ranks, retries) share this."""
+        return (self.root.type, masked(self.root.message.split("\n", 1)[0]))
+
+
+_EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
+_EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|]))((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?')
+_CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
+                        r"frame #\d+: .*\(0x[0-9a-f]+ in ([^)]+)\)")
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][\w.-]*?)(?:[/\\]|\.py|\.cpython|\.abi3|\.so|-[\d])")
+_NOT_CONTINUED = re.compile(
+    r"^(?:\s*File \"|Traceback \(|During handling|The above exception|\s*\^+\s*$|\s*~+|"
+    r"\[?\d{4}-\d{2}-\d{2}|(?:INFO|WARNING|ERROR|DEBUG)\b|\s*$)"
+)
+_LINK_GAP = 4
+"""Lines between an exception and a chain marker, and between the marker and the next traceback."""
+
+
+def package_of(path: str) -> str | None:
+    """The top-level package of a file under site-packages (or dist-packages), else None."""
+    m = _PACKAGE.search(path)
+    if m is None:
+        return None
+    return m.group(1)
+
+
+@dataclass
+class _Stream:
+    frames: list[Frame] = field(default_factory=list)
+    tb_start: int | None = None
+    last: ErrorDraft | None = None
+    last_end: int = 0
+    link_line: int | None = None
+    terminate: tuple[str, int] | None = None
+
+
+class ErrorBuilder:
+    """Reads structural lines, in log order, into error drafts."""
+
+    def __init__(self) -> None:
+        self._streams: dict[str, _Stream] = {}
+        self._drafts: list[ErrorDraft] = []
+        self.dropped = 0
+        """Errors read after MAX_ERRORS drafts were kept (counted, not kept)."""
+
+    def feed(self, event: Event, number: int, text: str, following: Sequence[str] = ()) -> None:
+        """One structural line (`number` in the log); `following` are the lines after it, for the
+        rest of an exception's message."""
+        st = self._streams.setdefault(stream(text), _Stream())
+        line = body(text)
+        if event is Event.TRACEBACK:
+            st.frames, st.tb_start = [], number
+        elif event is Event.FRAME:
+            m = _FRAME.search(line)
+            if m is not None:
+                if st.tb_start is None:
+                    st.tb_start = number
+                st.frames.append(Frame(file=m.group(1), line=int(m.group(2)), function=m.group(3), package=package_of(m.group(1))))
+                del st.frames[:-_FRAMES_KEPT]
+        elif event is Event.CPP_FRAME:
+            self._cpp_frame(st, number, line)
+        elif event in (Event.CAUSE, Event.CONTEXT):
+            st.link_line = number
+        elif event is Event.TERMINATE:
+            m = _TERMINATE.search(line)
+            st.terminate = (m.group(1) if m else "", number)
+        elif event is Event.WHAT:
+            message = line.split("what():", 1)[1].strip()
+            kind_type = st.terminate[0] if st.terminate and number - st.terminate[1] <= 2 else ""
+            st.terminate = None
+            self._add(st, ErrorKind.CPP, kind_type, message, number, text, following)
+        elif event is Event.EXCEPTION:
+            self._exception(st, number, line, text, following)
+        elif event is Event.NCCL:
+            if not self._inside(st, number):
+                self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
+        elif event is Event.VERSION and not self._inside(st, number):
+            self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
+
+    def _inside(self, st: _Stream, number: int) -> bool:
+        return st.last is not None and any(a <= number <= b for a, b in st.last.spans[-1:])
+
+    def _cpp_frame(self, st: _Stream, number: int, line: str) -> None:
+        m = _CPP_FRAME.search(line)
+        if m is None or st.last is None or number - st.last_end > 60:
+            return
+        path = m.group(2) or m.group(3) or ""
+        frames = list(st.last.root.frames)
+        if len(frames) < _FRAMES_KEPT:
+            # C++ frames print innermost first; Python frames outermost first: keep Python's order.
+            frames.insert(0, Frame(file=path.strip(), line=None, function=(m.group(1) or None), package=package_of(path)))
+            root = st.last.root
+            st.last.chain[0] = Raised(type=root.type, message=root.message, frames=tuple(frames), line=root.line)
+        st.last.spans[-1] = (st.last.spans[-1][0], number)
+        st.last_end = number
+
+    def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
+        if line[:1].isspace():
+            return  # a traceback's code line (`    raise ValueError`), not the exception
+        m = _EXC_AT_START.match(line.strip())
+        if m is None:
+            m = _EXC_INSIDE.search(clean(text))
+            if m is None:
+                return
+        self._add(st, ErrorKind.PYTHON, m.group(1), (m.group(2) or "").strip(), number, text, following)
+
+    def _add(self, st: _Stream, kind: ErrorKind, etype: str, message: str, number: int, text: str, following: Sequence[str]) -> None:
+        rest = _continuation(following, stream(text))
+        if rest:
+            message = "\n".join([message, *rest]) if message else "\n".join(rest)
+        frames = tuple(st.frames) if st.tb_start is not None and kind is ErrorKind.PYTHON else ()
+        start = st.tb_start if frames and st.tb_start is not None else number
+        end = number + len(rest)
+        raised = Raised(type=etype, message=message, frames=frames, line=number)
+        st.frames, st.tb_start = [], None
+        linked = (
+            st.link_line is not None and st.last is not None
+            and 0 <= st.link_line - st.last_end <= _LINK_GAP and 0 <= start - st.link_line <= _LINK_GAP + 2
+        )
+        st.link_line = None
+        if linked and st.last is not None:
+            st.last.chain.append(raised)
+            st.last.spans.append((start, end))
+            st.last.lines.extend([clean(text), *rest])
+            st.last_end = end
+            return
+        nested = _nested(raised)
+        draft = ErrorDraft(kind=kind, chain=[*nested, raised], first_line=start, spans=[(start, end)], stream=stream(text),
+                           lines=[clean(text), *rest])
+        st.last, st.last_end = draft, end
+        if len(self._drafts) < MAX_ERRORS:
+            self._drafts.append(draft)
+        else:
+            self.dropped += 1
+
+    def drafts(self) -> list[ErrorDraft]:
+        """The errors read so far, copies of one error merged (first seen kept, counted)."""
+        merged: dict[tuple[str, str], ErrorDraft] = {}
+        for d in self._drafts:
+            key = d.key()
+            seen = merged.get(key)
+            if seen is None:
+                merged[key] = d
+            else:
+                seen.count += 1
+                seen.spans.extend(d.spans)
+        return list(merged.values())
+
+
+_NESTED = re.compile(r"because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
+
+
+def _nested(outer: Raised) -> list[Raised]:
+    """The error a lazy importer's wrapper message carries inside it, when its own traceback was
+    not printed before it (transformers: `Failed to import X because of the following error`)."""
+    m = _NESTED.search(outer.message)
+    if m is None:
+        return []
+    inner = m.group(1).strip()
+    t = _EXC_AT_START.match(inner.split("\n", 1)[0])
+    if t is not None and t.group(2) is not None:
+        return [Raised(type=t.group(1), message=t.group(2).strip(), frames=(), line=outer.line)]
+    return [Raised(type="", message=inner, frames=(), line=outer.line)]
+
+
+def _continuation(following: Sequence[str], where: str) -> list[str]:
+    out: list[str] = []
+    for raw in following[:MAX_FOLLOWING]:
+        if stream(raw) != where:
+            break
+        line = body(raw)
+        if _NOT_CONTINUED.match(line) or (_EXC_AT_START.match(line.strip()) and ":" in line):
+            break
+        out.append(line.strip())
+    return out

@@ -1,0 +1,156 @@
+"""Root errors and verdicts: every distinct error of a log, innermost cause first, on both engines."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from compat.explain.match import explain
+from compat.explain.normalize import body, joined, masked, stream
+from compat.explain.roots import ErrorKind, package_of
+from compat.explain.scan import Engine, hyperscan_available
+from compat.explain.verdict import Clue, ErrorVerdict
+from compat.explain.versions import Change, check, stated_versions
+from compat.report.explain import render_json, render_text
+from tests.explain.conftest import LOGS
+from tests.explain.test_explain import _facts
+
+ROOTS = LOGS / "roots"
+ENGINES = [Engine.PYTHON, pytest.param(Engine.HYPERSCAN, marks=pytest.mark.skipif(not hyperscan_available(), reason="no hyperscan"))]
+
+
+@pytest.fixture(params=ENGINES)
+def run(request, catalog):
+    def go(name, facts=None, *, by_line=False):
+        data = (ROOTS / name).read_bytes()
+        blocks = data.decode().splitlines(keepends=True) if by_line else [data]
+        return explain(blocks, catalog, facts, engine=request.param)
+
+    return go
+
+
+def test_a_wrapped_error_line_is_read_as_one(run):
+    for by_line in (False, True):
+        result = run("wrapped-line.log", by_line=by_line)
+        assert result.matches[0].signature.id == "gpu-arch-not-in-torch-build"
+        assert result.matches[0].lines[0].text == "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+        (error,) = result.errors
+        assert error.verdict is ErrorVerdict.KNOWN and error.signatures == ("gpu-arch-not-in-torch-build",)
+        assert error.root.innermost is not None and error.root.innermost.package == "torch"
+
+
+def test_the_import_error_inside_a_lazy_import_wrapper_is_the_root(run):
+    result = run("lazy-import-nested.log")
+    (error,) = result.errors
+    assert [r.short_type for r in error.chain] == ["ImportError", "RuntimeError"]
+    assert error.root.message.startswith("cannot import name 'libdevice'")
+    assert error.root.innermost is not None and error.root.innermost.package == "liger_kernel"
+    assert not error.wrapper and error.signatures == ("transformers-lazy-import-failed",)
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.IMPORT in error.clues
+    assert [p.name for p in error.packages][:2] == ["liger_kernel", "transformers"]
+    assert result.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+
+
+def test_a_wrapper_message_alone_still_yields_its_nested_error(run):
+    result = run("lazy-import-message-only.log")
+    (error,) = result.errors
+    assert error.root.message.endswith("undefined symbol: _ZN3c104cuda9SetDeviceEi")
+    assert error.signatures == ("flash-attn-abi-undefined-symbol", "transformers-lazy-import-failed")
+    assert result.matches[0].signature.id == "flash-attn-abi-undefined-symbol" and result.verdict is ErrorVerdict.KNOWN
+
+
+def test_a_chained_exception_is_one_error_cause_first(run):
+    result = run("chained.log")
+    (error,) = result.errors
+    assert [(r.type, r.line) for r in error.chain] == [("KeyError", 4), ("ValueError", 13)]
+    assert error.first_line == 1 and error.root.innermost is not None and error.root.innermost.file == "/workspace/reward.py"
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and result.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_three_root_errors_of_three_ranks_and_the_launcher_last(run):
+    result = run("three-roots.log")
+    roots = [e for e in result.errors if not e.wrapper]
+    assert [(e.root.short_type, e.verdict) for e in roots] == [
+        ("OutOfMemoryError", ErrorVerdict.KNOWN), ("NCCL", ErrorVerdict.KNOWN), ("KeyError", ErrorVerdict.NOT_ENVIRONMENT),
+    ]
+    assert roots[0].signatures[0] == "cuda-oom-generic" and roots[1].kind is ErrorKind.NCCL
+    assert roots[2].root.innermost is not None and roots[2].root.innermost.file == "/workspace/data.py"
+    launcher = result.errors[-1]
+    assert launcher.wrapper and launcher.root.short_type == "ChildFailedError" and launcher.signatures == ("torch-elastic-child-failed",)
+    assert result.verdict is ErrorVerdict.KNOWN
+
+
+def test_nccl_info_lines_alone_match_nothing(run):
+    result = run("nccl-info-only.log")
+    assert result.matches == () and result.errors == () and not result.known
+
+
+def test_a_users_own_bug_is_not_an_environment_failure(catalog):
+    result = explain([(LOGS / "negative" / "dataset-keyerror.log").read_bytes()], catalog)
+    (error,) = result.errors
+    assert error.root.type == "KeyError" and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert result.verdict is ErrorVerdict.NOT_ENVIRONMENT
+    text = render_text(result)
+    assert "Verdict: not an environment failure compat recognises (not-environment)." in text
+
+
+def test_an_unknown_cuda_error_is_an_unknown_environment_failure(run):
+    env = _facts({"torch": "2.7.1", "vllm": "0.10.1"})
+    result = run("unknown-cuda.log", env)
+    (error,) = result.errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and error.clues == (Clue.CUDA,)
+    assert [(p.name, p.version) for p in error.packages] == [("torch", "2.7.1"), ("vllm", "0.10.1")]
+    assert result.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and not result.known
+    text = render_text(result)
+    assert "Verdict: an environment failure compat cannot name (unknown-environment)." in text
+    assert "packages in the frames: torch 2.7.1, vllm 0.10.1" in text and "CUDA_LAUNCH_BLOCKING=1" in text
+    doc = json.loads(render_json(result))
+    assert doc["verdict"] == "unknown-environment" and doc["errors"][0]["verdict"] == "unknown-environment"
+    assert doc["errors"][0]["chain"][0]["frames"][-1]["package"] == "torch"
+
+
+def test_stated_versions_are_checked_against_the_facts(run):
+    env = dataclasses.replace(_facts({"tokenizers": "0.21.0"}), python=dataclasses.replace(_facts({}).python, glibc="2.31"))
+    result = run("stated-versions.log", env)
+    glibc, tokenizers = (e.versions[0] for e in result.errors)
+    assert (glibc.subject, glibc.wanted, glibc.by, glibc.installed, glibc.satisfied, glibc.change) == (
+        "glibc", ">=2.32", "flash_attn_2_cuda", "2.31", False, Change.ARTEFACT)
+    assert (tokenizers.subject, tokenizers.wanted, tokenizers.found, tokenizers.installed, tokenizers.satisfied, tokenizers.change) == (
+        "tokenizers", ">=0.19,<0.20", "0.21.0", "0.21.0", False, Change.INSTALLED)
+    assert all(e.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.VERSION in e.clues for e in result.errors)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.", ("numpy", "==1.*", "2.0.0", None)),
+        ("vllm 0.7.2 requires torch==2.5.1, but you have torch 2.6.0 which is incompatible.", ("torch", "==2.5.1", "2.6.0", "vllm")),
+        ("PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1. Please reinstall", ("cuda", "==11.8", "12.1", "torchvision")),
+        ("xformers was built for PyTorch 2.4.0+cu121 with CUDA 1201 (you have 2.5.1+cu124)", ("torch", "==2.4.0+cu121", "2.5.1+cu124", None)),
+        ("flash-attn requires torch>=2.4 but found 2.3.1", ("torch", ">=2.4", "2.3.1", None)),
+        ("The cluster was started with:\n    Ray: 2.9.0\n    Python: 3.10.12\nThis process on node 10.0.0.1 was started with:\n    Ray: 2.10.0\n",
+         ("ray", "==2.9.0", "2.10.0", None)),
+        ("The NVIDIA driver on your system is too old (found version 11040).", ("nvidia-driver", "", "11.4", None)),
+    ],
+)
+def test_stated_version_wordings(text, expected):
+    (sv,) = stated_versions(text)
+    assert (sv.subject, sv.wanted, sv.found, sv.by) == expected
+    assert check(sv, None) == sv
+
+
+def test_normalisation_helpers():
+    assert body("[rank0]:   File \"x.py\", line 3, in f") == '  File "x.py", line 3, in f'
+    assert stream("(RayWorker pid=77, ip=10.0.0.2) boom") == "pid77" and stream("[rank3]: x") == "rank3" and stream("x") == ""
+    assert masked("rank 3 at 0x7f00") == "rank N at N"
+    assert joined(["on the", "device"]) == ("on the device", "on thedevice") and joined(["one"]) == ("one",)
+    assert package_of("/usr/lib/python3/dist-packages/vllm/x.py") == "vllm" and package_of("/home/me/train.py") is None
+
+
+def test_repeated_ranks_collapse_into_one_error_with_a_count(catalog):
+    line = "[rank{}]: RuntimeError: CUDA error: misaligned address\n"
+    result = explain(["".join(line.format(r) for r in range(8))], catalog)
+    (error,) = result.errors
+    assert error.count == 8 and error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
