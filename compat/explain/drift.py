@@ -18,22 +18,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from pathlib import Path
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
-from compat.errors import MatrixError
 from compat.explain.roots import Frame, Raised
-from compat.matrix.api_index import (
-    TOP_LEVEL_NAMES,
-    ApiKind,
-    ImportKind,
-    PackageApi,
-    Span,
-    indexed_packages,
-    load_api,
-)
+from compat.matrix.api_index import TOP_LEVEL_NAMES, ApiKind, ImportKind, PackageApi, Span
+from compat.matrix.api_links import ApiSource, after, newer
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 
@@ -175,42 +165,6 @@ def distribution_of(import_name: str) -> str:
     return canonicalize_name(import_name)
 
 
-class ApiSource:
-    """The API index of a matrix's directories (an overlay's package replaces the shipped one),
-    each package read once; a corrupt or absent package is Unknown."""
-
-    def __init__(self, roots: Sequence[Path] | None = None) -> None:
-        if not roots:
-            from compat.matrix import shipped_matrix_dir
-
-            roots = (shipped_matrix_dir(),)
-        self._roots = tuple(roots)
-        self._loaded: dict[str, PackageApi | Unknown] = {}
-        self._indexed: tuple[str, ...] | None = None
-
-    def get(self, package: str) -> PackageApi | Unknown:
-        name = canonicalize_name(package)
-        api = self._loaded.get(name)
-        if api is None:
-            api = Unknown(reason=f"{name} has no API index")
-            for root in reversed(self._roots):
-                try:
-                    found = load_api(name, root)
-                except MatrixError as exc:
-                    found = Unknown(reason=str(exc))
-                if not isinstance(found, Unknown):
-                    api = found
-                    break
-            self._loaded[name] = api
-        return api
-
-    def indexed(self) -> tuple[str, ...]:
-        """Every indexed package, sorted."""
-        if self._indexed is None:
-            self._indexed = tuple(sorted({p for root in self._roots for p in indexed_packages(root)}))
-        return self._indexed
-
-
 def _installed(facts: Facts | None, package: str | None) -> str | None:
     if facts is None or package is None:
         return None
@@ -218,19 +172,6 @@ def _installed(facts: Facts | None, package: str | None) -> str | None:
     if dist is None or isinstance(dist, Unknown):
         return None
     return dist.version.split("+", 1)[0]
-
-
-def _after(api: PackageApi, release: str) -> str | None:
-    """The indexed release right after `release`."""
-    i = api.releases.index(release)
-    return api.releases[i + 1] if i + 1 < len(api.releases) else None
-
-
-def _newer(a: str, b: str) -> bool:
-    try:
-        return Version(a) > Version(b)
-    except InvalidVersion:
-        return False
 
 
 def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer | None:
@@ -241,7 +182,7 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
     api, kind, key, callable_known = found
     present = api.present(kind, key)
     installed = _installed(facts, api.package)
-    removed_in = _after(api, present[-1].last) if present else None
+    removed_in = after(api, present[-1].last) if present else None
     added_in = present[0].first if present and present[0].first != api.releases[0] else None
     caller_dist = distribution_of(q.caller) if q.caller else None
     if caller_dist == api.package:
@@ -262,7 +203,7 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
             return replace(base, reason=has.reason)
         if has:
             return replace(base, drift=Drift.INSTALLED_HAS)
-        too_new = _newer(installed, present[-1].last)
+        too_new = newer(installed, present[-1].last)
     else:
         too_new = removed_in is not None and added_in is None
         if removed_in is None and added_in is None:
@@ -277,8 +218,8 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
                 fix.append(f"{caller_dist}>={caller_fixed_in}")
         drift = Drift.CALLEE_TOO_NEW
     else:
-        span = next((s for s in present if installed is None or _newer(s.first, installed)), present[-1])
-        upper = _after(api, span.last) if span is not present[-1] else None
+        span = next((s for s in present if installed is None or newer(s.first, installed)), present[-1])
+        upper = after(api, span.last) if span is not present[-1] else None
         fix.append(f"{api.package}>={span.first}" + (f",<{upper}" if upper else ""))
         drift = Drift.CALLEE_TOO_OLD
     return replace(base, caller_import=caller_import, caller_fixed_in=caller_fixed_in, drift=drift, fix=tuple(fix))
@@ -361,6 +302,7 @@ class _Without(ApiSource):
     """`source` without one package."""
 
     def __init__(self, source: ApiSource, skip: str) -> None:
+        super().__init__(source._roots)
         self._source = source
         self._skip = skip
 
@@ -391,13 +333,13 @@ def _caller_side(
 
     now = edge(installed) if installed is not None else None
     kind = None if isinstance(now, Unknown) else now
-    later = [r for r in api.releases if installed is None or _newer(r, installed)]
+    later = [r for r in api.releases if installed is None or newer(r, installed)]
     if installed is None:
         # Without an installed release: the first release after the last that imported it.
         importing = [r for r in api.releases if edge(r) not in (None,)]
         if not importing:
             return None, None
-        later = [r for r in api.releases if _newer(r, importing[-1])]
+        later = [r for r in api.releases if newer(r, importing[-1])]
     for r in later:
         if edge(r) is None:
             return kind, r

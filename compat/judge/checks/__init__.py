@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
+from compat.judge.checks import cuda, gpu_features, import_links, launch, requirements, topology
 from compat.matrix import Matrix
 from compat.model.facts import Facts
 from compat.model.findings import Finding
@@ -30,7 +30,7 @@ ALL: tuple[Check, ...] = (
 )
 
 OWNS: Mapping[str, frozenset[str]] = {
-    **requirements.OWNS, **cuda.OWNS, **gpu_features.OWNS, **launch.OWNS, **topology.OWNS,
+    **requirements.OWNS, **cuda.OWNS, **gpu_features.OWNS, **launch.OWNS, **topology.OWNS, **import_links.OWNS,
 }
 """Catalog entry id → the `{fields}` a built-in check fills in its words, declared by each module.
 
