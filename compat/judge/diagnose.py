@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compat.judge import checks
-from compat.judge.conditions import Outcome, evaluate
 from compat.judge.checks.import_links import check_import_links
+from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
 from compat.matrix.api_links import ApiSource
 from compat.matrix.when import When

@@ -150,9 +150,9 @@ def _keys(edge: ImportEdge) -> tuple[tuple[ApiKind, str], ...]:
 def resolves(edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unknown:
     """Whether `version` of the provider has what `edge` imports; Unknown when the index cannot say
     (a private name, a key no indexed release has, a release that is not indexed)."""
-    if edge.name is not None and provider.present(ApiKind.MODULE, edge.target):
-        if provider.has(ApiKind.MODULE, edge.target, version) is False:
-            return False  # the module itself is gone: nothing can be imported from it
+    gone = edge.name is not None and provider.present(ApiKind.MODULE, edge.target) and provider.has(ApiKind.MODULE, edge.target, version) is False
+    if gone:
+        return False  # the module itself is gone: nothing can be imported from it
     if edge.name is not None and edge.name.startswith("_"):
         return Unknown(reason=f"{edge.name} is private: the index does not list it")
     keys = [(k, key) for k, key in _keys(edge) if provider.present(k, key)]
