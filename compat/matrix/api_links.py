@@ -150,7 +150,8 @@ def _keys(edge: ImportEdge) -> tuple[tuple[ApiKind, str], ...]:
 def resolves(edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unknown:
     """Whether `version` of the provider has what `edge` imports; Unknown when the index cannot say
     (a private name, a key no indexed release has, a release that is not indexed)."""
-    gone = edge.name is not None and provider.present(ApiKind.MODULE, edge.target) and provider.has(ApiKind.MODULE, edge.target, version) is False
+    module = edge.target
+    gone = edge.name is not None and provider.present(ApiKind.MODULE, module) and provider.has(ApiKind.MODULE, module, version) is False
     if gone:
         return False  # the module itself is gone: nothing can be imported from it
     if edge.name is not None and edge.name.startswith("_"):
