@@ -26,6 +26,7 @@ class RejectionKind(str, enum.Enum):
     YANKED = "yanked"  # yanked on the index, and not pinned with ==
     REQUIRES_PYTHON = "requires-python"  # its Requires-Python excludes the target Python
     DEAD_DEPENDENCY = "dead-dependency"  # it requires something no release fits (see `because`)
+    BROKEN_LINK = "broken-link"  # it lacks a name its asker (`asker`) imports unguarded at top level (`imported`)
     # compiled extensions (matrix/extensions.toml)
     EXTENSION_MIN_ARCH = "extension-min-arch"  # a GPU is older than the extension's oldest architecture
     EXTENSION_NOT_CURATED = "extension-not-curated"  # the release's prebuilt wheels are not in the table
@@ -78,7 +79,10 @@ class Rejection:
     because: Rejection | None = None
     """Why the first release of `dependency` in range was dropped; None when no release is in range."""
     asker: Asker | None = None
-    """For OTHER_CUDA_MAJOR: the package whose kernels were built for the public build's CUDA major."""
+    """For OTHER_CUDA_MAJOR: the package whose kernels were built for the public build's CUDA major;
+    for BROKEN_LINK: the release whose top-level import this one lacks."""
+    imported: str | None = None
+    """For BROKEN_LINK: the API index key this release lacks ("transformers:top_k_top_p_filtering")."""
 
 
 def mentions(rejection: Rejection, kinds: frozenset[RejectionKind]) -> bool:

@@ -18,6 +18,7 @@ from compat.matrix.releases import PackageReleases
 from compat.model.asker import Asker, AskerKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.resolve.filters import Filters, contains
+from compat.resolve.links import links_for
 
 # Packages whose public wheels carry CUDA kernels built for the CUDA major of torch's public-index
 # build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
@@ -107,6 +108,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._releases: dict[str, PackageReleases | None] = {}
         self._fits: dict[tuple[str, str, bool], bool] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
+        self.links = links_for(getattr(matrix, "roots", None))
 
     # resolvelib interface -------------------------------------------------
 
@@ -176,6 +178,10 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if dead is not None:
                 self.filters.rejected[key] = dead
                 continue
+            link = next((r for n in needs if (r := self.links.rejection(n.asker, name, str(v))) is not None), None)
+            if link is not None:
+                self.filters.rejected[key] = link
+                continue
             out.append(
                 Candidate(
                     name=name,
@@ -196,6 +202,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         if candidate.version is None:
             return True
         if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant):
+            return False
+        if self.links.rejection(requirement.asker, candidate.name, str(candidate.version)) is not None:
             return False
         return contains(requirement.specifier, candidate.version, True)
 
