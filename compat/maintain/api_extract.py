@@ -26,6 +26,9 @@ from compat.matrix.api_index import ApiKind, ImportKind
 
 _PUBLIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _TABLE_NAME = re.compile(r"MODEL|MAPPING|REGISTRY|LIGER")
+_STRUCTURES = frozenset({"_import_structure", "_SUBMOD_ATTRS"})
+"""Lazy tables {submodule: [names]}: transformers' `_import_structure`, huggingface_hub's `_SUBMOD_ATTRS`."""
+_CALL_WORDS = (b"add_parser", b".command(", b"define_import_structure")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,9 +155,11 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 class _Reader:
-    def __init__(self, module: str, is_package: bool) -> None:
+    def __init__(self, module: str, is_package: bool, want_calls: bool = True) -> None:
         self.module = module
         self.is_package = is_package
+        self.want_calls = want_calls
+        """The source names add_parser, command( or define_import_structure: read its calls."""
         self.defined: dict[str, None] = {}
         self.from_imports: dict[tuple[str, str, str], None] = {}
         self.all_names: list[str] | None = None
@@ -211,15 +216,33 @@ class _Reader:
         self.calls(stmt)
 
     def nested(self, stmts: list[ast.stmt]) -> None:
-        """A function body: its imports are lazy; its add_parser calls still name subcommands."""
-        for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.import_(node, ImportKind.LAZY, bind=False)
-            elif isinstance(node, ast.Call):
-                self.call(node)
+        """A function body: its imports are lazy; its add_parser calls still name subcommands.
 
-    def calls(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.Try)):
+        Only statements are visited (imports are statements): expressions, most of a tree, are
+        walked only when the source names a call worth reading (`want_calls`).
+        """
+        stack = list(stmts)
+        while stack:
+            stmt = stack.pop()
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.import_(stmt, ImportKind.LAZY, bind=False)
+                continue
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                stack.extend(getattr(stmt, name, ()))
+            if self.want_calls:
+                self.calls(stmt, nested=True)
+
+    def calls(self, stmt: ast.stmt | ast.excepthandler, *, nested: bool = False) -> None:
+        if not self.want_calls:
+            return
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.Try, ast.ExceptHandler)):
+            return
+        if nested and hasattr(stmt, "body"):  # its body's statements are visited on their own
+            for child in ast.iter_child_nodes(stmt):
+                if not isinstance(child, ast.stmt):
+                    for node in ast.walk(child):
+                        if isinstance(node, ast.Call):
+                            self.call(node)
             return
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call):
@@ -256,7 +279,7 @@ class _Reader:
         if (
             isinstance(node, ast.Subscript)
             and isinstance(node.value, ast.Name)
-            and node.value.id == "_import_structure"
+            and node.value.id in _STRUCTURES
             and isinstance(node.slice, ast.Constant)
             and isinstance(node.slice.value, str)
         ):
@@ -288,7 +311,7 @@ class _Reader:
                     self.all_names = found
                 elif isinstance(value, ast.BinOp):  # __all__ = [...] + [...]
                     self.all_names = [s for side in (value.left, value.right) for s in (_strings(side) or [])]
-            elif name == "_import_structure" and isinstance(value, ast.Dict):
+            elif name in _STRUCTURES and isinstance(value, ast.Dict):
                 for k, v in zip(value.keys, value.values, strict=True):
                     if isinstance(k, ast.Constant) and isinstance(k.value, str):
                         for item in _strings(v) or ():
@@ -428,7 +451,7 @@ def extract_module(source: bytes, module: str, is_package: bool) -> ModuleInfo:
             tree = ast.parse(source, filename=module)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ModuleInfo(module=module, error=f"{type(exc).__name__}: {exc}"[:200])
-    reader = _Reader(module, is_package)
+    reader = _Reader(module, is_package, want_calls=any(word in source for word in _CALL_WORDS))
     reader.body(tree.body, ImportKind.TOP_LEVEL)
     return reader.info()
 
@@ -453,6 +476,7 @@ class _Release:
         self.modules = modules
         self._names: dict[str, dict[str, tuple[str, str] | None]] = {}
         self._children: dict[str, list[str]] = {}
+        self._defs: dict[str, frozenset[str]] = {}
         for name in modules:
             parent, _, _ = name.rpartition(".")
             if parent:
@@ -504,6 +528,12 @@ class _Release:
         out.update(public)
         return out
 
+    def _callables(self, module: str, info: ModuleInfo) -> frozenset[str]:
+        found = self._defs.get(module)
+        if found is None:
+            found = self._defs[module] = frozenset(n for n, _ in info.functions) | frozenset(n for n, _ in info.classes)
+        return found
+
     def structure(self, package: str, depth: int) -> dict[str, tuple[str, str] | None]:
         """What `define_import_structure` finds below a package: each module's `__all__`, recursively."""
         out: dict[str, tuple[str, str] | None] = {}
@@ -527,7 +557,7 @@ class _Release:
             info = self.modules.get(mod)
             if info is None:
                 return None
-            if attr in info.defined and (attr in dict(info.functions) or attr in dict(info.classes)):
+            if attr in self._callables(mod, info):
                 return current
             current = self.names(mod).get(attr)
         return None

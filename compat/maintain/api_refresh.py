@@ -32,7 +32,16 @@ from compat.maintain.api_extract import ModuleInfo, ReleaseApi, combine, extract
 from compat.maintain.index import IndexClient, IndexFile
 from compat.maintain.refresh import choose_file
 from compat.maintain.remote_zip import Member, RemoteZip
-from compat.matrix.api_index import IMPORTS, SCHEMA, ApiKind, check_api_dir, decode_spans, encode_spans, import_names
+from compat.matrix.api_index import (
+    IMPORTS,
+    SCHEMA,
+    ApiKind,
+    check_api_dir,
+    decode_spans,
+    encode_spans,
+    import_names,
+    shard_of,
+)
 from compat.matrix.releases import TRACKED
 from compat.model.api_outcome import ApiOutcome
 
@@ -62,6 +71,9 @@ NOT_EXTRACTABLE = "not extractable"
 class _Timeline:
     """A package's keys as sets of releases, read from and written to its directory."""
 
+    shard_bytes = 1_000_000
+    """A table past this much JSON is split into shards (one lookup parses one shard)."""
+
     def __init__(self, package: str) -> None:
         self.package = package
         self.releases: dict[str, str] = {}
@@ -83,13 +95,18 @@ class _Timeline:
         releases = meta["releases"]
         timeline.releases = dict(zip(releases, meta["files"], strict=True))
         timeline.missing = dict(meta.get("missing", {}))
+        shards = meta.get("shards", {})
         for stem in timeline.tables:
-            path = directory / f"{stem}.json.gz"
-            if not path.is_file():
-                continue
-            for key, text in json.loads(gzip.decompress(path.read_bytes())).items():
-                timeline.tables[stem][key] = {releases[i] for a, b in decode_spans(text) for i in range(a, b + 1)}
+            names = [f"{stem}.{i}" for i in range(shards[stem])] if stem in shards else [stem]
+            for name in names:
+                path = directory / f"{name}.json.gz"
+                if path.is_file():
+                    timeline.load(stem, json.loads(gzip.decompress(path.read_bytes())), releases)
         return timeline
+
+    def load(self, stem: str, table: dict[str, str], releases: list[str]) -> None:
+        for key, text in table.items():
+            self.tables[stem][key] = {releases[i] for a, b in decode_spans(text) for i in range(a, b + 1)}
 
     def add(self, release: str, file: str, api: ReleaseApi) -> None:
         self.releases[release] = file
@@ -104,10 +121,22 @@ class _Timeline:
     def write(self, directory: Path) -> None:
         ordered = sorted(self.releases, key=Version)
         index = {r: i for i, r in enumerate(ordered)}
+        shards: dict[str, int] = {}
+        written = set()
         for stem, table in self.tables.items():
             doc = {key: encode_spans(index[r] for r in table[key]) for key in sorted(table)}
-            text = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
-            _write(directory / f"{stem}.json.gz", gzip.compress(text, compresslevel=9, mtime=0))
+            size = sum(len(k) + len(v) + 6 for k, v in doc.items())
+            count = max(1, -(-size // self.shard_bytes))
+            parts: list[dict[str, str]] = [{} for _ in range(count)]
+            for key, text in doc.items():
+                parts[shard_of(key, count)][key] = text
+            if count > 1:
+                shards[stem] = count
+            for i, part in enumerate(parts):
+                name = f"{stem}.{i}.json.gz" if count > 1 else f"{stem}.json.gz"
+                raw = json.dumps(part, separators=(",", ":"), sort_keys=True).encode()
+                _write(directory / name, gzip.compress(raw, compresslevel=9, mtime=0))
+                written.add(name)
         meta = {
             "schema": SCHEMA,
             "package": self.package,
@@ -115,8 +144,12 @@ class _Timeline:
             "releases": ordered,
             "files": [self.releases[r] for r in ordered],
             "missing": dict(sorted(self.missing.items(), key=lambda kv: Version(kv[0]))),
+            "shards": dict(sorted(shards.items())),
         }
         _write(directory / "releases.json", (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
+        for stale in directory.glob("*.json.gz"):
+            if stale.name not in written:  # a table that is now split (or no longer split)
+                stale.unlink()
 
 
 def _write(path: Path, data: bytes) -> None:

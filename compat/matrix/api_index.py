@@ -38,7 +38,9 @@ Storage (schema 1), under matrix/api/<package>/:
   "files": [the file read for each release], "missing": {release: why it is not indexed}}.
 - <kind>.json.gz for each ApiKind value and "imports": one JSON object {key: spans}. Spans are
   indices into "releases", as "0-4,7,9-12" (inclusive). Import keys read
-  "<module> <target module> <name or *> <top_level|guarded|lazy>".
+  "<module> <target module> <name or *> <top_level|guarded|lazy>". A large table is split in
+  `"shards": {kind: n}` files <kind>.<i>.json.gz, a key living in shard crc32(key) % n, so that a
+  lookup parses one shard (transformers' parameters are over 10 MB of JSON).
 
 `check_api_dir` validates a package directory and names the file and the key in its errors.
 """
@@ -48,6 +50,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -154,6 +157,11 @@ def encode_spans(indices: Iterator[int] | list[int] | set[int] | frozenset[int])
     return ",".join(parts)
 
 
+def shard_of(key: str, shards: int) -> int:
+    """The shard of a kind's table that holds `key` (a stable hash of the key)."""
+    return zlib.crc32(key.encode("utf-8")) % shards if shards > 1 else 0
+
+
 def api_dir(base: Path | None = None) -> Path:
     """matrix/api of the shipped matrix (or of `base`)."""
     if base is None:
@@ -181,21 +189,37 @@ class PackageApi:
         """The import names the package installs."""
         self._index = {r: i for i, r in enumerate(self.releases)}
         self._tables: dict[str, dict[str, str]] = {}
+        self._shards: dict[str, int] = dict(meta.get("shards", {}))
+
+    def _shard(self, stem: str, shard: int) -> dict[str, str]:
+        name = f"{stem}.{shard}" if self._shards.get(stem, 1) > 1 else stem
+        table = self._tables.get(name)
+        if table is None:
+            path = self._dir / f"{name}.json.gz"
+            table = _read_table(path, f"{self._label}/{name}.json.gz") if path.is_file() else {}
+            self._tables[name] = table
+        return table
 
     def _table(self, stem: str) -> dict[str, str]:
-        table = self._tables.get(stem)
-        if table is None:
-            path = self._dir / f"{stem}.json.gz"
-            table = _read_table(path, f"{self._label}/{stem}.json.gz") if path.is_file() else {}
-            self._tables[stem] = table
-        return table
+        """Every key of a kind (all its shards)."""
+        count = self._shards.get(stem, 1)
+        if count == 1:
+            return self._shard(stem, 0)
+        merged: dict[str, str] = {}
+        for i in range(count):
+            merged.update(self._shard(stem, i))
+        return merged
+
+    def _get(self, stem: str, key: str) -> str | None:
+        """One key's spans, reading only the shard that holds it."""
+        return self._shard(stem, shard_of(key, self._shards.get(stem, 1))).get(key)
 
     def keys(self, kind: ApiKind) -> tuple[str, ...]:
         """Every key of a kind ever present, sorted."""
         return tuple(sorted(self._table(kind.value)))
 
     def _spans(self, stem: str, key: str) -> tuple[tuple[int, int], ...]:
-        text = self._table(stem).get(key)
+        text = self._get(stem, key)
         return decode_spans(text) if text else ()
 
     def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
@@ -321,7 +345,7 @@ def _candidates(api: PackageApi, query: str) -> list[tuple[ApiKind, str]]:
     if " " in query:
         return [(ApiKind.CLI, query)]
     kind = ApiKind.PARAM if "(" in query else ApiKind.NAME
-    if kind is ApiKind.NAME and query in api._table(ApiKind.MODULE.value):
+    if kind is ApiKind.NAME and api._get(ApiKind.MODULE.value, query) is not None:
         return [(ApiKind.MODULE, query)]
     if kind is ApiKind.NAME and query in api._table(ApiKind.MODEL_TYPE.value) and f"{root}:{query}" not in api._table(kind.value):
         return [(ApiKind.MODEL_TYPE, query)]
@@ -417,38 +441,55 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
     if not isinstance(meta.get("missing", {}), dict):
         problems.append(str(MatrixError(f"{label}/releases.json", "missing", "not an object")))
     stems = [k.value for k in ApiKind] + [IMPORTS]
+    shards = meta.get("shards", {})
+    if not isinstance(shards, dict) or not all(k in stems and isinstance(v, int) and v > 1 for k, v in shards.items()):
+        problems.append(str(MatrixError(f"{label}/releases.json", "shards", "not {kind: count > 1}")))
+        shards = {}
+    files_of = {stem: [f"{stem}.{i}" for i in range(shards[stem])] if stem in shards else [stem] for stem in stems}
+    allowed = {f"{name}.json.gz" for names in files_of.values() for name in names}
     for path in sorted(directory.iterdir()):
-        if path.name != "releases.json" and not (path.name.endswith(".json.gz") and path.name[: -len(".json.gz")] in stems):
+        if path.name != "releases.json" and path.name not in allowed:
             problems.append(str(MatrixError(f"{label}/{path.name}", "", "not a file of the API index")))
     for stem in stems:
-        path = directory / f"{stem}.json.gz"
-        if not path.is_file():
-            continue
-        file = f"{label}/{stem}.json.gz"
-        try:
-            table = _read_table(path, file)
-        except MatrixError as exc:
-            problems.append(str(exc))
-            continue
-        shape = _IMPORT_KEY if stem == IMPORTS else _KEY_SHAPES[ApiKind(stem)]
-        for key, text in table.items():
-            if not shape.match(key):
-                problems.append(str(MatrixError(file, key, "malformed key")))
+        for i, name in enumerate(files_of[stem]):
+            path = directory / f"{name}.json.gz"
+            if not path.is_file():
+                if stem in shards:
+                    problems.append(str(MatrixError(f"{label}/{name}.json.gz", "", "missing shard")))
                 continue
+            file = f"{label}/{name}.json.gz"
             try:
-                spans = decode_spans(text) if isinstance(text, str) else None
-            except ValueError:
-                spans = None
-            if not spans:
-                problems.append(str(MatrixError(file, key, f"malformed release ranges {text!r}")))
+                table = _read_table(path, file)
+            except MatrixError as exc:
+                problems.append(str(exc))
                 continue
-            prev = -2
-            for a, b in spans:
-                if not (prev + 1 < a <= b < len(releases)):
-                    why = f"release ranges {text!r} unsorted, adjacent or past the {len(releases)} releases"
-                    problems.append(str(MatrixError(file, key, why)))
-                    break
-                prev = b
+            problems.extend(_check_table(table, stem, file, len(releases), (i, shards.get(stem, 1))))
+    return problems
+
+
+def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, shard: tuple[int, int]) -> list[str]:
+    problems = []
+    shape = _IMPORT_KEY if stem == IMPORTS else _KEY_SHAPES[ApiKind(stem)]
+    for key, text in table.items():
+        if not shape.match(key):
+            problems.append(str(MatrixError(file, key, "malformed key")))
+            continue
+        if shard_of(key, shard[1]) != shard[0]:
+            problems.append(str(MatrixError(file, key, f"belongs in shard {shard_of(key, shard[1])}")))
+        try:
+            spans = decode_spans(text) if isinstance(text, str) else None
+        except ValueError:
+            spans = None
+        if not spans:
+            problems.append(str(MatrixError(file, key, f"malformed release ranges {text!r}")))
+            continue
+        prev = -2
+        for a, b in spans:
+            if not (prev + 1 < a <= b < releases):
+                why = f"release ranges {text!r} unsorted, adjacent or past the {releases} releases"
+                problems.append(str(MatrixError(file, key, why)))
+                break
+            prev = b
     return problems
 
 
@@ -471,4 +512,5 @@ __all__ = [
     "indexed_packages",
     "load_api",
     "lookup",
+    "shard_of",
 ]

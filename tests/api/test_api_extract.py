@@ -23,7 +23,8 @@ def release(package: str, files: dict[str, str], **kw) -> tuple[dict[ApiKind, se
         named = module_name(path)
         assert named is not None
         modules[named[0]] = extract_module(text.encode(), *named)
-    api = combine(package, modules, own=(package.replace("-", "_"),), tracked_roots=ROOTS, **kw)
+    own = kw.pop("own", None) or (package.replace("-", "_"),)
+    api = combine(package, modules, own=own, tracked_roots=ROOTS, **kw)
     return api.keys, api.imports
 
 
@@ -49,6 +50,19 @@ def test_define_import_structure_collects_the_all_of_the_modules_below():
     # parameters are keyed under the shortest public module exposing the class
     assert "transformers:LlamaForCausalLM.forward(labels)" in keys[ApiKind.PARAM]
     assert "transformers.models.llama.modeling_llama:LlamaMLP(**)" not in keys[ApiKind.PARAM]
+
+
+def test_huggingface_hub_lazy_attach_table():
+    keys, _ = release("huggingface-hub", {
+        "huggingface_hub/__init__.py": (
+            "_SUBMOD_ATTRS = {'file_download': ['cached_download', 'hf_hub_download'], 'hf_api': ['HfApi']}\n"
+            "__getattr__, __dir__, __all__ = _attach(__name__, submodules=[], submod_attrs=_SUBMOD_ATTRS)\n"
+        ),
+        "huggingface_hub/file_download.py": "def cached_download(url, force_filename=None):\n    pass\n",
+        "huggingface_hub/hf_api.py": "class HfApi:\n    def rename_discussion(self, repo_id, new_title):\n        pass\n",
+    }, own=("huggingface_hub",))
+    assert {"huggingface_hub:cached_download", "huggingface_hub:HfApi"} <= keys[ApiKind.NAME]
+    assert {"huggingface_hub:cached_download(force_filename)", "huggingface_hub:HfApi.rename_discussion(new_title)"} <= keys[ApiKind.PARAM]
 
 
 def test_module_getattr_tables_and_star_imports():

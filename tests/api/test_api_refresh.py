@@ -193,3 +193,31 @@ def test_refresh_needs_an_index(tmp_path, monkeypatch):
     monkeypatch.delenv("PIP_INDEX_URL", raising=False)
     result = CliRunner().invoke(app, ["matrix", "refresh", "--api", "trl", "--out", str(tmp_path)])
     assert isinstance(result.exception, UsageError) and "no package index" in str(result.exception)
+
+
+def test_large_tables_are_sharded_and_still_answer(served, tmp_path, monkeypatch):
+    from compat.maintain import api_refresh
+
+    monkeypatch.setattr(api_refresh._Timeline, "shard_bytes", 200)
+    out = tmp_path / "api"
+    refresh_api(["transformers"], out_dir=out, client=client(served), workers=2)
+    meta = json.loads((out / "transformers" / "releases.json").read_text())
+    assert meta["shards"]["param"] > 1
+    assert (out / "transformers" / "param.1.json.gz").is_file() and not (out / "transformers" / "param.json.gz").exists()
+    assert check_api_dir(out / "transformers", "matrix/api/transformers") == []
+    tf = load_api("transformers", tmp_path)
+    assert tf.present(ApiKind.PARAM, "transformers:Trainer(tokenizer)") == (Span(first="4.38.0", last="4.38.0"),)
+    assert "transformers:TrainingArguments(learning_rate)" in tf.keys(ApiKind.PARAM)
+    # a shard file gone or a key in the wrong shard is named by validation
+    (out / "transformers" / "param.0.json.gz").rename(out / "transformers" / "param.9.json.gz")
+    problems = check_api_dir(out / "transformers", "matrix/api/transformers")
+    assert "matrix/api/transformers/param.0.json.gz: missing shard" in problems
+    assert "matrix/api/transformers/param.9.json.gz: not a file of the API index" in problems
+    # extending the index re-reads the shards, and un-splits them when the limit allows
+    monkeypatch.setattr(api_refresh._Timeline, "shard_bytes", 1_000_000)
+    (out / "transformers" / "param.9.json.gz").rename(out / "transformers" / "param.0.json.gz")
+    served.add_wheel("transformers", "4.40.0", transformers_files("4.40.0"))
+    (grown,) = refresh_api(["transformers"], out_dir=out, client=client(served), workers=2)
+    assert grown.added == 1 and not (out / "transformers" / "param.0.json.gz").exists()
+    tf = load_api("transformers", tmp_path)
+    assert tf.present(ApiKind.PARAM, "transformers:Trainer(processing_class)") == (Span(first="4.39.0", last="4.40.0"),)
