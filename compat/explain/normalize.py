@@ -19,7 +19,7 @@ _PREFIX_PARTS = (
     r"\((?:[A-Za-z_][\w-]*) pid=\d+(?:, ip=[\w.:-]+)?\)",  # (EngineCore_DP0 pid=123) / (RayWorker pid=9, ip=10.0.0.1)
     r"\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?",  # 2025-02-13 10:01:02,123
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|W|E|I)\s?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?",  # vLLM: INFO 02-25 19:13:26
-    r"\[[A-Z]\d{4} \d{2}:\d{2}:\d{2}\.\d+ [\w.]+:\d+\]",  # torch C++: [E321 02:07:08.408 ProcessGroupNCCL.cpp:607]
+    r"\[?[A-Z]\d{3,4} \d{2}:\d{2}:\d{2}\.\d+ (?:\d+ )?[\w./]+:\d+\]",  # glog: [E321 02:07:08.408 ProcessGroupNCCL.cpp:607]
     r"\[[\w./-]+\.py:\d+(?::\w+)?\]",  # logger location: [core.py:586] / [real_accelerator.py:222:get_accelerator]
     r"\d+:(?=\s|\[|[A-Z])",  # `torchrun --tee` style rank number
 )
