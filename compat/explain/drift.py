@@ -276,6 +276,17 @@ def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKin
         return None  # a bare function name: too common a name to find its owner
     order = [distribution_of(q.caller)] if q.caller else []
     order += [p for p in source.indexed() if p not in order]
+    head = qual.split(".", 1)[0]
+    for package in order:
+        # Most callables are exposed by the package itself ("transformers:Trainer"): two lookups each,
+        # before listing every parameter of every package.
+        api = source.get(package)
+        if isinstance(api, Unknown) or package == (distribution_of(q.caller) if q.caller else None):
+            continue
+        root = (api.top_level or (package.replace("-", "_"),))[0]
+        key = f"{root}:{qual}({q.name})"
+        if api.present(ApiKind.NAME, f"{root}:{head}") and api.present(ApiKind.PARAM, key):
+            return api, ApiKind.PARAM, key, True
     for package in order:
         api = source.get(package)
         if isinstance(api, Unknown):
@@ -322,7 +333,7 @@ def _caller_side(
         return None, None
 
     def edge(release: str) -> ImportKind | None | Unknown:
-        edges = api.imports(release, callee)
+        edges = source.imports(api, release, callee)
         if isinstance(edges, Unknown):
             return edges
         kinds = [e.kind for e in edges if _imports_it(e.target, e.name, q)]

@@ -51,6 +51,7 @@ class ApiSource:
         self._indexed: tuple[str, ...] | None = None
         self._extra = {canonicalize_name(k): v for k, v in (extra or {}).items()}
         self._edges: dict[tuple[str, str, str], tuple[ImportEdge, ...] | Unknown] = {}
+        self._releases: dict[tuple[str, str], ReleaseApi | Unknown] = {}
 
     def get(self, package: str) -> PackageApi | Unknown:
         """The index of `package`; Unknown when it has none."""
@@ -71,6 +72,13 @@ class ApiSource:
 
     def release(self, package: str, version: str) -> ReleaseApi | Unknown:
         """What answers for `version` of `package`: the index when it has read that release, else `extra`."""
+        key = (canonicalize_name(package), version)
+        found = self._releases.get(key)
+        if found is None:
+            found = self._releases[key] = self._release(package, version)
+        return found
+
+    def _release(self, package: str, version: str) -> ReleaseApi | Unknown:
         api = self.get(package)
         if not isinstance(api, Unknown) and _indexed(api, version):
             return api
