@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from compat.explain.match import Explanation
     from compat.matrix import Matrix
     from compat.matrix.api_index import ApiImports, ApiLookup
+    from compat.matrix.api_links import ApiSource
     from compat.matrix.releases import PackageReleases
     from compat.model.api_outcome import ApiOutcome
 
@@ -302,8 +303,30 @@ def doctor(request: DoctorRequest) -> DoctorResult:
 
     m = _matrix(request.matrix, request.settings)
     env = _gather(request, m)
-    findings = diagnose(env, m)
+    findings = diagnose(env, m, api=_installed_api(request, env, m))
     return DoctorResult(facts=env, findings=findings, failed=fails(findings, request.fail_on, strict=request.strict))
+
+
+def _installed_api(request: DoctorRequest, env: Facts, matrix: Matrix) -> ApiSource:
+    """The API index, and for the installed releases it has not read, their files read with `ast`
+    (only for a probed environment: a facts file's packages are on another machine)."""
+    from compat.matrix.api_links import ApiSource
+    from compat.model.unknown import Unknown
+    from compat.sources.installed_api import installed_releases, site_dirs
+
+    source = ApiSource(matrix.roots)
+    python = env.python.executable
+    if request.environment.facts_file is not None or isinstance(env.packages, Unknown) or isinstance(python, Unknown):
+        return source
+    tracked = set(matrix.releases.packages())
+    missing = {d.name: d.version.split("+", 1)[0] for d in env.packages
+               if d.name in tracked and isinstance(source.release(d.name, d.version.split("+", 1)[0]), Unknown)}
+    if not missing:
+        return source
+    dirs = site_dirs(python)
+    if isinstance(dirs, Unknown):
+        return source
+    return ApiSource(matrix.roots, dict(installed_releases(dirs, missing)))
 
 
 def read_log(name: str) -> Iterator[bytes]:

@@ -165,6 +165,10 @@ def resolves(edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unk
     if edge.name is not None and edge.name.startswith("_"):
         return Unknown(reason=f"{edge.name} is private: the index does not list it")
     keys = [(k, key) for k, key in _keys(edge) if provider.present(k, key)]
+    if not keys and getattr(provider, "conclusive_absence", False):
+        # Read from the installed files: what they do not define is not there.
+        answers = [provider.has(k, key, version) for k, key in _keys(edge)]
+        return False if all(a is False for a in answers) else next((a for a in answers if isinstance(a, Unknown)), True)
     if not keys:
         return Unknown(reason=f"no indexed {provider.package} release has {edge.target}" + (f":{edge.name}" if edge.name else ""))
     unknown: Unknown | None = None
@@ -201,7 +205,9 @@ def broken_links(
         if ok is not False:
             continue
         seen.add((edge.target, edge.name))
-        kind, key = next(((k, key) for k, key in _keys(edge) if b.present(k, key)), (ApiKind.MODULE, edge.target))
+        gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, _spelled(b, provider_version)) is False
+        keys = _keys(edge)
+        kind, key = (ApiKind.MODULE, edge.target) if gone else next(((k, key) for k, key in keys if b.present(k, key)), keys[0])
         present = b.present(kind, key)
         out.append(BrokenLink(
             importer=a.package, importer_version=importer_version, edge=edge, provider=b.package,
