@@ -216,7 +216,8 @@ def render_text(explanation: Explanation, *, top: int | None = None) -> str:
     out: list[str] = []
     verdict = explanation.verdict
     if not any(not m.signature.wrapper for m in explanation.matches):
-        out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.")
+        answered = " the API index names the cause below." if explanation.known else ""
+        out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.{answered}")
         wrappers = [m for m in matches if m.signature.wrapper]
         if wrappers:
             out.append("Only wrapper lines matched; the real error is earlier in the log or on another rank:")

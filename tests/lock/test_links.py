@@ -66,3 +66,5 @@ def test_a_pinned_broken_pair_is_a_conflict_with_the_reason(overlay):
     result = runner.invoke(app, ["lock", "trl==0.7.10", "transformers==4.39.0", *BASE, "--matrix", overlay])
     assert result.exit_code == 1
     assert "trl 0.7.10 imports transformers:top_k_top_p_filtering at top level; transformers 4.39.0 does not have it" in result.stderr
+    # The way out links too: not a newer transformers (none has it), not trl 0.7.11 (it imports it as well).
+    assert result.stderr.rstrip().endswith("use trl >= 0.8.0")
