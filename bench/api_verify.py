@@ -105,13 +105,29 @@ def _module_file(files: dict[str, str], module: str) -> str | None:
 
 
 def _definition(text: str, name: str) -> str | None:
-    """The source of the top-level `class name` / `def name`, up to the next top-level statement."""
-    match = re.search(rf"^(class|def|async def) {re.escape(name)}\b", text, re.MULTILINE)
+    """The source of `class name` / `def name` (also one indented under an `if`), up to the next
+    statement at its indentation or less."""
+    match = re.search(rf"^([ \t]*)(class|def|async def) {re.escape(name)}\b", text, re.MULTILINE)
     if match is None:
         return None
-    end = re.compile(r"^(class |def |async def |@|if |try:|from |import |[A-Za-z_][\w.]*\s*(=|:|\())", re.MULTILINE)
+    indent = len(match.group(1))
+    end = re.compile(rf"^[ \t]{{0,{indent}}}(class |def |async def |@|if |else:|try:|except|from |import |[A-Za-z_][\w.]*\s*(=|:|\())",
+                     re.MULTILINE)
     after = end.search(text, match.end())
     return text[match.start() : after.start() if after else len(text)]
+
+
+def _signature(text: str) -> str:
+    """`def f(...)` up to the parenthesis that closes its parameters."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return text[: i + 1]
+    return text
 
 
 def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
@@ -132,10 +148,12 @@ def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
             if body is None:
                 continue
             if len(parts) > 1:
-                method = re.search(rf"^\s+(async )?def {re.escape(parts[1])}\((.|\n)*?\)\s*(->[^:]*)?:", body, re.MULTILINE)
+                method = re.search(rf"^\s+(async )?def {re.escape(parts[1])}\(", body, re.MULTILINE)
                 if method is None:
                     continue
-                body = method.group(0)
+                body = _signature(body[method.start():])
+            elif body.startswith(("def", "async def")):
+                body = _signature(body)
             if re.search(rf"\b{re.escape(param)}\b", body):
                 return True
         return False

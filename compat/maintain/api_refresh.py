@@ -6,7 +6,8 @@ sdist when a release has no wheel). Of a wheel only the central directory, the p
 members, `entry_points.txt` and the names of its scripts are read, by range requests; a member whose
 path, CRC-32 and size equal the previous release's is not fetched again, its extraction is reused.
 Releases are immutable, so a release already in the index (or recorded as not extractable) is never
-fetched again. The package's files are rewritten atomically every `checkpoint` releases, so an
+fetched again; one recorded as "pending: ..." (network trouble, or a refresh stopped before it)
+is. The package's files are rewritten atomically every `checkpoint` releases, so an
 interrupted refresh keeps what it finished.
 """
 
@@ -66,6 +67,8 @@ NO_PARAMS = frozenset({"torch"})
 
 SDIST_LIMIT = 256 * 1024 * 1024
 NOT_EXTRACTABLE = "not extractable"
+PENDING = "pending: "
+"""A missing release with this reason is tried again by the next refresh (network trouble, or not reached yet)."""
 
 
 class _Timeline:
@@ -118,7 +121,31 @@ class _Timeline:
         for key in api.imports:
             self.tables[IMPORTS].setdefault(key, set()).add(release)
 
+    def join_param_families(self) -> None:
+        """Give `M:Q(p)` the releases where any module's `Q(p)` exists while M still exposes Q.
+
+        A callable's parameters are keyed under the shallowest public module exposing it, and that
+        module can change between releases when another module starts or stops re-exporting it; the
+        parameter did not come and go. Joining the family makes each key's ranges hold across such a
+        change. Idempotent, so a refresh that adds releases keeps every key consistent.
+        """
+        params = self.tables[ApiKind.PARAM.value]
+        names = self.tables[ApiKind.NAME.value]
+        families: dict[str, list[str]] = {}
+        for key in params:
+            module, _, rest = key.partition(":")
+            families.setdefault(rest, []).append(module)
+        for rest, modules in families.items():
+            if len(modules) < 2:
+                continue
+            union: set[str] = set().union(*(params[f"{m}:{rest}"] for m in modules))
+            head = rest.split("(", 1)[0].split(".", 1)[0]
+            for module in modules:
+                exposed = names.get(f"{module}:{head}", set())
+                params[f"{module}:{rest}"] |= union & exposed
+
     def write(self, directory: Path) -> None:
+        self.join_param_families()
         ordered = sorted(self.releases, key=Version)
         index = {r: i for i, r in enumerate(ordered)}
         shards: dict[str, int] = {}
@@ -311,7 +338,8 @@ def refresh_package(
     for f in client.project_files(package):
         if not f.version.is_prerelease and not f.version.local:
             by_version.setdefault(f.version, []).append(f)
-    known = {Version(r) for r in timeline.releases} | {Version(r) for r in timeline.missing}
+    settled = {r for r, why in timeline.missing.items() if not why.startswith(PENDING)}
+    known = {Version(r) for r in timeline.releases} | {Version(r) for r in settled}
     todo = [v for v in sorted(by_version) if v not in known]
     if limit is not None:
         todo = todo[-limit:] if limit >= 0 else todo
@@ -358,7 +386,8 @@ def refresh_package(
                 else:
                     api = _sdist_release(extractor, client, file)
             except PackageIndexError as exc:
-                timeline.missing[release] = str(exc)[:300]
+                transient = "failed after" in str(exc) or "HTTP 5" in str(exc)
+                timeline.missing[release] = f"{PENDING}{exc}"[:300] if transient else str(exc)[:300]
                 if progress:
                     progress(f"{package} {release}: {exc}")
                 continue

@@ -221,3 +221,39 @@ def test_large_tables_are_sharded_and_still_answer(served, tmp_path, monkeypatch
     assert grown.added == 1 and not (out / "transformers" / "param.0.json.gz").exists()
     tf = load_api("transformers", tmp_path)
     assert tf.present(ApiKind.PARAM, "transformers:Trainer(processing_class)") == (Span(first="4.39.0", last="4.40.0"),)
+
+
+def test_pending_releases_are_tried_again(served, tmp_path):
+    out = tmp_path / "api"
+    refresh_api(["trl"], out_dir=out, client=client(served), workers=2)
+    meta_path = out / "trl" / "releases.json"
+    # a release that could not be read is settled; one recorded as pending is tried again
+    served.add_wheel("trl", "0.16.1", trl_files("0.16.0"), ENTRY_POINTS)
+    served.files["trl-0.16.1-py3-none-any.whl"] = served.files["trl-0.16.1-py3-none-any.whl"][:100]
+    refresh_api(["trl"], out_dir=out, client=client(served), workers=2)
+    assert "0.16.1" in json.loads(meta_path.read_text())["missing"]
+    meta = json.loads(meta_path.read_text())
+    meta["missing"]["0.16.1"] = "pending: not extracted yet"
+    meta_path.write_text(json.dumps(meta))
+    served.add_wheel("trl", "0.16.1", trl_files("0.16.0"), ENTRY_POINTS)
+    (again,) = refresh_api(["trl"], out_dir=out, client=client(served), workers=2)
+    assert again.added == 1 and "0.16.1" in load_api("trl", tmp_path).releases
+
+
+def test_parameters_hold_across_a_change_of_the_exposing_module():
+    from compat.maintain.api_extract import ReleaseApi
+    from compat.maintain.api_refresh import _Timeline
+
+    timeline = _Timeline("deepspeed")
+    for release, keyed_under in (("0.9.2", "deepspeed.runtime.config_utils"), ("0.9.3", "deepspeed.compression.config")):
+        api = ReleaseApi()
+        api.keys[ApiKind.NAME] = {"deepspeed.runtime.config_utils:get_list_param", "deepspeed.compression.config:get_list_param"}
+        if release == "0.9.2":
+            api.keys[ApiKind.NAME].discard("deepspeed.compression.config:get_list_param")
+        api.keys[ApiKind.PARAM] = {f"{keyed_under}:get_list_param(param_default_value)"}
+        timeline.add(release, f"deepspeed-{release}.tar.gz", api)
+    timeline.join_param_families()
+    params = timeline.tables["param"]
+    assert params["deepspeed.runtime.config_utils:get_list_param(param_default_value)"] == {"0.9.2", "0.9.3"}
+    # the other module did not expose it in 0.9.2: its key does not claim that release
+    assert params["deepspeed.compression.config:get_list_param(param_default_value)"] == {"0.9.3"}
