@@ -243,12 +243,12 @@ def explain(
     for block in lines:
         if not block:
             continue
-        data = strip_ansi(block.encode("utf-8", "surrogateescape") if isinstance(block, str) else bytes(block))
+        data = strip_ansi(block.encode("utf-8", "surrogateescape") if isinstance(block, str) else block)
         for p in queue:
             if p.waiting:
                 p.following += _following(b"\n" + data, 0, MAX_FOLLOWING - len(p.following))
                 p.waiting = len(p.following) < MAX_FOLLOWING
-        hits, block_lines = scanner.scan(data, line_base, caps)
+        hits, block_lines = scanner.scan(data, line_base, caps, plain=True)
         for hit in hits:
             kind, index = keys.owner[hit.key]
             caps[hit.key] -= 1

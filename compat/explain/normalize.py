@@ -34,7 +34,8 @@ def strip_ansi(block: bytes) -> bytes:
     j = find(b"\x1b")
     if j < 0:
         return block
-    if block.count(b"\x1b", j) * _DENSE > len(block) - j:
+    window = min(len(block) - j, _SAMPLE)
+    if block.count(b"\x1b", j, j + window) * _DENSE > window:
         # Colour on every line: one C pass per kind of escape beats a Python step per escape.
         block = _SGR_BYTES.sub(b"", block)
         return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
@@ -56,6 +57,8 @@ def strip_ansi(block: bytes) -> bytes:
 
 _DENSE = 512
 """Bytes per escape below which a block counts as coloured throughout."""
+_SAMPLE = 256 * 1024
+"""Bytes after the first escape in which the escapes are counted (a sample, not another pass)."""
 _SGR_BYTES = re.compile(rb"\x1b\[[0-9;]*m")
 
 

@@ -219,7 +219,7 @@ class Hit:
 
 
 def _as_bytes(block: str | bytes) -> bytes:
-    return block.encode("utf-8", "surrogateescape") if isinstance(block, str) else bytes(block)
+    return block.encode("utf-8", "surrogateescape") if isinstance(block, str) else block
 
 
 def _confirm(compiled: Sequence[re.Pattern[str]], block: bytes, lines: dict[int, tuple[int, int, int]], keys: Iterable[tuple[int, int]],
@@ -300,14 +300,17 @@ class Scanner:
         reported on at most caps[k] lines (0: not at all)."""
         return self.scan(block, line_base, caps)[0]
 
-    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> tuple[list[Hit], int]:
-        """`scan_block`'s hits and the number of lines in the block."""
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None, *, plain: bool = False,
+             ) -> tuple[list[Hit], int]:
+        """`scan_block`'s hits and the number of lines in the block; `plain`: the caller has
+        already removed the colours."""
         buf = _as_bytes(block)
         if not buf or not self.patterns:
             return [], count_lines(buf)
         budget = list(caps) if caps is not None else [LINE_CAP] * len(self.patterns)
         skip = {k for k, c in enumerate(budget) if c <= 0}
-        buf = strip_ansi(buf)
+        if not plain:
+            buf = strip_ansi(buf)
         lines: dict[int, tuple[int, int, int]] = {}
         keys: set[tuple[int, int]] = set()
         if self._always:
@@ -413,12 +416,15 @@ class HyperscanScanner:
         reported on at most caps[k] lines (0: not at all)."""
         return self.scan(block, line_base, caps)[0]
 
-    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None) -> tuple[list[Hit], int]:
-        """`scan_block`'s hits and the number of lines in the block."""
+    def scan(self, block: str | bytes, line_base: int = 1, caps: Sequence[int] | None = None, *, plain: bool = False,
+             ) -> tuple[list[Hit], int]:
+        """`scan_block`'s hits and the number of lines in the block; `plain`: the caller has
+        already removed the colours."""
         buf = _as_bytes(block)
         if not buf or not self.patterns:
             return [], count_lines(buf)
-        buf = strip_ansi(buf)
+        if not plain:
+            buf = strip_ansi(buf)
         budget = list(caps) if caps is not None else [LINE_CAP] * len(self.patterns)
         spent = frozenset(k for k, c in enumerate(budget) if c <= 0)
         line_end = [-1] * len(self.patterns)
@@ -500,28 +506,36 @@ def count_lines(block: str | bytes) -> int:
 
 def read_blocks(stream: BinaryIO, *, size: int = 8 * 1024 * 1024) -> Iterator[bytes]:
     """Blocks of whole lines from a binary stream. Of a line longer than HUGE_LINE only the
-    first HUGE_LINE bytes are kept (ended with a newline so line numbers stay right)."""
+    first HUGE_LINE bytes are kept (ended with a newline so line numbers stay right).
+
+    A block is read into a fresh bytearray and the line it ends inside is finished in place with
+    readline: the text is copied once, by the read itself."""
     while True:
-        chunk = stream.read(size)
-        if not chunk:
+        buf = bytearray(size + HUGE_LINE + 1)
+        view = memoryview(buf)
+        n = stream.readinto(view[:size])  # type: ignore[attr-defined]  # every BinaryIO compat reads has readinto
+        if not n:
+            view.release()
             return
-        if chunk.endswith(b"\n"):
-            yield chunk
-            continue
-        # The chunk ends inside a line: finish that line with readline (one copy of the chunk,
-        # where keeping a remainder for the next read costs two).
-        head = chunk.rfind(b"\n") + 1
-        partial = len(chunk) - head
-        if partial >= HUGE_LINE:
-            yield chunk[: head + HUGE_LINE] + b"\n"
-            _drop_line(stream)
-            continue
-        rest = stream.readline(HUGE_LINE - partial)
-        if not rest or rest.endswith(b"\n"):
-            yield chunk + rest
-            continue
-        yield chunk + rest + b"\n"
-        _drop_line(stream)
+        if buf[n - 1] != 0x0A:
+            head = buf.rfind(b"\n", 0, n) + 1
+            partial = n - head
+            if partial >= HUGE_LINE:
+                n = head + HUGE_LINE
+                buf[n] = 0x0A
+                n += 1
+                _drop_line(stream)
+            else:
+                rest = stream.readline(HUGE_LINE - partial)
+                view[n : n + len(rest)] = rest
+                n += len(rest)
+                if rest and not rest.endswith(b"\n"):
+                    buf[n] = 0x0A
+                    n += 1
+                    _drop_line(stream)
+        view.release()
+        del buf[n:]
+        yield buf  # type: ignore[misc]  # a bytearray reads like bytes everywhere a block goes
 
 
 def _drop_line(stream: BinaryIO) -> None:

@@ -154,3 +154,63 @@ def test_repeated_ranks_collapse_into_one_error_with_a_count(catalog):
     result = explain(["".join(line.format(r) for r in range(8))], catalog)
     (error,) = result.errors
     assert error.count == 8 and error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_pattern_on_every_line_stops_costing_after_its_budget(catalog, engine):
+    from compat.explain.scan import LINE_CAP
+
+    info = "node-0:1024:2048 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n"
+    hang = (LOGS / "nccl-watchdog-timeout.log").read_text().splitlines()[0] + "\n"
+    result = explain([info * (LINE_CAP + 500), hang], catalog, engine=engine)
+    p2p = next(m for m in result.matches if m.signature.id == "nccl-p2p-hang-pcie")
+    assert p2p.occurrences == LINE_CAP and p2p.lines[0].count == LINE_CAP
+    assert result.lines_scanned == LINE_CAP + 501 and result.verdict is ErrorVerdict.KNOWN
+
+
+def test_the_compiled_automaton_is_kept_between_runs(catalog):
+    pytest.importorskip("hyperscan")
+    from compat.explain import match
+
+    class Store(dict):
+        def get(self, name):
+            return super().get(name)
+
+        def put(self, name, data):
+            self[name] = data
+
+    store = Store()
+    match._SCANNERS.clear()
+    first = explain([(ROOTS / "three-roots.log").read_bytes()], catalog, engine=Engine.HYPERSCAN, store=store)
+    assert len(store) == 1 and all(name.startswith("hyperscan-") for name in store)
+    match._SCANNERS.clear()
+    again = explain([(ROOTS / "three-roots.log").read_bytes()], catalog, engine=Engine.HYPERSCAN, store=store)
+    assert again == first and len(store) == 1
+    store[next(iter(store))] = b"damaged"
+    match._SCANNERS.clear()
+    assert explain([(ROOTS / "three-roots.log").read_bytes()], catalog, engine=Engine.HYPERSCAN, store=store) == first
+
+
+def test_a_progress_bar_only_on_a_terminal_for_a_large_log(monkeypatch):
+    import sys
+
+    from compat.cli import explain as cli
+
+    with cli._progress("x.log", cli.PROGRESS_MIN_BYTES) as progress:
+        assert progress is None  # pytest's stderr is no terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    with cli._progress("x.log", cli.PROGRESS_MIN_BYTES - 1) as progress:
+        assert progress is None
+    with cli._progress("x.log.gz", cli.PROGRESS_MIN_BYTES) as progress:
+        assert progress is not None
+        progress(1024)
+
+
+def test_a_cpp_exception_with_its_libraries(run):
+    result = run("cpp-terminate.log")
+    (error,) = result.errors
+    assert error.kind is ErrorKind.CPP and error.root.type == "c10::Error"
+    assert error.root.message.startswith("CUDA error: an illegal memory access was encountered")
+    assert [f.package for f in error.root.frames] == ["torch", "torch"]
+    assert error.root.frames[-1].file.endswith("libc10.so")  # innermost last, as Python prints frames
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT and Clue.CUDA in error.clues
