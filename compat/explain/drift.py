@@ -125,7 +125,8 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
     """What `raised` says is missing; None when it is not an API question. `frames` defaults to its own;
     `usage` is the program an argparse `usage:` line named."""
     frames = tuple(frames) or raised.frames
-    caller = next((f.package for f in reversed(frames) if f.line is not None), None) if frames else None
+    # The innermost Python frame of a file (not `<frozen importlib._bootstrap>`) is the caller.
+    caller = next((f.package for f in reversed(frames) if f.line is not None and not f.file.startswith("<")), None)
     caller = _top(caller)
     text = raised.message
     if m := _IMPORT_NAME.search(text):

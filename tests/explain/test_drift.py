@@ -170,3 +170,12 @@ def test_distribution_names():
     assert distribution_of("huggingface_hub") == "huggingface-hub"
     assert distribution_of("flash_attn_2_cuda") == "flash-attn"
     assert distribution_of("trl") == "trl"
+
+
+def test_the_caller_is_the_innermost_file_frame():
+    trl = Frame(file="/x/site-packages/trl/core.py", line=3, function="<module>", package="trl")
+    frozen = Frame(file="<frozen importlib._bootstrap>", line=1204, function="_gcd_import", package=None)
+    q = question(Raised(type="ImportError", message="cannot import name 'a' from 'transformers'", frames=(trl, frozen), line=1))
+    assert q is not None and q.caller == "trl"
+    q = question(Raised(type="ImportError", message="cannot import name 'a' from 'transformers'", frames=(frozen,), line=1))
+    assert q is not None and q.caller is None
