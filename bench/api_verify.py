@@ -8,8 +8,9 @@ claim is checked with a text search independent of compat's `ast` extractor:
 - module: the file `a/b.py` or `a/b/__init__.py` exists in one release and not in the other;
 - name `mod:x`: the identifier `x` occurs in the module's file in one and not in the other (a
   re-export through a lazy table or `__all__` is text in that file too);
-- parameter `mod:C.m(p)`: the file that defines `class C` (or `def C`) has the token `p` inside that
-  definition in one release and not in the other;
+- parameter `mod:C.m(p)`: a file of `mod` (or below it) that defines `class C` (or `def C`, following
+  an `import f as C` alias) has the token `p` in that definition's signature, or a dataclass field
+  `p` in it or in a base class, in one release and not in the other;
 - command `script sub` / model type `t`: the quoted string occurs in some `.py` file of one release
   and in none of the other.
 
@@ -130,6 +131,25 @@ def _signature(text: str) -> str:
     return text
 
 
+def _class_has(files: dict[str, str], name: str, param: str, depth: int, bases_in: dict[str, str] | None = None) -> bool:
+    """`param` in the definition of `name` (its signature for a function), or in a base class's (dataclass fields)."""
+    for text in files.values():
+        body = _definition(text, name)
+        if body is None:
+            continue
+        if body.lstrip().startswith(("def", "async def")):
+            body = _signature(body.lstrip())
+        if re.search(rf"\b{re.escape(param)}\b", body):
+            return True
+        bases = re.match(r"\s*class \w+\(([^)]*)\)", body)
+        if bases and depth < 4:
+            for base in bases.group(1).split(","):
+                base = base.strip().rsplit(".", 1)[-1]
+                if base.isidentifier() and base != name and _class_has(bases_in or files, base, param, depth + 1):
+                    return True
+    return False
+
+
 def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
     """The plain-text evidence that `key` exists in a release's files."""
     if kind is ApiKind.MODULE:
@@ -139,10 +159,20 @@ def found(kind: ApiKind, key: str, files: dict[str, str]) -> bool:
         path = _module_file(files, module)
         return path is not None and re.search(rf"\b{re.escape(name)}\b", files[path]) is not None
     if kind is ApiKind.PARAM:
-        _, _, rest = key.partition(":")
+        module, _, rest = key.partition(":")
         qual, _, param = rest.partition("(")
         param = param.rstrip(")")
         parts = qual.split(".")
+        # the callable is defined in the module or below it; an alias (`import f as g`) is followed
+        base = module.replace(".", "/")
+        everything = files
+        files = {p: t for p, t in files.items() if p == f"{base}.py" or p.startswith(f"{base}/")}
+        home = _module_file(files, module)
+        alias = re.search(rf"\b(\w+) as {re.escape(parts[0])}\b", files[home]) if home else None
+        if alias:  # defined elsewhere under another name
+            parts[0], files = alias.group(1), everything
+        if len(parts) == 1:
+            return _class_has(files, parts[0], param, depth=0, bases_in=everything)
         for text in files.values():
             body = _definition(text, parts[0])
             if body is None:
