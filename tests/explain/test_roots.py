@@ -214,3 +214,12 @@ def test_a_cpp_exception_with_its_libraries(run):
     assert [f.package for f in error.root.frames] == ["torch", "torch"]
     assert error.root.frames[-1].file.endswith("libc10.so")  # innermost last, as Python prints frames
     assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT and Clue.CUDA in error.clues
+
+
+def test_colours_are_removed_sparse_or_dense_and_a_lone_escape_is_kept():
+    from compat.explain.normalize import strip_ansi
+
+    assert strip_ansi(b"plain\n") == b"plain\n"
+    assert strip_ansi(b"a \x1b[1;31mRuntimeError\x1b[0m: x\n\x1b]0;title\x07b \x1b lone\n") == b"a RuntimeError: x\nb \x1b lone\n"
+    dense = b"\x1b[32m50%\x1b[0m|\x1b[33mbar\x1b[0m \x1b[2K\n" * 5000
+    assert strip_ansi(dense) == b"50%|bar \n" * 5000
