@@ -22,7 +22,7 @@ from enum import Enum
 from packaging.utils import canonicalize_name
 
 from compat.explain.roots import Frame, Raised
-from compat.matrix.api_index import TOP_LEVEL_NAMES, ApiKind, ImportKind, PackageApi, Span
+from compat.matrix.api_index import TOP_LEVEL_NAMES, ApiKind, ImportKind, PackageApi, Span, import_names
 from compat.matrix.api_links import ApiSource, after, newer
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
@@ -193,6 +193,8 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
                      removed_in=removed_in, added_in=added_in, caller=caller_dist, caller_installed=caller_installed,
                      caller_import=None, caller_fixed_in=None, drift=Drift.UNDECIDED, fix=())
     if not present:
+        if not callable_known and kind is ApiKind.PARAM:
+            return replace(base, reason=f"no indexed {api.package} release has {key}, but the callable may take it as **kwargs")
         if not callable_known:
             return replace(base, reason=f"{api.package}'s index does not know the owner of {key}")
         return replace(base, drift=Drift.NEVER)
@@ -275,54 +277,24 @@ def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKin
     qual = q.module.removesuffix(".__init__")
     if "." not in q.module and not qual[:1].isupper():
         return None  # a bare function name: too common a name to find its owner
-    order = [distribution_of(q.caller)] if q.caller else []
-    order += [p for p in source.indexed() if p not in order]
     head = qual.split(".", 1)[0]
+    caller = distribution_of(q.caller) if q.caller else None
+    # The caller's own package last: a package calling its own callable wrongly is a bug, not drift.
+    order = [p for p in source.indexed() if p != caller] + ([caller] if caller in source.indexed() else [])
     for package in order:
-        # Most callables are exposed by the package itself ("transformers:Trainer"): two lookups each,
-        # before listing every parameter of every package.
-        api = source.get(package)
-        if isinstance(api, Unknown) or package == (distribution_of(q.caller) if q.caller else None):
-            continue
-        root = (api.top_level or (package.replace("-", "_"),))[0]
-        key = f"{root}:{qual}({q.name})"
-        if api.present(ApiKind.NAME, f"{root}:{head}") and api.present(ApiKind.PARAM, key):
-            return api, ApiKind.PARAM, key, True
-    for package in order:
+        # A callable's parameters are keyed under the shortest public module exposing it, the package
+        # itself for what it re-exports ("transformers:Trainer"): two lookups per package, never a
+        # listing of every parameter (transformers' alone are megabytes).
         api = source.get(package)
         if isinstance(api, Unknown):
             continue
-        owners = sorted({k.split("(", 1)[0] for k in api.keys(ApiKind.PARAM) if k.split(":", 1)[1].startswith(f"{qual}(")},
-                        key=lambda o: (len(o), o))
-        if not owners:
+        root = (api.top_level or import_names(package))[0]
+        if not api.present(ApiKind.NAME, f"{root}:{head}"):
             continue
-        if package == (distribution_of(q.caller) if q.caller else None) and len(order) > 1:
-            # The caller defines a callable of that name too; prefer another package that does.
-            other = _locate_param(ApiQuestion(missing=q.missing, name=q.name, module=q.module, caller=None), _Without(source, package))
-            if other is not None:
-                return other
-        owner = owners[0]
-        if api.present(ApiKind.PARAM, f"{owner}(**)"):
-            spans = api.present(ApiKind.PARAM, f"{owner}({q.name})")
-            if not spans:
-                return api, ApiKind.PARAM, f"{owner}({q.name})", False
-        return api, ApiKind.PARAM, f"{owner}({q.name})", True
+        key = f"{root}:{qual}({q.name})"
+        # A parameter no release has may still be taken by **kwargs or missed: never "no release has it".
+        return api, ApiKind.PARAM, key, bool(api.present(ApiKind.PARAM, key))
     return None
-
-
-class _Without(ApiSource):
-    """`source` without one package."""
-
-    def __init__(self, source: ApiSource, skip: str) -> None:
-        super().__init__(source._roots)
-        self._source = source
-        self._skip = skip
-
-    def get(self, package: str) -> PackageApi | Unknown:
-        return self._source.get(package)
-
-    def indexed(self) -> tuple[str, ...]:
-        return tuple(p for p in self._source.indexed() if p != self._skip)
 
 
 def _caller_side(

@@ -29,7 +29,7 @@ INDEX: dict[str, tuple[list[str], dict[str, dict[str, str]]]] = {
     }),
     "trl": (TRL, {
         "module": {"trl": "0-6", "trl.core": "0-6", "trl.trainer.grpo_trainer": "3-6"},
-        "name": {"trl:PPOTrainer": "0-6", "trl:GRPOTrainer": "3-6"},
+        "name": {"trl:PPOTrainer": "0-6", "trl:GRPOTrainer": "3-6", "trl:GRPOConfig": "3-6"},
         "param": {"trl:GRPOConfig(use_vllm)": "3-6"},
         "cli": {"trl": "0-6", "trl sft": "0-6", "trl vllm-serve": "4-6"},
         "imports": {

@@ -162,6 +162,11 @@ def test_positional_and_kwargs_catch_all(source):
     assert a is not None and (a.drift, a.fix) == (Drift.CALLEE_TOO_NEW, ("transformers<4.46.0",))
     q = question(Raised(type="TypeError", message="Trainer.__init__() missing 1 required positional argument: 'model'", frames=(), line=1))
     assert q is not None and answer(q, None, source).drift is Drift.UNDECIDED  # type: ignore[union-attr]
+    q = question(Raised(type="TypeError", message="GRPOConfig.__init__() got an unexpected keyword argument 'use_vlm'", frames=(), line=1))
+    a = answer(q, None, source)  # type: ignore[arg-type]
+    assert a is not None and a.drift is Drift.UNDECIDED and "**kwargs" in (a.reason or "")
+    q = question(Raised(type="TypeError", message="CustomTrainer.compute_loss() got an unexpected keyword argument 'n'", frames=(), line=1))
+    assert q is not None and answer(q, None, source) is None  # the user's own class: not in any index
     q = question(Raised(type="TypeError", message="f() got an unexpected keyword argument 'x'", frames=(), line=1))
     assert q is not None and answer(q, None, source) is None  # a bare function name is too common to look up
 
