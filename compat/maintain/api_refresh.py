@@ -74,7 +74,7 @@ PENDING = "pending: "
 class _Timeline:
     """A package's keys as sets of releases, read from and written to its directory."""
 
-    shard_bytes = 1_000_000
+    shard_bytes = 250_000
     """A table past this much JSON is split into shards (one lookup parses one shard)."""
 
     def __init__(self, package: str) -> None:

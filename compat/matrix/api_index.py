@@ -38,9 +38,9 @@ Storage (schema 1), under matrix/api/<package>/:
   "files": [the file read for each release], "missing": {release: why it is not indexed}}.
 - <kind>.json.gz for each ApiKind value and "imports": one JSON object {key: spans}. Spans are
   indices into "releases", as "0-4,7,9-12" (inclusive). Import keys read
-  "<module> <target module> <name or *> <top_level|guarded|lazy>". A large table is split in
+  "<module> <target module> <name or *> <top_level|guarded|lazy>". A table past 250 kB of JSON is split in
   `"shards": {kind: n}` files <kind>.<i>.json.gz, a key living in shard crc32(key) % n, so that a
-  lookup parses one shard (transformers' parameters are over 10 MB of JSON).
+  lookup parses one shard (transformers' parameters are megabytes of JSON).
 
 `check_api_dir` validates a package directory and names the file and the key in its errors.
 """
