@@ -41,7 +41,6 @@ from compat.matrix.api_index import (
     decode_spans,
     encode_spans,
     import_names,
-    shard_of,
 )
 from compat.matrix.releases import TRACKED
 from compat.model.api_outcome import ApiOutcome
@@ -100,7 +99,7 @@ class _Timeline:
         timeline.missing = dict(meta.get("missing", {}))
         shards = meta.get("shards", {})
         for stem in timeline.tables:
-            names = [f"{stem}.{i}" for i in range(shards[stem])] if stem in shards else [stem]
+            names = [f"{stem}.{i}" for i in range(len(shards[stem]) + 1)] if stem in shards else [stem]
             for name in names:
                 path = directory / f"{name}.json.gz"
                 if path.is_file():
@@ -148,19 +147,22 @@ class _Timeline:
         self.join_param_families()
         ordered = sorted(self.releases, key=Version)
         index = {r: i for i, r in enumerate(ordered)}
-        shards: dict[str, int] = {}
+        shards: dict[str, list[str]] = {}
         written = set()
         for stem, table in self.tables.items():
-            doc = {key: encode_spans(index[r] for r in table[key]) for key in sorted(table)}
-            size = sum(len(k) + len(v) + 6 for k, v in doc.items())
-            count = max(1, -(-size // self.shard_bytes))
-            parts: list[dict[str, str]] = [{} for _ in range(count)]
-            for key, text in doc.items():
-                parts[shard_of(key, count)][key] = text
-            if count > 1:
-                shards[stem] = count
+            parts: list[dict[str, str]] = [{}]
+            size = 0
+            for key in sorted(table):
+                text = encode_spans(index[r] for r in table[key])
+                if size > self.shard_bytes:
+                    parts.append({})
+                    size = 0
+                parts[-1][key] = text
+                size += len(key) + len(text) + 6
+            if len(parts) > 1:
+                shards[stem] = [min(part) for part in parts[1:]]
             for i, part in enumerate(parts):
-                name = f"{stem}.{i}.json.gz" if count > 1 else f"{stem}.json.gz"
+                name = f"{stem}.{i}.json.gz" if len(parts) > 1 else f"{stem}.json.gz"
                 raw = json.dumps(part, separators=(",", ":"), sort_keys=True).encode()
                 _write(directory / name, gzip.compress(raw, compresslevel=9, mtime=0))
                 written.add(name)

@@ -39,18 +39,19 @@ Storage (schema 1), under matrix/api/<package>/:
 - <kind>.json.gz for each ApiKind value and "imports": one JSON object {key: spans}. Spans are
   indices into "releases", as "0-4,7,9-12" (inclusive). Import keys read
   "<module> <target module> <name or *> <top_level|guarded|lazy>". A table past 250 kB of JSON is split in
-  `"shards": {kind: n}` files <kind>.<i>.json.gz, a key living in shard crc32(key) % n, so that a
-  lookup parses one shard (transformers' parameters are megabytes of JSON).
+  files <kind>.<i>.json.gz of consecutive keys, `"shards": {kind: [first key of shard 1, of shard 2,
+  ...]}`, so that a lookup parses one shard (transformers' parameters are megabytes of JSON) and
+  neighbouring keys, which share their prefixes, still compress together.
 
 `check_api_dir` validates a package directory and names the file and the key in its errors.
 """
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -157,9 +158,9 @@ def encode_spans(indices: Iterator[int] | list[int] | set[int] | frozenset[int])
     return ",".join(parts)
 
 
-def shard_of(key: str, shards: int) -> int:
-    """The shard of a kind's table that holds `key` (a stable hash of the key)."""
-    return zlib.crc32(key.encode("utf-8")) % shards if shards > 1 else 0
+def shard_of(key: str, bounds: list[str] | tuple[str, ...]) -> int:
+    """The shard of a kind's table that holds `key`: shards hold consecutive keys, `bounds` their first keys (after the first)."""
+    return bisect.bisect_right(bounds, key)
 
 
 def api_dir(base: Path | None = None) -> Path:
@@ -189,10 +190,10 @@ class PackageApi:
         """The import names the package installs."""
         self._index = {r: i for i, r in enumerate(self.releases)}
         self._tables: dict[str, dict[str, str]] = {}
-        self._shards: dict[str, int] = dict(meta.get("shards", {}))
+        self._shards: dict[str, list[str]] = dict(meta.get("shards", {}))
 
     def _shard(self, stem: str, shard: int) -> dict[str, str]:
-        name = f"{stem}.{shard}" if self._shards.get(stem, 1) > 1 else stem
+        name = f"{stem}.{shard}" if stem in self._shards else stem
         table = self._tables.get(name)
         if table is None:
             path = self._dir / f"{name}.json.gz"
@@ -202,7 +203,7 @@ class PackageApi:
 
     def _table(self, stem: str) -> dict[str, str]:
         """Every key of a kind (all its shards)."""
-        count = self._shards.get(stem, 1)
+        count = len(self._shards.get(stem, ())) + 1
         if count == 1:
             return self._shard(stem, 0)
         merged: dict[str, str] = {}
@@ -212,7 +213,7 @@ class PackageApi:
 
     def _get(self, stem: str, key: str) -> str | None:
         """One key's spans, reading only the shard that holds it."""
-        return self._shard(stem, shard_of(key, self._shards.get(stem, 1))).get(key)
+        return self._shard(stem, shard_of(key, self._shards.get(stem, ()))).get(key)
 
     def keys(self, kind: ApiKind) -> tuple[str, ...]:
         """Every key of a kind ever present, sorted."""
@@ -442,10 +443,13 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
         problems.append(str(MatrixError(f"{label}/releases.json", "missing", "not an object")))
     stems = [k.value for k in ApiKind] + [IMPORTS]
     shards = meta.get("shards", {})
-    if not isinstance(shards, dict) or not all(k in stems and isinstance(v, int) and v > 1 for k, v in shards.items()):
-        problems.append(str(MatrixError(f"{label}/releases.json", "shards", "not {kind: count > 1}")))
+    if not isinstance(shards, dict) or not all(
+        k in stems and isinstance(v, list) and v and all(isinstance(b, str) for b in v) and v == sorted(set(v))
+        for k, v in shards.items()
+    ):
+        problems.append(str(MatrixError(f"{label}/releases.json", "shards", "not {kind: [sorted first keys]}")))
         shards = {}
-    files_of = {stem: [f"{stem}.{i}" for i in range(shards[stem])] if stem in shards else [stem] for stem in stems}
+    files_of = {stem: [f"{stem}.{i}" for i in range(len(shards[stem]) + 1)] if stem in shards else [stem] for stem in stems}
     allowed = {f"{name}.json.gz" for names in files_of.values() for name in names}
     for path in sorted(directory.iterdir()):
         if path.name != "releases.json" and path.name not in allowed:
@@ -463,11 +467,11 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
             except MatrixError as exc:
                 problems.append(str(exc))
                 continue
-            problems.extend(_check_table(table, stem, file, len(releases), (i, shards.get(stem, 1))))
+            problems.extend(_check_table(table, stem, file, len(releases), (i, shards.get(stem, []))))
     return problems
 
 
-def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, shard: tuple[int, int]) -> list[str]:
+def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, shard: tuple[int, list[str]]) -> list[str]:
     problems = []
     shape = _IMPORT_KEY if stem == IMPORTS else _KEY_SHAPES[ApiKind(stem)]
     for key, text in table.items():
