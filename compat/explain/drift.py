@@ -100,6 +100,8 @@ class ApiAnswer:
     """The first caller release newer than the installed one that no longer imports the key."""
     fix: tuple[str, ...]
     """Requirements, each of which alone fixes it for this environment (callee first)."""
+    caller_since: str | None = None
+    """For a callee too old: the first caller release that imports the key (older ones do not)."""
     reason: str | None = None
     """Why the answer is undecided."""
 
@@ -225,6 +227,11 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
         upper = after(api, span.last) if span is not present[-1] else None
         fix.append(f"{api.package}>={span.first}" + (f",<{upper}" if upper else ""))
         drift = Drift.CALLEE_TOO_OLD
+        if kind in (ApiKind.NAME, ApiKind.MODULE) and caller_dist is not None:
+            caller_import, since = _caller_since(source, caller_dist, caller_installed, api.package, q)
+            if since is not None:
+                fix.append(f"{caller_dist}<{since}")
+                base = replace(base, caller_since=since)
     return replace(base, caller_import=caller_import, caller_fixed_in=caller_fixed_in, drift=drift, fix=tuple(fix))
 
 
@@ -328,6 +335,27 @@ def _caller_side(
         if edge(r) is None:
             return kind, r
     return kind, None
+
+
+def _caller_since(
+    source: ApiSource, caller: str, installed: str | None, callee: str, q: ApiQuestion,
+) -> tuple[ImportKind | None, str | None]:
+    """How the installed caller imports the key, and the first caller release that imports it at all
+    (None when the oldest indexed release already does: no older caller avoids it)."""
+    api = source.get(caller)
+    if isinstance(api, Unknown):
+        return None, None
+
+    def kind_in(release: str) -> ImportKind | None | Unknown:
+        edges = source.imports(api, release, callee)
+        if isinstance(edges, Unknown):
+            return edges
+        kinds = {e.kind for e in edges if _imports_it(e.target, e.name, q)}
+        return next((k for k in (ImportKind.TOP_LEVEL, ImportKind.GUARDED, ImportKind.LAZY) if k in kinds), None)
+
+    now = kind_in(installed) if installed is not None else None
+    first = next((r for r in api.releases if isinstance(kind_in(r), ImportKind)), None)
+    return (None if isinstance(now, Unknown) else now), (first if first is not None and first != api.releases[0] else None)
 
 
 def _imports_it(target: str, name: str | None, q: ApiQuestion) -> bool:

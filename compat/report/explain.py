@@ -76,6 +76,7 @@ def _api_json(a: ApiAnswer) -> dict:
         "installed": a.installed, "removed_in": a.removed_in, "added_in": a.added_in,
         "caller": a.caller, "caller_installed": a.caller_installed,
         "caller_import": a.caller_import.value if a.caller_import else None, "caller_fixed_in": a.caller_fixed_in,
+        "caller_since": a.caller_since,
         "fix": list(a.fix), "reason": a.reason,
     }
 
@@ -108,7 +109,11 @@ def api_text(a: ApiAnswer) -> list[str]:
     if a.fix:
         fixes = [f"install {a.fix[0]}"]
         for req in a.fix[1:]:
-            why = f" (the first {a.caller} release that stopped importing it)" if a.caller and req.startswith(a.caller) else ""
+            why = ""
+            if a.caller and req.startswith(f"{a.caller}>="):
+                why = f" (the first {a.caller} release that stopped importing it)"
+            elif a.caller and req.startswith(f"{a.caller}<"):
+                why = f" ({a.caller} releases from before it started importing it)"
             fixes.append(f"{req}{why}")
         out.append("     fix: " + ", or ".join(fixes))
     return out

@@ -19,6 +19,7 @@ INDEX: dict[str, tuple[list[str], dict[str, dict[str, str]]]] = {
             "transformers:AutoModelForCausalLM": "0-6",
             "transformers:PreTrainedModel": "0-6",
             "transformers:Trainer": "0-6",
+            "transformers:EncoderDecoderCache": "3-6",  # added in 4.45.2
         },
         "param": {
             "transformers:Trainer(model)": "0-6",
@@ -37,6 +38,7 @@ INDEX: dict[str, tuple[list[str], dict[str, dict[str, str]]]] = {
             "trl.core transformers PreTrainedModel top_level": "0-6",
             "trl.core transformers.generation GenerationConfig lazy": "0-6",
             "trl.trainer.grpo_trainer vllm.model_executor.guided_decoding GuidedDecodingParams guarded": "5",
+            "trl.trainer.utils transformers EncoderDecoderCache top_level": "5-6",
         },
     }),
     "vllm": (VLLM, {

@@ -12,7 +12,7 @@ from compat.explain.match import explain
 from compat.explain.roots import Frame, Raised
 from compat.explain.verdict import ErrorVerdict
 from compat.matrix.api_index import ImportKind, Span
-from compat.report.explain import render_json, render_text
+from compat.report.explain import api_text, render_json, render_text
 from tests.explain.api_fixture import write_index
 from tests.explain.conftest import LOGS
 from tests.explain.test_explain import _facts
@@ -184,3 +184,14 @@ def test_the_caller_is_the_innermost_file_frame():
     assert q is not None and q.caller == "trl"
     q = question(Raised(type="ImportError", message="cannot import name 'a' from 'transformers'", frames=(frozen,), line=1))
     assert q is not None and q.caller is None
+
+
+def test_a_name_the_caller_needs_from_a_newer_callee(source):
+    trl = Frame(file="/x/site-packages/trl/trainer/utils.py", line=9, function="<module>", package="trl")
+    q = question(Raised(type="ImportError", message="cannot import name 'EncoderDecoderCache' from 'transformers'", frames=(trl,), line=1))
+    assert q is not None
+    a = answer(q, _facts({"trl": "0.19.0", "transformers": "4.39.0"}), source)
+    assert a is not None and (a.drift, a.added_in, a.caller_import, a.caller_since) == (
+        Drift.CALLEE_TOO_OLD, "4.45.2", ImportKind.TOP_LEVEL, "0.19.0")
+    assert a.fix == ("transformers>=4.45.2", "trl<0.19.0")
+    assert api_text(a)[-1] == "     fix: install transformers>=4.45.2, or trl<0.19.0 (trl releases from before it started importing it)"
