@@ -184,7 +184,7 @@ class PackageApi:
         """Indexed releases, oldest first."""
         self.files: tuple[str, ...] = tuple(meta.get("files", ()))
         """The file read for each release."""
-        self.missing: dict[str, str] = dict(meta.get("missing", {}))
+        self.missing: dict[str, str] = dict(sorted(dict(meta.get("missing", {})).items(), key=lambda kv: _order(kv[0])))
         """Releases that are not indexed, with why."""
         self.top_level: tuple[str, ...] = tuple(meta.get("top_level", ()))
         """The import names the package installs."""
@@ -356,6 +356,13 @@ def _candidates(api: PackageApi, query: str) -> list[tuple[ApiKind, str]]:
     others = sorted(k for k in api._table(kind.value) if k.endswith(suffix) and k != exact)
     out += [(kind, k) for k in others[:_OTHER_MATCHES]]
     return out
+
+
+def _order(release: str) -> tuple[int, Version | str]:
+    try:
+        return (0, Version(release))
+    except InvalidVersion:
+        return (1, release)
 
 
 def _read_table(path: Path, label: str) -> dict[str, str]:

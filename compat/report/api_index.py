@@ -10,6 +10,8 @@ from compat.model.unknown import Unknown
 
 SCHEMA_VERSION = 1
 """Version of the `matrix api --json` layout."""
+_SHOWN = 8
+"""Releases not indexed named in the text output."""
 
 _KIND_WORDS = {
     ApiKind.MODULE: "module",
@@ -36,7 +38,9 @@ def _match_line(match: ApiMatch) -> str:
 def render_api_lookup(found: ApiLookup) -> str:
     lines = [f"{found.package}: {_range(found.releases)}"]
     if found.missing:
-        lines.append(f"  not indexed: {', '.join(r for r, _ in found.missing)}")
+        shown = ", ".join(r for r, _ in found.missing[:_SHOWN])
+        more = f" and {len(found.missing) - _SHOWN} more (--json lists them with why)" if len(found.missing) > _SHOWN else ""
+        lines.append(f"  not indexed: {shown}{more}")
     if found.query is None:
         lines += [f"  {_KIND_WORDS[k]}s: {n}" for k, n in found.counts]
         return "\n".join(lines) + "\n"

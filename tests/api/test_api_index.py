@@ -108,3 +108,15 @@ def test_matrix_validate_checks_the_api_index(tmp_path):
     result = validate_matrix(base=tmp_path, complete=False, audit_patterns=False)
     assert f"{tmp_path}/api/trl/releases.json: releases: not sorted oldest first without repeats" in result.problems
     assert f"{tmp_path}/api/stray.json: not a package directory of the API index" in result.problems
+
+
+def test_missing_releases_in_version_order_and_the_text_names_a_few(tmp_path):
+    from compat.matrix.api_index import lookup
+    from compat.report.api_index import render_api_lookup
+
+    missing = {f"5.{i}.0": "pending: not extracted yet" for i in range(8, 12)} | {f"4.{i}.0": "pending: x" for i in range(1, 8)}
+    write(tmp_path, "trl", ["1.0.0"], {}, missing=missing)
+    api = load_api("trl", tmp_path)
+    assert list(api.missing)[:2] == ["4.1.0", "4.2.0"] and list(api.missing)[-2:] == ["5.10.0", "5.11.0"]
+    text = render_api_lookup(lookup(api, None))
+    assert "not indexed: 4.1.0, 4.2.0, 4.3.0, 4.4.0, 4.5.0, 4.6.0, 4.7.0, 5.8.0 and 3 more (--json lists them with why)" in text
