@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from compat.explain.match import Explanation
     from compat.matrix import Matrix
     from compat.matrix.api_index import ApiImports, ApiLookup
+    from compat.matrix.api_links import ApiSource
     from compat.matrix.releases import PackageReleases
     from compat.model.api_outcome import ApiOutcome
 
@@ -374,7 +375,8 @@ def doctor(request: DoctorRequest) -> DoctorResult:
     env = _gather(request, m)
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
-    findings, waivers = apply_ignores(diagnose(env, m), config.ignore if config else (), request.today or date.today())
+    findings = diagnose(env, m, api=_installed_api(request, env, m))
+    findings, waivers = apply_ignores(findings, config.ignore if config else (), request.today or date.today())
     return DoctorResult(
         facts=env,
         findings=findings,
@@ -407,6 +409,28 @@ def _with_config(request: DoctorRequest, config: Config) -> DoctorRequest:
         driver=d.driver if d.driver is not None else config.driver,
         launcher=d.launcher if d.launcher is not None else config.launcher,
     ))
+
+
+def _installed_api(request: DoctorRequest, env: Facts, matrix: Matrix) -> ApiSource:
+    """The API index, and for the installed releases it has not read, their files read with `ast`
+    (only for a probed environment: a facts file's packages are on another machine)."""
+    from compat.matrix.api_links import ApiSource
+    from compat.model.unknown import Unknown
+    from compat.sources.installed_api import installed_releases, site_dirs
+
+    source = ApiSource(matrix.roots)
+    python = env.python.executable
+    if request.environment.facts_file is not None or isinstance(env.packages, Unknown) or isinstance(python, Unknown):
+        return source
+    tracked = set(matrix.releases.packages())
+    missing = {d.name: d.version.split("+", 1)[0] for d in env.packages
+               if d.name in tracked and isinstance(source.release(d.name, d.version.split("+", 1)[0]), Unknown)}
+    if not missing:
+        return source
+    dirs = site_dirs(python)
+    if isinstance(dirs, Unknown):
+        return source
+    return ApiSource(matrix.roots, dict(installed_releases(dirs, missing)))
 
 
 def read_log(name: str) -> Iterator[bytes]:

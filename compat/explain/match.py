@@ -21,6 +21,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import CompatError
+from compat.explain.drift import ApiAnswer, ApiSource, Drift, answer, question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
@@ -101,6 +102,9 @@ class RootError:
     """Packages whose files raised it (frames, innermost first) and their installed versions."""
     versions: tuple[StatedVersion, ...]
     """Version mismatches its messages state, checked against the facts."""
+    api: ApiAnswer | None = None
+    """What the API timeline says about a missing import, attribute, argument, subcommand or model
+    type in its chain (innermost first); None when it names none or no indexed package is the callee."""
 
     @property
     def root(self) -> Raised:
@@ -126,8 +130,9 @@ class Explanation:
 
     @property
     def known(self) -> bool:
-        """A root cause was recognised (wrapper lines alone do not count)."""
-        return any(not m.signature.wrapper for m in self.matches)
+        """A root cause was recognised, by a signature or the API timeline (wrapper lines alone do not count)."""
+        return any(not m.signature.wrapper for m in self.matches) or any(
+            e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors)
 
     @property
     def verdict(self) -> ErrorVerdict:
@@ -217,11 +222,13 @@ def explain(
     engine: Engine | None = None,
     progress: Callable[[int], None] | None = None,
     store: BlobStore | None = None,
+    api: ApiSource | None = None,
 ) -> Explanation:
     """Match a log against the catalog of `matrix` (anything with `.signatures`; its
     `.releases`, when present, tailors fixes), split it into root errors and rank the matches for
     `facts`. `progress`, when given, is called with the bytes read after each block; `store`
-    keeps the compiled automaton between runs."""
+    keeps the compiled automaton between runs; `api` is the API timeline (default: that of the
+    matrix's directories)."""
     signatures: tuple[Signature, ...] = tuple(matrix.signatures)
     keys = _keys(signatures)
     scanner = _scanner(keys, engine, store)
@@ -272,7 +279,9 @@ def explain(
     matches.sort(key=lambda m: (m.signature.wrapper, -m.score, m.lines[0].number if m.lines else 0, m.signature.id))
     by_id = {sig.id: si for si, sig in enumerate(signatures)}
     order = {m.signature.id: i for i, m in enumerate(matches)}
-    errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts)
+    source = api if api is not None else ApiSource(getattr(matrix, "roots", None))
+    errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts,
+                          source)
     return Explanation(
         matches=tuple(matches), lines_scanned=line_base - 1, environment=env_note, errors=errors,
         engine=scanner.engine.value, errors_dropped=builder.dropped,
@@ -339,6 +348,7 @@ def _scanner(keys: _Keys, engine: Engine | None, store: BlobStore | None) -> Sca
 
 def _root_errors(
     drafts: list[ErrorDraft], ranked: list[tuple[int, _Acc]], signatures: tuple[Signature, ...], order: dict[str, int], facts: Facts | None,
+    source: ApiSource | None = None,
 ) -> tuple[RootError, ...]:
     """Drafts with the catalog's matches attributed to them; matched lines outside every error
     become errors of their own (one per signature, merged when they start on the same line)."""
@@ -378,23 +388,30 @@ def _root_errors(
     wrappers = {s.id for s in signatures if s.wrapper}
     out: list[RootError] = []
     for i, d in enumerate(drafts):
-        out.append(_root_error(d, owned.get(i, []), wrappers, order, facts))
+        out.append(_root_error(d, owned.get(i, []), wrappers, order, facts, source))
     for number, d in extra.items():
-        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, order, facts))
+        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, order, facts, source))
     rank = {v: i for i, v in enumerate(SERIOUSNESS)}
     out.sort(key=lambda e: (e.wrapper, rank[e.verdict], e.first_line))
     return tuple(out)
 
 
-def _root_error(d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[str, int], facts: Facts | None) -> RootError:
+def _root_error(
+    d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[str, int], facts: Facts | None, source: ApiSource | None = None,
+) -> RootError:
     ids = sorted(ids, key=lambda sid: (sid in wrappers, order.get(sid, 1 << 30)))
     chain = tuple(d.chain)
     text = "\n".join(f"{r.type}: {r.message}" if r.type else r.message for r in chain)
     versions = tuple(check(v, facts) for v in stated_versions(text))
     found = clues(d.kind, chain, versions)
     root_ids = [sid for sid in ids if sid not in wrappers]
+    drift = _api_answer(chain, facts, source) if source is not None else None
     if root_ids:
+        verdict = ErrorVerdict.KNOWN  # a curated signature ranks first; the API answer only adds to it
+    elif drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
         verdict = ErrorVerdict.KNOWN
+    elif drift is not None and drift.drift is Drift.NEVER:
+        verdict = ErrorVerdict.NOT_ENVIRONMENT  # no release ever had it: a typo or the program's own error
     elif found:
         verdict = ErrorVerdict.UNKNOWN_ENVIRONMENT
     else:
@@ -404,8 +421,25 @@ def _root_error(d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[s
     wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
     return RootError(
         kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
-        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions,
+        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift,
     )
+
+
+def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSource) -> ApiAnswer | None:
+    """The first exception of the chain (innermost first) that the API timeline answers."""
+    first: ApiAnswer | None = None
+    for raised in chain:
+        q = question(raised)
+        if q is None:
+            continue
+        try:
+            a = answer(q, facts, source)
+        except CompatError:
+            continue  # a corrupt index answers nothing; `compat matrix validate` names it
+        if a is not None and a.decided:
+            return a
+        first = first or a
+    return first
 
 
 def _packages(chain: tuple[Raised, ...], facts: Facts | None) -> tuple[PackageSeen, ...]:

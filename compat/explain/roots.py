@@ -43,6 +43,8 @@ class Event(str, Enum):
         r"GLIBC(?:XX)?_[\d.]+' not found|compiled using NumPy|ersion mismatch|has CUDA Version=|"
         r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver on your system is too old"
     )
+    CHOICE = r"error: argument [^:\n]*: invalid choice: '"
+    """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
 
 
 class ErrorKind(str, Enum):
@@ -195,7 +197,7 @@ class ErrorBuilder:
         elif event is Event.NCCL:
             if not self._inside(st, number):
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
-        elif event is Event.VERSION and not self._inside(st, number):
+        elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
 
     def _inside(self, st: _Stream, number: int) -> bool:

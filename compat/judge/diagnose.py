@@ -7,18 +7,22 @@ from collections.abc import Iterator
 from packaging.requirements import Requirement
 
 from compat.judge import checks
+from compat.judge.checks.import_links import check_import_links
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
+from compat.matrix.api_links import ApiSource
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts, canonical
 from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
 
 
-def diagnose(facts: Facts, matrix: Matrix) -> tuple[Finding, ...]:
+def diagnose(facts: Facts, matrix: Matrix, *, api: ApiSource | None = None) -> tuple[Finding, ...]:
+    """`api` reads the API timeline for the import-link check (default: the matrix's index alone)."""
     found: list[Finding] = []
     for check in checks.ALL:
         found.extend(check(facts, matrix))
+    found.extend(check_import_links(facts, matrix, api))
     missing = _missing_names(found)
     found.extend(catalog_findings(facts, matrix, reported_missing=missing))
     return sort_findings(found)

@@ -29,6 +29,7 @@ class RejectionKind(str, enum.Enum):
     DEAD_DEPENDENCY = "dead-dependency"  # it requires something no release fits (see `because`)
     MISSING_EXTRA = "missing-extra"  # it does not provide an extra asked for (see `extra`)
     UPLOADED_AFTER = "uploaded-after"  # uploaded after --exclude-newer (see `date`)
+    BROKEN_LINK = "broken-link"  # it lacks a name its asker (`asker`) imports unguarded at top level (`imported`)
     # compiled extensions (matrix/extensions.toml)
     EXTENSION_MIN_ARCH = "extension-min-arch"  # a GPU is older than the extension's oldest architecture
     EXTENSION_NOT_CURATED = "extension-not-curated"  # the release's prebuilt wheels are not in the table
@@ -85,7 +86,10 @@ class Rejection:
     date: str | None = None
     """The --exclude-newer date the release was uploaded after (UPLOADED_AFTER)."""
     asker: Asker | None = None
-    """For OTHER_CUDA_MAJOR: the package whose kernels were built for the public build's CUDA major."""
+    """For OTHER_CUDA_MAJOR: the package whose kernels were built for the public build's CUDA major;
+    for BROKEN_LINK: the release whose top-level import this one lacks."""
+    imported: str | None = None
+    """For BROKEN_LINK: the API index key this release lacks ("transformers:top_k_top_p_filtering")."""
 
 
 def mentions(rejection: Rejection, kinds: frozenset[RejectionKind]) -> bool:

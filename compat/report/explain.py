@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from compat.explain.drift import ApiAnswer, Drift
 from compat.explain.match import Explanation, Match, RootError
 from compat.explain.roots import Raised
 from compat.explain.verdict import Clue, ErrorVerdict
@@ -62,7 +63,60 @@ def _error_json(e: RootError) -> dict:
         "clues": [c.value for c in e.clues],
         "packages": [{"name": p.name, "version": p.version} for p in e.packages],
         "versions": [_version_json(v) for v in e.versions],
+        "api": None if e.api is None else _api_json(e.api),
     }
+
+
+def _api_json(a: ApiAnswer) -> dict:
+    q = a.question
+    return {
+        "missing": q.missing.value, "name": q.name, "module": q.module, "package": a.package,
+        "kind": a.kind.value if a.kind else None, "key": a.key,
+        "present": [{"first": s.first, "last": s.last} for s in a.present], "drift": a.drift.value,
+        "installed": a.installed, "removed_in": a.removed_in, "added_in": a.added_in,
+        "caller": a.caller, "caller_installed": a.caller_installed,
+        "caller_import": a.caller_import.value if a.caller_import else None, "caller_fixed_in": a.caller_fixed_in,
+        "caller_since": a.caller_since,
+        "fix": list(a.fix), "reason": a.reason,
+    }
+
+
+def _ranges(a: ApiAnswer) -> str:
+    return ", ".join(s.first if s.first == s.last else f"{s.first} - {s.last}" for s in a.present)
+
+
+def api_text(a: ApiAnswer) -> list[str]:
+    """The API timeline's answer in words: which side is too old or too new, and the fix."""
+    what = f"`{a.key}`"
+    yours = f"your {a.package} {a.installed}" if a.installed else a.package
+    out: list[str] = []
+    if a.drift is Drift.NEVER:
+        out.append(f"api: no indexed {a.package} release has {what}: a typo or an error in the calling code, not the environment")
+    elif a.drift is Drift.INSTALLED_HAS:
+        out.append(f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment")
+    elif a.drift is Drift.UNDECIDED:
+        out.append(f"api: the API index cannot decide {what}: {a.reason}")
+    elif a.drift is Drift.CALLEE_TOO_NEW:
+        when = f"removed in {a.removed_in}" if a.removed_in else f"added in {a.added_in}"
+        verb = "no longer has" if a.installed else "dropped"
+        out.append(f"api: {yours} {verb} {what} ({when}; present in {_ranges(a)})")
+    else:
+        verb = "does not have" if a.installed else "gained"
+        out.append(f"api: {yours} {verb} {what} yet (added in {a.added_in or a.present[0].first}; present in {_ranges(a)})")
+    if a.caller and a.caller_import is not None:
+        who = f"your {a.caller} {a.caller_installed}" if a.caller_installed else a.caller
+        out.append(f"     {who} imports it ({a.caller_import.value.replace('_', ' ')})")
+    if a.fix:
+        fixes = [f"install {a.fix[0]}"]
+        for req in a.fix[1:]:
+            why = ""
+            if a.caller and req.startswith(f"{a.caller}>="):
+                why = f" (the first {a.caller} release that stopped importing it)"
+            elif a.caller and req.startswith(f"{a.caller}<"):
+                why = f" ({a.caller} releases from before it started importing it)"
+            fixes.append(f"{req}{why}")
+        out.append("     fix: " + ", or ".join(fixes))
+    return out
 
 
 def _raised_json(r: Raised) -> dict:
@@ -147,6 +201,8 @@ def _errors_text(explanation: Explanation) -> list[str]:
             out.append(f"   {where}")
         if e.signatures:
             out.append("   signatures: " + ", ".join(e.signatures))
+        if e.api is not None:
+            out.extend(f"   {line}" for line in api_text(e.api))
         if e.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT:
             out.append("   about the environment: " + "; ".join(_CLUE_WORDS[c][0] for c in e.clues))
             if e.packages:
@@ -164,8 +220,9 @@ def render_text(explanation: Explanation, *, top: int | None = None) -> str:
     matches = explanation.matches[:top] if top else explanation.matches
     out: list[str] = []
     verdict = explanation.verdict
-    if not explanation.known:
-        out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.")
+    if not any(not m.signature.wrapper for m in explanation.matches):
+        answered = " the API index names the cause below." if explanation.known else ""
+        out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.{answered}")
         wrappers = [m for m in matches if m.signature.wrapper]
         if wrappers:
             out.append("Only wrapper lines matched; the real error is earlier in the log or on another rank:")

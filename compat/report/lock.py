@@ -235,6 +235,9 @@ def rejection_text(r: Rejection) -> str:
         if r.because is not None:
             return f"{text}; {rejection_text(r.because)}"
         return f"{text}; no {r.dependency} release in {r.specifier}" if r.specifier else text
+    if k is RejectionKind.BROKEN_LINK:
+        who = asker_label(r.asker) if r.asker is not None else "the package that asked"
+        return f"{who} imports {r.imported} at top level; {r.package} {v} does not have it (API index)"
     if k is RejectionKind.EXTENSION_MIN_ARCH:
         return (f"{r.package} needs compute capability >= {r.min_compute_capability}; "
                 f"{r.gpu} is {sm(r.compute_capability or '')}")

@@ -93,10 +93,13 @@ def _why_none(name: str, infos: Sequence[Any], provider: Provider) -> tuple[Shor
 def _upgrades(name: str, infos: Sequence[Any], provider: Provider) -> tuple[Upgrade, ...]:
     """The oldest release of a parent whose requirement on `name` the target can meet ("use vllm >= 0.9.0")."""
     hints: list[Upgrade] = []
+    # A way out must not land on a pair whose top-level imports do not link (compat/resolve/links.py).
+    parents = [(i.parent.name, str(i.parent.version)) for i in infos if i.parent is not None and i.parent.version is not None]
+    pins = [s.version for i in infos for s in i.requirement.specifier if s.operator == "==" and "*" not in s.version]
     for info in infos:
         parent = info.parent
         if parent is None:
-            newer = _newer_viable(name, info.requirement, provider)
+            newer = _newer_viable(name, info.requirement, provider, parents)
             if newer is not None:
                 hints.append(Upgrade(package=name, version=str(newer)))
             continue
@@ -110,6 +113,8 @@ def _upgrades(name: str, infos: Sequence[Any], provider: Provider) -> tuple[Upgr
                 continue
             if provider.filters.release_fits(parent.name, r) is not None:
                 continue
+            if any(provider.links.broken(parent.name, str(r.version), name, pin) is not None for pin in pins):
+                continue
             reqs = [q for q in r.requires if canonicalize_name(q.name) == name and provider.filters.markers_hold(q, parent.extras)]
             if reqs and _has_fitting(name, reqs, provider):
                 hints.append(Upgrade(package=parent.name, version=str(r.version)))
@@ -117,8 +122,9 @@ def _upgrades(name: str, infos: Sequence[Any], provider: Provider) -> tuple[Upgr
     return tuple(dict.fromkeys(hints))
 
 
-def _newer_viable(name: str, need: Need, provider: Provider) -> Version | None:
-    """The oldest release newer than every version `need` allows that fits the target (a target's way out)."""
+def _newer_viable(name: str, need: Need, provider: Provider, parents: Sequence[tuple[str, str]] = ()) -> Version | None:
+    """The oldest release newer than every version `need` allows that fits the target (a target's way out)
+    and links with the `parents` (name, version) that require it."""
     releases = provider.releases(name)
     if releases is None:
         return None
@@ -127,7 +133,8 @@ def _newer_viable(name: str, need: Need, provider: Provider) -> Version | None:
         return None
     anything = Need(name=name, extras=frozenset(), specifier=SpecifierSet(), asker=PROBE)
     found = provider.find_matches(name, {name: iter([anything])}, {name: iter(())})
-    newer = [c.version for c in found if c.version is not None and c.version > max(asked)]
+    newer = [c.version for c in found if c.version is not None and c.version > max(asked)
+             and all(provider.links.broken(p, pv, name, str(c.version)) is None for p, pv in parents)]
     return min(newer) if newer else None
 
 

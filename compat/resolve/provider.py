@@ -22,6 +22,7 @@ from compat.model.asker import Asker, AskerKind
 from compat.model.lock import PinReason, PinReasonKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.resolve.filters import Filters, contains, contains_text
+from compat.resolve.links import links_for
 
 # Packages whose public wheels carry CUDA kernels built for the CUDA major of torch's public-index
 # build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
@@ -144,6 +145,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
         self._depth: dict[str, int] = {}
         self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
+        self.links = links_for(getattr(matrix, "roots", None))
 
     # resolvelib interface -------------------------------------------------
 
@@ -220,6 +222,10 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             dead = self._dead_dependency(name, v, requires, extras)
             if dead is not None:
                 self.filters.rejected[key] = dead
+                continue
+            link = next((r for n in needs if (r := self.links.rejection(n.asker, name, str(v))) is not None), None)
+            if link is not None:
+                self.filters.rejected[key] = link
                 continue
             out.append(
                 Candidate(
@@ -316,6 +322,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         if requirement.variant is not None and candidate.variant != requirement.variant:
             return False
         if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant):
+            return False
+        if self.links.rejection(requirement.asker, candidate.name, str(candidate.version)) is not None:
             return False
         return contains(requirement.specifier, candidate.version, True)
 

@@ -53,6 +53,8 @@ MINE = {
     "nccl-p2p-hang-pcie": set(),
     "nccl-shm-too-small": set(),
     "nccl-version-mismatch": {"loaded", "wheel", "wheel_version", "torch"},
+    "api-import-link-broken": {"importer", "importer_version", "provider", "provider_version", "module", "imported", "present", "how"},
+    "api-import-link-guarded": {"importer", "importer_version", "provider", "provider_version", "module", "imported", "present", "how"},
 }
 CUDA = {
     "torch-import-fails", "cuda-driver-too-old", "torch-cuda-minor-compat",

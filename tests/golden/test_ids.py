@@ -14,6 +14,8 @@ SIGNATURE_IDS = (
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
     "accelerate-rtx4000-p2p-notimplemented",
+    "api-import-link-broken",
+    "api-import-link-guarded",
     "bf16-unsupported-gpu-trainer",
     "bnb-compiled-without-gpu",
     "bnb-cuda-setup-failed",
@@ -220,6 +222,8 @@ SIGNATURE_IDS = (
 )
 
 CHECK_IDS = (
+    "api-import-link-broken",
+    "api-import-link-guarded",
     "bf16-unsupported-gpu-trainer",
     "container-cuda-newer-than-driver",
     "cuda-driver-insufficient-runtime",

@@ -102,6 +102,11 @@ REJECTIONS = {
                   specifier="==2.5.1", exact=True, because=NO_SM120),
         "vllm 0.7.2 pins torch==2.5.1; no torch 2.5.1 build has sm_120 (RTX 5090)",
     ),
+    RejectionKind.BROKEN_LINK: (
+        Rejection(kind=RejectionKind.BROKEN_LINK, package="transformers", version="4.39.0",
+                  asker=Asker(kind=AskerKind.PACKAGE, package="trl", version="0.7.10"), imported="transformers:top_k_top_p_filtering"),
+        "trl 0.7.10 imports transformers:top_k_top_p_filtering at top level; transformers 4.39.0 does not have it (API index)",
+    ),
     RejectionKind.EXTENSION_MIN_ARCH: (
         Rejection(kind=RejectionKind.EXTENSION_MIN_ARCH, package="flash-attn", version="2.8.3", min_compute_capability="8.0",
                   compute_capability="7.5", gpu="T4"),

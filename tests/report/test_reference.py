@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from compat.judge.checks import cuda, gpu_features, launch, requirements, topology
+from compat.judge.checks import cuda, gpu_features, import_links, launch, requirements, topology
 from compat.matrix import load_matrix
 from compat.report.markdown import escape
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PAGE = ROOT / "docs" / "reference.md"
-MODULES = (requirements, cuda, gpu_features, launch, topology)
+MODULES = (requirements, cuda, gpu_features, launch, topology, import_links)
 
 
 def render() -> str:

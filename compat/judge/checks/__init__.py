@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from compat.judge.checks import cuda, extensions, gpu_features, launch, requirements, toolchain, topology
+from compat.judge.checks import cuda, extensions, gpu_features, import_links, launch, requirements, toolchain, topology
 from compat.matrix import Matrix
 from compat.model.facts import Facts
 from compat.model.findings import Finding
@@ -39,7 +39,8 @@ ALL: tuple[Check, ...] = (
 )
 
 OWNS: Mapping[str, frozenset[str]] = {
-    **requirements.OWNS, **cuda.OWNS, **extensions.OWNS, **gpu_features.OWNS, **launch.OWNS, **toolchain.OWNS, **topology.OWNS,
+    **requirements.OWNS, **cuda.OWNS, **extensions.OWNS, **gpu_features.OWNS, **launch.OWNS, **toolchain.OWNS,
+    **topology.OWNS, **import_links.OWNS,
 }
 """Catalog entry id → the `{fields}` a built-in check fills in its words, declared by each module.
 

@@ -1,0 +1,313 @@
+"""Links between releases: whether what one release imports from another tracked package exists in a
+release of that package, answered from the API timeline (compat/matrix/api_index.py).
+
+doctor asks it about the installed set, lock and plan about each pair of pinned releases. A link is
+broken only where the index shows it: the imported name (or module) exists in some indexed release of
+the provider but not in the one asked about. A name the index never saw (a private helper, a name
+the extractor cannot read) and a release the index has not read decide nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from compat.errors import MatrixError
+from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, PackageApi, Span, indexed_packages, load_api
+from compat.model.unknown import Unknown
+
+NATIVE_NAMES = frozenset({"torch"})
+"""Packages whose public names are mostly defined in compiled code, where the index sees only some."""
+
+
+_ON_DEMAND: tuple[tuple[str, str], ...] = (
+    # vLLM's model registry imports a model's module only for the architecture being served, in a
+    # child process that inspects it (vllm/model_executor/models/registry.py; vllm-project/vllm#24944).
+    ("vllm.model_executor.models.", "loaded only for the model architecture that uses it"),
+    # A model's own processor, named in a lazy table (_CLASS_TO_MODULE in the 0.19.1 wheel's
+    # vllm/transformers_utils/processors/__init__.py) or imported by that model's module alone.
+    ("vllm.transformers_utils.processors.", "loaded only for the model that uses that processor"),
+    # transformers' _LazyModule imports a model's module on first use of one of its classes.
+    ("transformers.models.", "loaded only when that model is used"),
+)
+
+
+# transformers' TensorFlow, Keras and Flax modules (modeling_tf_utils, keras_callbacks, ...): PyTorch users never load them.
+_OTHER_FRAMEWORK = re.compile(r"(^|_)(tf|flax|keras)(_|$)")
+
+
+def on_demand(module: str) -> str | None:
+    """Why `module` does not load with its package (None when it may): its top-level imports break a
+    model or an opt-in feature, not the package."""
+    for prefix, why in _ON_DEMAND:
+        if module.startswith(prefix):
+            return why
+    parts = module.split(".")
+    if "experimental" in parts:
+        return "an opt-in experimental module"
+    if any(_OTHER_FRAMEWORK.search(part) for part in parts):
+        return "loaded only with TensorFlow, Keras or Flax"
+    return None
+
+
+class ReleaseApi(Protocol):
+    """What the link check reads of a package: the index (PackageApi), or one installed release read
+    from its files (compat/sources/installed_api.py)."""
+
+    package: str
+    releases: tuple[str, ...]
+
+    def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]: ...
+
+    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown: ...
+
+    def imports(self, release: str, other: str) -> tuple[ImportEdge, ...] | Unknown: ...
+
+
+class ApiSource:
+    """The API index of a matrix's directories (an overlay's package replaces the shipped one),
+    each package read once; a corrupt or absent package is Unknown. `extra` answers for packages
+    (or releases) the index lacks, e.g. the installed files."""
+
+    def __init__(self, roots: Sequence[Path] | None = None, extra: dict[str, ReleaseApi] | None = None) -> None:
+        if not roots:
+            from compat.matrix import shipped_matrix_dir
+
+            roots = (shipped_matrix_dir(),)
+        self._roots = tuple(roots)
+        self._loaded: dict[str, PackageApi | Unknown] = {}
+        self._indexed: tuple[str, ...] | None = None
+        self._extra = {canonicalize_name(k): v for k, v in (extra or {}).items()}
+        self._edges: dict[tuple[str, str, str], tuple[ImportEdge, ...] | Unknown] = {}
+        self._releases: dict[tuple[str, str], ReleaseApi | Unknown] = {}
+
+    def get(self, package: str) -> PackageApi | Unknown:
+        """The index of `package`; Unknown when it has none."""
+        name = canonicalize_name(package)
+        api = self._loaded.get(name)
+        if api is None:
+            api = Unknown(reason=f"{name} has no API index")
+            for root in reversed(self._roots):
+                try:
+                    found = load_api(name, root)
+                except MatrixError as exc:
+                    found = Unknown(reason=str(exc))
+                if not isinstance(found, Unknown):
+                    api = found
+                    break
+            self._loaded[name] = api
+        return api
+
+    def release(self, package: str, version: str) -> ReleaseApi | Unknown:
+        """What answers for `version` of `package`: the index when it has read that release, else `extra`."""
+        key = (canonicalize_name(package), version)
+        found = self._releases.get(key)
+        if found is None:
+            found = self._releases[key] = self._release(package, version)
+        return found
+
+    def _release(self, package: str, version: str) -> ReleaseApi | Unknown:
+        api = self.get(package)
+        if not isinstance(api, Unknown) and _indexed(api, version):
+            return api
+        extra = self._extra.get(canonicalize_name(package))
+        if extra is not None and _indexed(extra, version):
+            return extra
+        if isinstance(api, Unknown):
+            return api
+        return Unknown(reason=f"{api.package} {version} is not indexed")
+
+    def imports(self, api: ReleaseApi, release: str, other: str) -> tuple[ImportEdge, ...] | Unknown:
+        """`api.imports`, remembered (lock asks the same pair many times)."""
+        key = (api.package, release, canonicalize_name(other))
+        edges = self._edges.get(key)
+        if edges is None:
+            edges = self._edges[key] = api.imports(release, other)
+        return edges
+
+    def indexed(self) -> tuple[str, ...]:
+        """Every indexed package, sorted."""
+        if self._indexed is None:
+            self._indexed = tuple(sorted({p for root in self._roots for p in indexed_packages(root)}))
+        return self._indexed
+
+
+def _indexed(api: ReleaseApi, version: str) -> bool:
+    try:
+        wanted = Version(version)
+        return any(Version(r) == wanted for r in api.releases)
+    except InvalidVersion:
+        return version in api.releases
+
+
+def after(api: ReleaseApi, release: str) -> str | None:
+    """The indexed release right after `release`."""
+    i = api.releases.index(release)
+    return api.releases[i + 1] if i + 1 < len(api.releases) else None
+
+
+def newer(a: str, b: str) -> bool:
+    """Whether version `a` is newer than `b` (False when either is not a version)."""
+    try:
+        return Version(a) > Version(b)
+    except InvalidVersion:
+        return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrokenLink:
+    """An import of one release that the release of the other package does not provide."""
+
+    importer: str
+    """The importing distribution ("trl")."""
+    importer_version: str
+    edge: ImportEdge
+    """The import: module, target, name, and whether it runs at import time."""
+    provider: str
+    """The imported distribution ("transformers")."""
+    provider_version: str
+    kind: ApiKind
+    key: str
+    """The index key that is missing ("transformers:top_k_top_p_filtering")."""
+    present: tuple[Span, ...]
+    """The provider releases where it exists."""
+    provider_fix: str | None
+    """A requirement on the provider under which the import resolves ("transformers<4.39.0")."""
+    importer_fix: str | None
+    """The first newer importer release that stops importing it ("trl>=0.8.0"); None when none does."""
+
+
+def _keys(edge: ImportEdge) -> tuple[tuple[ApiKind, str], ...]:
+    if edge.name is None:
+        return ((ApiKind.MODULE, edge.target),)
+    return ((ApiKind.NAME, f"{edge.target}:{edge.name}"), (ApiKind.MODULE, f"{edge.target}.{edge.name}"))
+
+
+def resolves(edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unknown:
+    """Whether `version` of the provider has what `edge` imports; Unknown when the index cannot say
+    (a private name, a key no indexed release has, a release that is not indexed)."""
+    module = edge.target
+    gone = edge.name is not None and provider.present(ApiKind.MODULE, module) and provider.has(ApiKind.MODULE, module, version) is False
+    if gone:
+        return False  # the module itself is gone: nothing can be imported from it
+    if edge.name is not None and edge.name.startswith("_"):
+        return Unknown(reason=f"{edge.name} is private: the index does not list it")
+    if edge.name is not None and canonicalize_name(provider.package) in NATIVE_NAMES:
+        # Most of torch's public names (torch.tensor, torch.float8_e4m3fn, ...) come from its C
+        # extension at import time, some releases spell a few again in Python: an absence in the
+        # index is no evidence. Its modules are files, and a module that is gone was answered above.
+        if any(provider.has(k, key, version) is True for k, key in _keys(edge)):
+            return True
+        return Unknown(reason=f"{provider.package} defines most names in its C extension: the index cannot see {edge.name}")
+    keys = [(k, key) for k, key in _keys(edge) if provider.present(k, key)]
+    if not keys and getattr(provider, "conclusive_absence", False):
+        # Read from the installed files: what they do not define is not there.
+        answers = [provider.has(k, key, version) for k, key in _keys(edge)]
+        return False if all(a is False for a in answers) else next((a for a in answers if isinstance(a, Unknown)), True)
+    if not keys:
+        return Unknown(reason=f"no indexed {provider.package} release has {edge.target}" + (f":{edge.name}" if edge.name else ""))
+    unknown: Unknown | None = None
+    for kind, key in keys:
+        has = provider.has(kind, key, version)
+        if has is True:
+            return True
+        if isinstance(has, Unknown):
+            unknown = has
+    return unknown if unknown is not None else False
+
+
+def broken_links(
+    source: ApiSource, importer: str, importer_version: str, provider: str, provider_version: str,
+    kinds: frozenset[ImportKind] = frozenset(ImportKind),
+) -> tuple[BrokenLink, ...] | Unknown:
+    """The imports of `importer_version` (of the given kinds) from `provider` that `provider_version`
+    lacks, as far as the index shows; Unknown when either release cannot be read."""
+    a = source.release(importer, importer_version)
+    if isinstance(a, Unknown):
+        return a
+    b = source.release(provider, provider_version)
+    if isinstance(b, Unknown):
+        return b
+    edges = source.imports(a, _spelled(a, importer_version), provider)
+    if isinstance(edges, Unknown):
+        return edges
+    out: list[BrokenLink] = []
+    seen: set[tuple[str, str | None]] = set()
+    spelled = _spelled(b, provider_version)
+    for edge in edges:
+        if edge.kind not in kinds or (edge.target, edge.name) in seen:
+            continue
+        ok = resolves(edge, b, spelled)
+        if ok is not False or _has_fallback(edge, edges, b, spelled):
+            continue
+        seen.add((edge.target, edge.name))
+        gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, _spelled(b, provider_version)) is False
+        keys = _keys(edge)
+        kind, key = (ApiKind.MODULE, edge.target) if gone else next(((k, key) for k, key in keys if b.present(k, key)), keys[0])
+        present = b.present(kind, key)
+        out.append(BrokenLink(
+            importer=a.package, importer_version=importer_version, edge=edge, provider=b.package,
+            provider_version=provider_version, kind=kind, key=key, present=present,
+            provider_fix=_provider_fix(source, b.package, present, provider_version),
+            importer_fix=_importer_fix(source, a, importer_version, provider, edge),
+        ))
+    return tuple(out)
+
+
+def _has_fallback(edge: ImportEdge, edges: Sequence[ImportEdge], provider: ReleaseApi, version: str) -> bool:
+    """Whether the same module also imports the same name from elsewhere in the provider, and that
+    import may resolve: `try: from transformers.integrations import X except ImportError: from
+    transformers.deepspeed import X` breaks nothing."""
+    if edge.name is None:
+        return False
+    return any(other.module == edge.module and other.name == edge.name and other.target != edge.target
+               and resolves(other, provider, version) is not False for other in edges)
+
+
+def _spelled(api: ReleaseApi, version: str) -> str:
+    """`version` as the index spells it ("0.8" -> "0.8.0")."""
+    if version in api.releases:
+        return version
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return version
+    return next((r for r in api.releases if Version(r) == wanted), version)
+
+
+def _provider_fix(source: ApiSource, provider: str, present: tuple[Span, ...], version: str) -> str | None:
+    api = source.get(provider)
+    if isinstance(api, Unknown) or not present:
+        return None
+    later = next((s for s in present if newer(s.first, version)), None)
+    if later is None:
+        removed = after(api, present[-1].last)
+        return f"{provider}<{removed}" if removed else None
+    upper = after(api, later.last) if later is not present[-1] else None
+    return f"{provider}>={later.first}" + (f",<{upper}" if upper else "")
+
+
+def _importer_fix(source: ApiSource, importer: ReleaseApi, version: str, provider: str, edge: ImportEdge) -> str | None:
+    api = source.get(importer.package)
+    if isinstance(api, Unknown):
+        return None
+    for release in api.releases:
+        if not newer(release, version):
+            continue
+        edges = source.imports(api, release, provider)
+        if isinstance(edges, Unknown):
+            return None
+        still = [e for e in edges if (e.target, e.name) == (edge.target, edge.name)
+                 and (e.kind is ImportKind.TOP_LEVEL or edge.kind is not ImportKind.TOP_LEVEL)]
+        if not still:
+            return f"{api.package}>={release}"
+    return None
+
+
+__all__ = ["NATIVE_NAMES", "ApiSource", "BrokenLink", "ReleaseApi", "after", "broken_links", "newer", "on_demand", "resolves"]

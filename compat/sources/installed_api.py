@@ -1,0 +1,208 @@
+"""The API of an installed release read from its files with `ast`, never imported: what doctor's link
+check reads when the API index has not read that release (compat/matrix/api_links.py).
+
+`installed_releases(python, packages)` asks the interpreter for its sys.path once, then each package's
+modules are found and parsed on first use. What a file cannot say for certain (a module `__getattr__`,
+a lazy `_import_structure`, a star import) answers Unknown, never "absent".
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, Span, import_names
+from compat.model.unknown import Unknown
+from compat.sources.probe._run import run
+
+MAX_MODULES = 600
+"""Modules read per package for its imports; a larger package answers Unknown (the index should hold it)."""
+
+_SYS_PATH = "import json, sys; print(json.dumps(sys.path))"
+_LAZY_MARKERS = ("_import_structure", "_LazyModule", "define_import_structure", "__getattr__", "_SUBMOD_ATTRS", "lazy_import")
+
+
+class InstalledRelease:
+    """One installed release of a package, answering like the API index for that release alone."""
+
+    def __init__(self, package: str, version: str, roots: tuple[Path, ...]) -> None:
+        self.package = str(canonicalize_name(package))
+        self.releases: tuple[str, ...] = (version,)
+        self._version = version
+        self._roots = roots
+        """The package's top-level directories (or single-file modules) on sys.path."""
+        self._names: dict[str, frozenset[str] | Unknown | None] = {}
+        self.conclusive_absence = True
+        """A name these files do not define is absent (the index, by contrast, may not have read it)."""
+        self._edges: tuple[ImportEdge, ...] | Unknown | None = None
+
+    def _file(self, module: str) -> Path | None:
+        parts = module.split(".")
+        for root in self._roots:
+            if root.name.removesuffix(".py") != parts[0]:
+                continue
+            base = root.parent.joinpath(*parts)
+            for path in (base / "__init__.py", base.with_suffix(".py")):
+                if path.is_file():
+                    return path
+        return None
+
+    def _compiled(self, module: str) -> bool:
+        parts = module.split(".")
+        for root in self._roots:
+            folder = root.parent.joinpath(*parts[:-1])
+            if root.name.removesuffix(".py") == parts[0] and folder.is_dir() and any(folder.glob(f"{parts[-1]}.*.so")):
+                return True
+        return False
+
+    def _module_names(self, module: str) -> frozenset[str] | Unknown | None:
+        """The names `module` defines at module level; None when there is no such module."""
+        if module not in self._names:
+            path = self._file(module)
+            if path is None:
+                self._names[module] = Unknown(reason=f"{module} is compiled") if self._compiled(module) else None
+            else:
+                self._names[module] = _defined(path)
+        return self._names[module]
+
+    def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
+        has = self.has(kind, key, self._version)
+        return (Span(first=self._version, last=self._version),) if has is True else ()
+
+    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown:
+        if release != self._version:
+            return Unknown(reason=f"only {self.package} {self._version} is installed")
+        if kind is ApiKind.MODULE:
+            return self._file(key) is not None or self._compiled(key)
+        if kind is ApiKind.NAME:
+            module, _, name = key.partition(":")
+            names = self._module_names(module)
+            if names is None:
+                return False
+            if isinstance(names, Unknown):
+                return names
+            return name in names or self._file(f"{module}.{name}") is not None
+        return Unknown(reason=f"installed files are not read for {kind.value} keys")
+
+    def imports(self, release: str, other: str) -> tuple[ImportEdge, ...] | Unknown:
+        if release != self._version:
+            return Unknown(reason=f"only {self.package} {self._version} is installed")
+        if self._edges is None:
+            self._edges = self._read_edges()
+        if isinstance(self._edges, Unknown):
+            return self._edges
+        targets = import_names(other)
+        return tuple(e for e in self._edges if e.target.split(".")[0] in targets)
+
+    def _read_edges(self) -> tuple[ImportEdge, ...] | Unknown:
+        files: list[tuple[str, Path]] = []
+        for root in self._roots:
+            if root.is_file():
+                files.append((root.stem, root))
+                continue
+            for path in sorted(root.rglob("*.py")):
+                rel = path.relative_to(root.parent).with_suffix("")
+                parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+                files.append((".".join(parts), path))
+        if len(files) > MAX_MODULES:
+            return Unknown(reason=f"{self.package} has {len(files)} modules: too many to read at check time")
+        edges: set[ImportEdge] = set()
+        own = {r.name.removesuffix(".py") for r in self._roots}
+        for module, path in files:
+            tree = _parse(path)
+            if tree is not None:
+                edges.update(e for e in _imports(tree, module) if e.target.split(".")[0] not in own)
+        return tuple(sorted(edges, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _defined(path: Path) -> frozenset[str] | Unknown:
+    tree = _parse(path)
+    if tree is None:
+        return Unknown(reason=f"{path.name} could not be read")
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and node.id in _LAZY_MARKERS) or (isinstance(node, ast.FunctionDef) and node.name == "__getattr__"):
+            return Unknown(reason=f"{path.name} defines names lazily")
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return Unknown(reason=f"{path.name} star-imports names")
+    for node in _module_level(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return frozenset(names)
+
+
+def _module_level(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
+    """Statements that run at import time, inside try/if/with blocks too."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.Try | ast.If | ast.With):
+            for block in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, block, ()):
+                    yield from _module_level(child.body if isinstance(child, ast.ExceptHandler) else [child])
+
+
+def _imports(tree: ast.Module, module: str) -> Iterable[ImportEdge]:
+    def visit(nodes: Iterable[ast.AST], kind: ImportKind) -> Iterable[ImportEdge]:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    yield ImportEdge(module=module, target=a.name, name=None, kind=kind)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for a in node.names:
+                    yield ImportEdge(module=module, target=node.module, name=None if a.name == "*" else a.name, kind=kind)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                yield from visit(ast.iter_child_nodes(node), ImportKind.LAZY)
+            elif isinstance(node, (ast.Try, ast.If)) and kind is ImportKind.TOP_LEVEL:
+                yield from visit(ast.iter_child_nodes(node), ImportKind.GUARDED)
+            else:
+                yield from visit(ast.iter_child_nodes(node), kind)
+
+    return visit(tree.body, ImportKind.TOP_LEVEL)
+
+
+def site_dirs(python: str | Path, *, timeout: float = 30.0) -> tuple[Path, ...] | Unknown:
+    """The interpreter's sys.path directories (it runs with -I: no user site, no PYTHONPATH)."""
+    result = run([str(python), "-I", "-c", _SYS_PATH], timeout=timeout)
+    if not result.ok:
+        return Unknown(reason=result.problem or "the interpreter did not answer")
+    try:
+        entries = json.loads(result.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return Unknown(reason="the interpreter printed no sys.path")
+    return tuple(Path(e) for e in entries if isinstance(e, str) and e and Path(e).is_dir())
+
+
+def installed_releases(dirs: tuple[Path, ...], packages: Mapping[str, str]) -> dict[str, InstalledRelease]:
+    """`{package: its installed release}` for each package (name -> version) whose modules are on `dirs`."""
+    out: dict[str, InstalledRelease] = {}
+    for package, version in packages.items():
+        roots: list[Path] = []
+        for name in import_names(package):
+            for d in dirs:
+                for candidate in (d / name, d / f"{name}.py"):
+                    if (candidate / "__init__.py").is_file() or candidate.is_file():
+                        roots.append(candidate)
+                        break
+                else:
+                    continue
+                break
+        if roots:
+            out[str(canonicalize_name(package))] = InstalledRelease(package, version, tuple(roots))
+    return out
