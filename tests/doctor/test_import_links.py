@@ -94,3 +94,9 @@ def test_a_model_module_loaded_on_demand_is_a_warning_and_does_not_rule_out_a_pa
     assert links_for(None).broken("vllm", "0.8.5.post1", "transformers", "4.57.6") is None
     finding = _finding(links[0], load_matrix())
     assert finding.id == GUARDED and "loads (loaded only for the model architecture that uses it)" in finding.title
+
+
+def test_the_shipped_index_finds_exactly_the_trl_0_7_10_link():
+    (finding,) = check_import_links(_facts({"trl": "0.7.10", "transformers": "4.39.0"}), load_matrix())
+    assert (finding.id, finding.fix.requires) == (BROKEN, ("trl>=0.8.0",))
+    assert "transformers 2.6.0 - 4.38.2 only" in finding.cause
