@@ -96,8 +96,12 @@ def overlay(tmp_path_factory):
     return root
 
 
+# The running interpreter's version: the pylock test installs the lock into a venv of this interpreter.
+PYTHON_VERSION = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 def _lock(index: str, overlay: Path, *args: str):
-    return runner.invoke(app, ["lock", *args, "--gpus", "cpu", "--python-version", "3.11", "--matrix", str(overlay),
+    return runner.invoke(app, ["lock", *args, "--gpus", "cpu", "--python-version", PYTHON_VERSION, "--matrix", str(overlay),
                                "--full", "--index-url", index])
 
 
