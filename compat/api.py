@@ -423,8 +423,8 @@ def _installed_api(request: DoctorRequest, env: Facts, matrix: Matrix) -> ApiSou
     if request.environment.facts_file is not None or isinstance(env.packages, Unknown) or isinstance(python, Unknown):
         return source
     tracked = set(matrix.releases.packages())
-    missing = {d.name: d.version.split("+", 1)[0] for d in env.packages
-               if d.name in tracked and isinstance(source.release(d.name, d.version.split("+", 1)[0]), Unknown)}
+    missing = {d.name: d.public_version for d in env.packages
+               if d.name in tracked and isinstance(source.release(d.name, d.public_version), Unknown)}
     if not missing:
         return source
     dirs = site_dirs(python)

@@ -174,7 +174,7 @@ def _installed(facts: Facts | None, package: str | None) -> str | None:
     dist = facts.package(package)
     if dist is None or isinstance(dist, Unknown):
         return None
-    return dist.version.split("+", 1)[0]
+    return dist.public_version
 
 
 def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer | None:

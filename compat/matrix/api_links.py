@@ -181,6 +181,13 @@ class BrokenLink:
     """A requirement on the provider under which the import resolves ("transformers<4.39.0")."""
     importer_fix: str | None
     """The first newer importer release that stops importing it ("trl>=0.8.0"); None when none does."""
+    on_demand: str | None = None
+    """For a top-level import: why its module does not load with the package (`on_demand`), if so."""
+
+    @property
+    def breaks_import(self) -> bool:
+        """An unguarded top-level import in a module that loads with its package: importing it fails."""
+        return self.edge.kind is ImportKind.TOP_LEVEL and self.on_demand is None
 
 
 def _keys(edge: ImportEdge) -> tuple[tuple[ApiKind, str], ...]:
@@ -247,7 +254,7 @@ def broken_links(
         if ok is not False or _has_fallback(edge, edges, b, spelled):
             continue
         seen.add((edge.target, edge.name))
-        gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, _spelled(b, provider_version)) is False
+        gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, spelled) is False
         keys = _keys(edge)
         kind, key = (ApiKind.MODULE, edge.target) if gone else next(((k, key) for k, key in keys if b.present(k, key)), keys[0])
         present = b.present(kind, key)
@@ -256,6 +263,7 @@ def broken_links(
             provider_version=provider_version, kind=kind, key=key, present=present,
             provider_fix=_provider_fix(source, b.package, present, provider_version),
             importer_fix=_importer_fix(source, a, importer_version, provider, edge),
+            on_demand=on_demand(edge.module) if edge.kind is ImportKind.TOP_LEVEL else None,
         ))
     return tuple(out)
 

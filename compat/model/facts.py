@@ -97,6 +97,11 @@ class Distribution:
     installer: str | None = None
     """Contents of the INSTALLER file (pip, uv, conda); None when the file is absent."""
 
+    @property
+    def public_version(self) -> str:
+        """The version without its local tag ("2.5.1"), as indexes and the API timeline name releases."""
+        return self.version.split("+", 1)[0]
+
 
 @dataclass(frozen=True, kw_only=True)
 class TorchBuild:

@@ -5,7 +5,7 @@ The provider asks `broken` for every requirement a pinned release makes: a candi
 name its asker imports unguarded at top level is dropped (a BROKEN_LINK rejection, shown in the
 conflict chain), and an already chosen one no longer satisfies that asker, so the resolver backtracks.
 Guarded and lazy imports never rule a pair out, nor does a top-level import in a module that loads on
-demand (one model's module, an experimental one: `api_links.on_demand`): they break a feature, not the import.
+demand (one model's module, an experimental one: `BrokenLink.on_demand`): they break a feature, not the import.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from compat.matrix.api_index import ImportKind
-from compat.matrix.api_links import ApiSource, BrokenLink, broken_links, on_demand
+from compat.matrix.api_links import ApiSource, BrokenLink, broken_links
 from compat.model.asker import Asker, AskerKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
@@ -35,7 +35,7 @@ class Links:
         key = (importer, importer_version, provider, provider_version)
         if key not in self._pairs:
             links = broken_links(self._source, importer, importer_version, provider, provider_version, _TOP_LEVEL)
-            eager = [] if isinstance(links, Unknown) else [b for b in links if on_demand(b.edge.module) is None]
+            eager = [] if isinstance(links, Unknown) else [b for b in links if b.breaks_import]
             self._pairs[key] = eager[0] if eager else None
         return self._pairs[key]
 

@@ -2,7 +2,7 @@
 resolve in the installed release of the other (compat/matrix/api_links.py).
 
 A top-level unguarded import that does not resolve breaks importing the package: an error. A guarded
-or lazy one, or one in a module that loads on demand (one model's module: `api_links.on_demand`),
+or lazy one, or one in a module that loads on demand (one model's module: `BrokenLink.on_demand`),
 breaks only the feature behind it: a warning. Pairs the index cannot read decide nothing
 (the installed source files answer for them where doctor could read them: compat/sources/installed_api.py).
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from compat.judge.checks._util import found
 from compat.matrix import Matrix
 from compat.matrix.api_index import ImportKind
-from compat.matrix.api_links import ApiSource, BrokenLink, broken_links, on_demand
+from compat.matrix.api_links import ApiSource, BrokenLink, broken_links
 from compat.model.facts import Facts
 from compat.model.findings import Finding
 from compat.model.unknown import Unknown
@@ -33,7 +33,7 @@ def check_import_links(facts: Facts, matrix: Matrix, source: ApiSource | None = 
     if isinstance(facts.packages, Unknown):
         return  # the requirements check already says the packages are unknown
     source = source if source is not None else ApiSource(matrix.roots)
-    installed = {d.name: d.version.split("+", 1)[0] for d in facts.packages}
+    installed = {d.name: d.public_version for d in facts.packages}
     tracked = sorted(p for p in installed if not isinstance(source.release(p, installed[p]), Unknown))
     for importer in tracked:
         for provider in tracked:
@@ -50,17 +50,15 @@ def _finding(link: BrokenLink, matrix: Matrix) -> Finding:
     e = link.edge
     imported = f"{e.name} from {e.target}" if e.name else e.target
     present = ", ".join(s.first if s.first == s.last else f"{s.first} - {s.last}" for s in link.present)
-    why = on_demand(e.module) if e.kind is ImportKind.TOP_LEVEL else None
-    breaks_import = e.kind is ImportKind.TOP_LEVEL and why is None
     values = {
         "importer": link.importer, "importer_version": link.importer_version, "provider": link.provider,
         "provider_version": link.provider_version, "module": e.module, "imported": imported, "present": present,
-        "how": f"when {e.module} loads ({why})" if why else _HOW[e.kind],
+        "how": f"when {e.module} loads ({link.on_demand})" if link.on_demand else _HOW[e.kind],
     }
     fixes = tuple(f for f in (link.importer_fix, link.provider_fix) if f)
     evidence = (f"{link.importer} {link.importer_version}: {e.module} imports {imported} ({e.kind.value.replace('_', ' ')})",
                 f"{link.provider} {link.provider_version} lacks {link.key}; indexed releases that have it: {present}")
     return found(
-        matrix, BROKEN if breaks_import else GUARDED, evidence=evidence, values=values,
+        matrix, BROKEN if link.breaks_import else GUARDED, evidence=evidence, values=values,
         requires=fixes[:1], commands=tuple(f"pip install '{f}'" for f in fixes),
     )
