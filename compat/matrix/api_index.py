@@ -191,6 +191,9 @@ class PackageApi:
         self._index = {r: i for i, r in enumerate(self.releases)}
         self._tables: dict[str, dict[str, str]] = {}
         self._shards: dict[str, list[str]] = dict(meta.get("shards", {}))
+        # Decoded once: lock asks the same keys of every candidate release.
+        self._decoded: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
+        self._import_rows: tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...] | None = None
 
     def _shard(self, stem: str, shard: int) -> dict[str, str]:
         name = f"{stem}.{shard}" if stem in self._shards else stem
@@ -220,8 +223,11 @@ class PackageApi:
         return tuple(sorted(self._table(kind.value)))
 
     def _spans(self, stem: str, key: str) -> tuple[tuple[int, int], ...]:
-        text = self._get(stem, key)
-        return decode_spans(text) if text else ()
+        spans = self._decoded.get((stem, key))
+        if spans is None:
+            text = self._get(stem, key)
+            spans = self._decoded[(stem, key)] = decode_spans(text) if text else ()
+        return spans
 
     def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
         """Inclusive ranges of indexed releases where `key` exists; empty when it never does."""
@@ -253,14 +259,19 @@ class PackageApi:
         if isinstance(i, Unknown):
             return i
         roots = import_names(other)
-        out = []
-        for key, text in self._table(IMPORTS).items():
-            module, target, name, kind = key.split(" ")
-            if target.split(".")[0] not in roots:
-                continue
-            if any(a <= i <= b for a, b in decode_spans(text)):
-                out.append(ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind)))
+        out = [edge for edge, spans in self._imports() if edge.target.split(".")[0] in roots and any(a <= i <= b for a, b in spans)]
         return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+
+    def _imports(self) -> tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]:
+        """Every row of the import table with its decoded spans, read once."""
+        if self._import_rows is None:
+            rows = []
+            for key, text in self._table(IMPORTS).items():
+                module, target, name, kind = key.split(" ")
+                edge = ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
+                rows.append((edge, decode_spans(text)))
+            self._import_rows = tuple(rows)
+        return self._import_rows
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ the extractor cannot read) and a release the index has not read decide nothing.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ _ON_DEMAND: tuple[tuple[str, str], ...] = (
 _OTHER_FRAMEWORK = re.compile(r"(^|_)(tf|flax|keras)(_|$)")
 
 
+@functools.lru_cache(maxsize=4096)
 def on_demand(module: str) -> str | None:
     """Why `module` does not load with its package (None when it may): its top-level imports break a
     model or an opt-in feature, not the package."""
@@ -86,6 +88,8 @@ class ApiSource:
         self._extra = {canonicalize_name(k): v for k, v in (extra or {}).items()}
         self._edges: dict[tuple[str, str, str], tuple[ImportEdge, ...] | Unknown] = {}
         self._releases: dict[tuple[str, str], ReleaseApi | Unknown] = {}
+        # Keyed by the provider object's identity: the source holds every ReleaseApi it hands out.
+        self._resolved: dict[tuple[int, str, str | None, str], bool | Unknown] = {}
 
     def get(self, package: str) -> PackageApi | Unknown:
         """The index of `package`; Unknown when it has none."""
@@ -131,6 +135,15 @@ class ApiSource:
             edges = self._edges[key] = api.imports(release, other)
         return edges
 
+    def resolves(self, edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unknown:
+        """`resolves`, remembered: lock asks the same imports of the same provider release for every
+        release of the importer it tries."""
+        key = (id(provider), edge.target, edge.name, version)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = resolves(edge, provider, version)
+        return found
+
     def indexed(self) -> tuple[str, ...]:
         """Every indexed package, sorted."""
         if self._indexed is None:
@@ -139,6 +152,8 @@ class ApiSource:
 
 
 def _indexed(api: ReleaseApi, version: str) -> bool:
+    if version in api.releases:
+        return True
     try:
         wanted = Version(version)
         return any(Version(r) == wanted for r in api.releases)
@@ -183,11 +198,19 @@ class BrokenLink:
     """The first newer importer release that stops importing it ("trl>=0.8.0"); None when none does."""
     on_demand: str | None = None
     """For a top-level import: why its module does not load with the package (`on_demand`), if so."""
+    added_later: bool = False
+    """Every provider release that has it is newer than `provider_version`: the importer reaches for a
+    newer provider's API. Its own requirements are what say whether it supports this provider at all
+    (the requirements check judges them); where they admit it, the module that imports it is loaded
+    only with a newer provider (peft 0.21.2's transformers-v5 weight conversion, for one), so this
+    is no evidence that the package breaks. A name *removed* before `provider_version` is the
+    evidence: an old release's open upper bound meeting a newer provider."""
 
     @property
     def breaks_import(self) -> bool:
-        """An unguarded top-level import in a module that loads with its package: importing it fails."""
-        return self.edge.kind is ImportKind.TOP_LEVEL and self.on_demand is None
+        """An unguarded top-level import, in a module that loads with its package, of a name the provider
+        removed: importing the package fails."""
+        return self.edge.kind is ImportKind.TOP_LEVEL and self.on_demand is None and not self.added_later
 
 
 def _keys(edge: ImportEdge) -> tuple[tuple[ApiKind, str], ...]:
@@ -231,10 +254,11 @@ def resolves(edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unk
 
 def broken_links(
     source: ApiSource, importer: str, importer_version: str, provider: str, provider_version: str,
-    kinds: frozenset[ImportKind] = frozenset(ImportKind),
+    kinds: frozenset[ImportKind] = frozenset(ImportKind), *, breaking_only: bool = False,
 ) -> tuple[BrokenLink, ...] | Unknown:
     """The imports of `importer_version` (of the given kinds) from `provider` that `provider_version`
-    lacks, as far as the index shows; Unknown when either release cannot be read."""
+    lacks, as far as the index shows; Unknown when either release cannot be read. `breaking_only`:
+    only those that break importing the package (`BrokenLink.breaks_import`), the others not even looked up."""
     a = source.release(importer, importer_version)
     if isinstance(a, Unknown):
         return a
@@ -250,32 +274,38 @@ def broken_links(
     for edge in edges:
         if edge.kind not in kinds or (edge.target, edge.name) in seen:
             continue
-        ok = resolves(edge, b, spelled)
-        if ok is not False or _has_fallback(edge, edges, b, spelled):
+        if breaking_only and (edge.kind is not ImportKind.TOP_LEVEL or on_demand(edge.module) is not None):
+            continue
+        ok = source.resolves(edge, b, spelled)
+        if ok is not False or _has_fallback(source, edge, edges, b, spelled):
             continue
         seen.add((edge.target, edge.name))
         gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, spelled) is False
         keys = _keys(edge)
         kind, key = (ApiKind.MODULE, edge.target) if gone else next(((k, key) for k, key in keys if b.present(k, key)), keys[0])
         present = b.present(kind, key)
+        added_later = bool(present) and all(newer(s.first, provider_version) for s in present)
+        if breaking_only and added_later:
+            continue
         out.append(BrokenLink(
             importer=a.package, importer_version=importer_version, edge=edge, provider=b.package,
             provider_version=provider_version, kind=kind, key=key, present=present,
             provider_fix=_provider_fix(source, b.package, present, provider_version),
             importer_fix=_importer_fix(source, a, importer_version, provider, edge),
             on_demand=on_demand(edge.module) if edge.kind is ImportKind.TOP_LEVEL else None,
+            added_later=added_later,
         ))
     return tuple(out)
 
 
-def _has_fallback(edge: ImportEdge, edges: Sequence[ImportEdge], provider: ReleaseApi, version: str) -> bool:
+def _has_fallback(source: ApiSource, edge: ImportEdge, edges: Sequence[ImportEdge], provider: ReleaseApi, version: str) -> bool:
     """Whether the same module also imports the same name from elsewhere in the provider, and that
     import may resolve: `try: from transformers.integrations import X except ImportError: from
     transformers.deepspeed import X` breaks nothing."""
     if edge.name is None:
         return False
     return any(other.module == edge.module and other.name == edge.name and other.target != edge.target
-               and resolves(other, provider, version) is not False for other in edges)
+               and source.resolves(other, provider, version) is not False for other in edges)
 
 
 def _spelled(api: ReleaseApi, version: str) -> str:

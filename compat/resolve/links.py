@@ -5,7 +5,9 @@ The provider asks `broken` for every requirement a pinned release makes: a candi
 name its asker imports unguarded at top level is dropped (a BROKEN_LINK rejection, shown in the
 conflict chain), and an already chosen one no longer satisfies that asker, so the resolver backtracks.
 Guarded and lazy imports never rule a pair out, nor does a top-level import in a module that loads on
-demand (one model's module, an experimental one: `BrokenLink.on_demand`): they break a feature, not the import.
+demand (one model's module, an experimental one: `BrokenLink.on_demand`), nor one of a name that only
+newer provider releases have (`BrokenLink.added_later`: the declared requirements decide those): they
+break a feature, not the import. What rules a pair out is a name the provider removed.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ class Links:
         pair links (or the index cannot say)."""
         key = (importer, importer_version, provider, provider_version)
         if key not in self._pairs:
-            links = broken_links(self._source, importer, importer_version, provider, provider_version, _TOP_LEVEL)
-            eager = [] if isinstance(links, Unknown) else [b for b in links if b.breaks_import]
-            self._pairs[key] = eager[0] if eager else None
+            links = broken_links(self._source, importer, importer_version, provider, provider_version, _TOP_LEVEL,
+                                 breaking_only=True)
+            self._pairs[key] = links[0] if not isinstance(links, Unknown) and links else None
         return self._pairs[key]
 
     def rejection(self, asker: Asker, name: str, version: str) -> Rejection | None:

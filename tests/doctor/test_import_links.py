@@ -100,3 +100,21 @@ def test_the_shipped_index_finds_exactly_the_trl_0_7_10_link():
     (finding,) = check_import_links(_facts({"trl": "0.7.10", "transformers": "4.39.0"}), load_matrix())
     assert (finding.id, finding.fix.requires) == (BROKEN, ("trl>=0.8.0",))
     assert "transformers 2.6.0 - 4.38.2 only" in finding.cause
+
+
+def test_names_only_newer_providers_have_are_no_finding_and_no_veto():
+    # peft 0.21.2 reaches for transformers v5 APIs (conversion_mapping, core_model_loading) in a module
+    # it loads only with v5, and behind version checks: with transformers 4.51.3 nothing is broken.
+    from compat.resolve.links import links_for
+
+    source = ApiSource()
+    links = broken_links(source, "peft", "0.21.2", "transformers", "4.51.3")
+    assert not isinstance(links, Unknown)
+    later = [x for x in links if x.key.startswith("transformers.conversion_mapping")]
+    assert later and all(x.added_later and not x.breaks_import for x in later)
+    assert [f for f in check_import_links(_facts({"peft": "0.21.2", "transformers": "4.51.3"}), load_matrix())
+            if "conversion_mapping" in f.title or "core_model_loading" in f.title] == []
+    assert links_for(None).broken("peft", "0.21.2", "transformers", "4.51.3") is None
+    # A removed name is still the evidence: trl 0.7.10's top_k_top_p_filtering.
+    (removed,) = broken_links(source, "trl", "0.7.10", "transformers", "4.39.0", frozenset({ImportKind.TOP_LEVEL}))
+    assert removed.breaks_import and not removed.added_later

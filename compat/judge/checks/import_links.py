@@ -1,10 +1,14 @@
 """Links of the installed set: every import one installed tracked package makes from another must
 resolve in the installed release of the other (compat/matrix/api_links.py).
 
-A top-level unguarded import that does not resolve breaks importing the package: an error. A guarded
-or lazy one, or one in a module that loads on demand (one model's module: `BrokenLink.on_demand`),
-breaks only the feature behind it: a warning. Pairs the index cannot read decide nothing
-(the installed source files answer for them where doctor could read them: compat/sources/installed_api.py).
+A top-level unguarded import of a name the installed provider no longer has breaks importing the
+package: an error. A guarded or lazy one, or one in a module that loads on demand (one model's
+module: `BrokenLink.on_demand`), breaks only the feature behind it: a warning. A name that only
+newer provider releases have is no finding (`BrokenLink.added_later`): code reaching for a newer
+provider's API is how a package supports a range, and whether it supports this provider at all is
+what its declared requirements say, which the requirements check judges.
+Pairs the index cannot read decide nothing (the installed source files answer for them where doctor
+could read them: compat/sources/installed_api.py).
 """
 
 from __future__ import annotations
@@ -43,7 +47,14 @@ def check_import_links(facts: Facts, matrix: Matrix, source: ApiSource | None = 
             if isinstance(links, Unknown):
                 continue
             for link in links:
-                yield _finding(link, matrix)
+                if not link.added_later:
+                    yield _finding(link, matrix)
+
+
+def _how(link: BrokenLink) -> str:
+    if link.on_demand:
+        return f"when {link.edge.module} loads ({link.on_demand})"
+    return _HOW[link.edge.kind]
 
 
 def _finding(link: BrokenLink, matrix: Matrix) -> Finding:
@@ -53,7 +64,7 @@ def _finding(link: BrokenLink, matrix: Matrix) -> Finding:
     values = {
         "importer": link.importer, "importer_version": link.importer_version, "provider": link.provider,
         "provider_version": link.provider_version, "module": e.module, "imported": imported, "present": present,
-        "how": f"when {e.module} loads ({link.on_demand})" if link.on_demand else _HOW[e.kind],
+        "how": _how(link),
     }
     fixes = tuple(f for f in (link.importer_fix, link.provider_fix) if f)
     evidence = (f"{link.importer} {link.importer_version}: {e.module} imports {imported} ({e.kind.value.replace('_', ' ')})",
