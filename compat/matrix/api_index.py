@@ -193,7 +193,7 @@ class PackageApi:
         self._shards: dict[str, list[str]] = dict(meta.get("shards", {}))
         # Decoded once: lock asks the same keys of every candidate release.
         self._decoded: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
-        self._import_rows: tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...] | None = None
+        self._import_rows: dict[tuple[str, ...], tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]] = {}
 
     def _shard(self, stem: str, shard: int) -> dict[str, str]:
         name = f"{stem}.{shard}" if stem in self._shards else stem
@@ -258,20 +258,21 @@ class PackageApi:
         i = self._release_index(release)
         if isinstance(i, Unknown):
             return i
-        roots = import_names(other)
-        out = [edge for edge, spans in self._imports() if edge.target.split(".")[0] in roots and any(a <= i <= b for a, b in spans)]
+        out = [edge for edge, spans in self._imports(import_names(other)) if any(a <= i <= b for a, b in spans)]
         return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
 
-    def _imports(self) -> tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]:
-        """Every row of the import table with its decoded spans, read once."""
-        if self._import_rows is None:
-            rows = []
+    def _imports(self, roots: tuple[str, ...]) -> tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]:
+        """The rows of the import table that import from `roots`, with their decoded spans, read once."""
+        rows = self._import_rows.get(roots)
+        if rows is None:
+            found = []
             for key, text in self._table(IMPORTS).items():
                 module, target, name, kind = key.split(" ")
-                edge = ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
-                rows.append((edge, decode_spans(text)))
-            self._import_rows = tuple(rows)
-        return self._import_rows
+                if target.split(".")[0] in roots:
+                    edge = ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
+                    found.append((edge, decode_spans(text)))
+            rows = self._import_rows[roots] = tuple(found)
+        return rows
 
 
 @dataclass(frozen=True, kw_only=True)
