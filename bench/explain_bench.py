@@ -219,7 +219,9 @@ def main() -> None:
     root = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        env = {**os.environ, "PYTHONPATH": str(root), "COMPAT_CACHE_DIR": str(tmp / "cache")}
+        # As installed: byte code is kept (pip compiles it), the automaton is cached.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(PYTHONPATH=str(root), COMPAT_CACHE_DIR=str(tmp / "cache"))
         pfile = tmp / "patterns.txt"
         pfile.write_text("\n".join(to_ere(p) for p in patterns) + "\n")
         print(f"catalog: {len(catalog)} signatures / {len(patterns)} patterns; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")

@@ -38,8 +38,7 @@ from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
 from compat.model.fleet import FleetReport
 from compat.model.fleet import Member as FleetMember
-from compat.model.lock import FullLock, Lock, Plan
-from compat.resolve.plan import Installer
+from compat.model.lock import FullLock, Installer, Lock, Plan
 from compat.sources.declared import Declared
 from compat.sources.settings import Settings, read_settings
 

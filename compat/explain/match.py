@@ -197,7 +197,7 @@ def _following(block: bytes, end: int, want: int) -> list[str]:
     while len(out) < want and pos < len(block):
         nl = block.find(b"\n", pos)
         nl = len(block) if nl < 0 else nl
-        out.append(block[pos : min(nl, pos + MAX_SHOWN * 4)].decode("utf-8", "replace"))
+        out.append(strip_ansi(block[pos : min(nl, pos + MAX_SHOWN * 4)]).decode("utf-8", "replace"))
         pos = nl + 1
     return out
 
@@ -243,7 +243,7 @@ def explain(
     for block in lines:
         if not block:
             continue
-        data = strip_ansi(block.encode("utf-8", "surrogateescape") if isinstance(block, str) else block)
+        data = scanner.prepare(block)
         for p in queue:
             if p.waiting:
                 p.following += _following(b"\n" + data, 0, MAX_FOLLOWING - len(p.following))

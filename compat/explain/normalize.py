@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)")
+CSI = r"\x1b\[[\x20-\x3f]*[\x40-\x7e]"
+"""A control sequence (ECMA-48): colours, cursor moves, line erasure. Parameter and intermediate
+bytes are taken in any order, as terminals skip to the final byte."""
+ANSI = re.compile(CSI + r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)")
 ANSI_BYTES = re.compile(ANSI.pattern.encode())
 
 _PREFIX_PARTS = (
@@ -28,14 +31,23 @@ _STREAM = re.compile(r"\[(?:rank|Rank|default)\s*(\d+)\]|\((?:[A-Za-z_][\w-]*) p
 _RANK_WORD = re.compile(r"(?i)\b(rank|local_rank|pid)(\s*[:=]?\s*)\d+")
 
 
+def coloured_every(block: bytes, every: int) -> bool:
+    """Whether the block holds an escape every `every` bytes or more often (counted in a sample
+    after the first escape)."""
+    j = block.find(b"\x1b")
+    if j < 0:
+        return False
+    window = min(len(block) - j, _SAMPLE)
+    return block.count(b"\x1b", j, j + window) * every > window
+
+
 def strip_ansi(block: bytes) -> bytes:
     """The block without terminal escapes; newlines (and so line numbers) are kept."""
     find = block.find
     j = find(b"\x1b")
     if j < 0:
         return block
-    window = min(len(block) - j, _SAMPLE)
-    if block.count(b"\x1b", j, j + window) * _DENSE > window:
+    if coloured_every(block, _DENSE):
         # Colour on every line: one C pass per kind of escape beats a Python step per escape.
         block = _SGR_BYTES.sub(b"", block)
         return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block

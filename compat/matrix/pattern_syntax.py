@@ -12,6 +12,7 @@ raises PatternSyntaxError, and callers fall back to a safe answer (no prefilter,
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -81,15 +82,22 @@ class Parsed:
     """What an automaton cannot run, as read ("a back-reference", "a lookaround", ...)."""
 
 
-_FLAG_LETTERS = {"a": re.ASCII, "i": re.IGNORECASE, "L": re.LOCALE, "m": re.MULTILINE, "s": re.DOTALL, "u": re.UNICODE, "x": re.VERBOSE}
+# Plain ints: `RegexFlag` arithmetic goes through the enum machinery, which was a third of the
+# time of reading the catalog.
+_FLAGS = {"a": re.ASCII, "i": re.IGNORECASE, "L": re.LOCALE, "m": re.MULTILINE, "s": re.DOTALL, "u": re.UNICODE, "x": re.VERBOSE}
+_FLAG_LETTERS = {letter: int(flag) for letter, flag in _FLAGS.items()}
+_VERBOSE = int(re.VERBOSE)
+_IGNORECASE = int(re.IGNORECASE)
 _SIMPLE_ESCAPES = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _CLASS_ESCAPES = frozenset("dDsSwW")
 _ZERO_ESCAPES = frozenset("AZbB")
 _QUANT = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
 
 
+@functools.lru_cache(maxsize=2048)
 def parse_pattern(pattern: str) -> Parsed:
-    """The structure of `pattern` (which must also compile with `re`)."""
+    """The structure of `pattern` (which must also compile with `re`); remembered, as loading
+    the catalog, the prefilter and the colour automaton each read every pattern."""
     try:
         re.compile(pattern)
     except re.error as exc:
@@ -143,7 +151,7 @@ class _Reader:
         return options[0] if len(options) == 1 else Alt(options=tuple(options))
 
     def _skip_verbose(self, flags: int) -> None:
-        if not flags & re.VERBOSE:
+        if not flags & _VERBOSE:
             return
         while self.i < len(self.p):
             ch = self.p[self.i]
@@ -212,7 +220,7 @@ class _Reader:
     def _char(source: str, ch: str, flags: int) -> Char:
         # Under IGNORECASE even a character without case is left out: the prefilter compares
         # literals case-sensitively and has nothing to gain from the exception.
-        return Char(source=source, flags=flags, literal=None if flags & re.IGNORECASE else ch)
+        return Char(source=source, flags=flags, literal=None if flags & _IGNORECASE else ch)
 
     def _escape(self, flags: int) -> Node:
         p = self.p

@@ -265,6 +265,13 @@ class Uncleared:
     """Its fix advice, from the catalog."""
 
 
+class Installer(str, enum.Enum):
+    """Which installer a plan's commands are written for."""
+
+    PIP = "pip"
+    UV = "uv"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     schema_version: int

@@ -9,7 +9,6 @@ without build isolation. compat never runs these commands; it prints them.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from collections.abc import Mapping, Sequence
 
@@ -21,6 +20,7 @@ from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.model.lock import (
     PLAN_SCHEMA_VERSION,
+    Installer,
     Kept,
     Lock,
     Pin,
@@ -30,11 +30,6 @@ from compat.model.lock import (
     Uncleared,
 )
 from compat.model.unknown import Unknown
-
-
-class Installer(str, enum.Enum):
-    PIP = "pip"
-    UV = "uv"
 
 
 def default_targets(facts: Facts, tracked: Sequence[str]) -> tuple[str, ...]:

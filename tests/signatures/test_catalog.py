@@ -78,6 +78,17 @@ def test_every_pattern_compiles_on_the_automaton_engine():
             hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(expressions=[p.encode()], ids=[0], flags=[hyperscan.HS_FLAG_MULTILINE])
 
 
+def test_every_pattern_is_rewritten_for_coloured_logs_and_the_set_compiles():
+    hyperscan = pytest.importorskip("hyperscan")
+    from compat.explain.colour import tolerant
+
+    rewritten = [tolerant(p) for s in SIGS for p in (*s.patterns, *s.context)]
+    assert None not in rewritten  # else every coloured block would be stripped first: slow
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[r.encode() for r in rewritten], ids=list(range(len(rewritten))),
+               flags=[hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_UTF8] * len(rewritten))
+
+
 def _table(entry: dict) -> list[tuple[Table, str]]:
     return [(Table({"signature": [entry]}, file="matrix/signatures/x.toml", path=""), "x")]
 
