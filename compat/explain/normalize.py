@@ -43,32 +43,16 @@ def coloured_every(block: bytes, every: int) -> bool:
 
 def strip_ansi(block: bytes) -> bytes:
     """The block without terminal escapes; newlines (and so line numbers) are kept."""
-    find = block.find
-    j = find(b"\x1b")
-    if j < 0:
+    if b"\x1b" not in block:
         return block
-    if coloured_every(block, _DENSE):
-        # Colour on every line: one C pass per kind of escape beats a Python step per escape.
-        block = _SGR_BYTES.sub(b"", block)
-        return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
-    # A few escapes: `find` is memchr, where `re.sub` tries every byte.
-    out = []
-    i = 0
-    match = ANSI_BYTES.match
-    while j >= 0:
-        m = match(block, j)
-        if m is None:
-            j = find(b"\x1b", j + 1)
-            continue
-        out.append(block[i:j])
-        i = m.end()
-        j = find(b"\x1b", i)
-    out.append(block[i:])
-    return b"".join(out)
+    # Colours first, with a pattern simple enough for `re` to skip from escape to escape (one
+    # escape per 2 KB: 0.054 s per 100 MB, against 0.082 s for a Python step per escape and
+    # 0.096 s for the full pattern; a single escape costs the two copies of the block either way),
+    # then whatever escapes are left.
+    block = _SGR_BYTES.sub(b"", block)
+    return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
 
 
-_DENSE = 512
-"""Bytes per escape below which a block counts as coloured throughout."""
 _SAMPLE = 256 * 1024
 """Bytes after the first escape in which the escapes are counted (a sample, not another pass)."""
 _SGR_BYTES = re.compile(rb"\x1b\[[0-9;]*m")
