@@ -3,6 +3,7 @@ same hits as removing the colours first, on every recorded log of the catalog.""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 
@@ -103,6 +104,19 @@ def test_a_large_block_read_in_two_threads_keeps_order_budget_and_line_numbers(p
     expected = _hits(Scanner(patterns), strip_ansi(block), caps)
     assert _hits(make_scanner(patterns, Engine.HYPERSCAN), block, caps) == expected
     assert expected[1] == len(lines) and len(expected[0]) >= 6
+
+
+@pytest.mark.parametrize("every", [1, 40], ids=["coloured-in-place", "sparse-stripped-per-half"])
+def test_a_large_log_with_errors_in_both_halves_explains_as_its_plain_text(catalog, every):
+    filler = [b"\x1b[33mWARNING\x1b[0m step %d\n" % i if i % every == 0 else b"step %d done\n" % i for i in range(120_000)]
+    roots = (LOGS / "roots" / "three-roots.log").read_bytes()
+    lines = filler[:30_000] + [roots] + filler[30_000:100_000] + [roots] + filler[100_000:]
+    coloured = b"".join(lines)
+    assert len(coloured) >= PARALLEL_BLOCK
+    expected = explain([strip_ansi(coloured)], catalog, engine=Engine.PYTHON)  # one block, one thread
+    assert expected.errors and any(e.root.frames for e in expected.errors)
+    result = explain([coloured], catalog, engine=Engine.HYPERSCAN)
+    assert dataclasses.replace(result, engine=Engine.PYTHON.value) == expected
 
 
 def test_explain_on_a_coloured_log_names_what_it_names_uncoloured(catalog):
