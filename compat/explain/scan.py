@@ -436,8 +436,8 @@ class HyperscanScanner(_Engine):
         self._lock = threading.Lock()
         self._worker: ThreadPoolExecutor | None = None
         self._worker_scratch: dict[int, Any] = {}
-        rewritten = tuple(tolerant(p) for p in self.patterns)
-        self._tolerant: tuple[str, ...] | None = None if None in rewritten else rewritten  # type: ignore[assignment]
+        self._tolerant: tuple[str, ...] | None = None
+        self._colour_known = False  # the rewritten patterns are made for the first coloured block
         if self.patterns:
             self._database(frozenset(), coloured=False)
 
@@ -500,6 +500,10 @@ class HyperscanScanner(_Engine):
         return db
 
     def _reads_colour(self) -> bool:
+        if not self._colour_known:
+            rewritten = tuple(tolerant(p) for p in self.patterns)
+            self._tolerant = None if None in rewritten else rewritten  # type: ignore[assignment]
+            self._colour_known = True
         return self._tolerant is not None and self._database(frozenset(), coloured=True) is not None
 
     def prepare(self, block: str | bytes) -> bytes:
