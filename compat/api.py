@@ -520,10 +520,11 @@ def lock_full(request: LockRequest) -> FullLock | Conflict:
     # Packages that compile against torch are installed afterwards, without build isolation: uv
     # would have to build them to read their metadata.
     late = {p.name for p in locked.pins if p.after_torch}
-    wanted = tuple(t for t in request.targets if _name(t) not in late)
+    # A build known only by its wheel's URL is asked for by that URL (a constraint cannot name one).
+    wanted = tuple(t for t in request.targets if _name(t) not in late) + tuple(p.requirement() for p in locked.pins if p.wheel)
     compiled = uv_compile(CompileRequest(
         requirements=wanted,
-        constraints=tuple(f"{p.name}=={p.full_version}" for p in locked.pins if p.name not in late),
+        constraints=tuple(f"{p.name}=={p.full_version}" for p in locked.pins if p.name not in late and not p.wheel),
         python_version=locked.python_version,
         platform=locked.platform,
         index_url=request.index_url or request.settings.index_url,

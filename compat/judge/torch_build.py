@@ -28,6 +28,8 @@ class TorchBuildPolicy:
     """Accept a build the driver runs only under CUDA minor-version compatibility (no PTX JIT)."""
     same_cuda_major_as_default: bool = False
     """Only builds with the CUDA major of the public-index build: another package's kernels were built for it."""
+    other_cuda_majors: frozenset[str] = frozenset()
+    """CUDA majors allowed besides that one: that package has builds for them too (matrix/builds.toml)."""
     cpu: bool = False
     """The target has no NVIDIA GPU (`--gpus cpu`, macOS): the CPU build, never a CUDA one."""
     public_cpu: bool = False
@@ -83,9 +85,11 @@ def gpu_archs(gpus: Iterable[Gpu]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(ccs.items(), key=lambda kv: Version(kv[0])))
 
 
-def same_cuda_major_as_default(matrix: Matrix, version: str, variant: str | None) -> bool:
-    """Whether torch `version`'s `variant` build has the CUDA major of its public-index build."""
+def same_cuda_major_as_default(matrix: Matrix, version: str, variant: str | None, others: frozenset[str] = frozenset()) -> bool:
+    """Whether torch `version`'s `variant` build has the CUDA major of its public-index build, or one of `others`."""
     if variant is None:
+        return True
+    if _major(variant) in others:
         return True
     release = matrix.torch.release(version)
     return _same_major(variant, release.default_variant) if release else variant_cuda(variant) is None
@@ -162,7 +166,8 @@ def choose_torch_build(
                     driver=driver, max_cuda=matrix.cuda.max_cuda(driver), min_driver=min_driver(matrix, cuda, policy),
                 ))
                 continue
-        if policy.same_cuda_major_as_default and not _same_major(variant, release.default_variant):
+        if (policy.same_cuda_major_as_default and not _same_major(variant, release.default_variant)
+                and _major(variant) not in policy.other_cuda_majors):
             problems.append(Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=base, variant=variant))
             continue
         return _choice(matrix, release, variant, policy)
@@ -182,6 +187,11 @@ def _in_order(release: TorchRelease) -> list[str]:
     others = [v for v in release.variants if v != release.default_variant and variant_cuda(v)]
     others.sort(key=lambda v: Version(variant_cuda(v) or "0"), reverse=True)
     return [release.default_variant, *others]
+
+
+def _major(variant: str) -> str | None:
+    cuda = variant_cuda(variant)
+    return cuda.split(".")[0] if cuda else None
 
 
 def _same_major(variant: str, default: str) -> bool:

@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
+from compat.matrix.builds import BuildTable, load_builds
 from compat.matrix.cuda import load_cuda
 from compat.matrix.extensions import load_extensions
 from compat.matrix.gpus import load_gpus
@@ -29,7 +30,7 @@ from compat.matrix.torch import load_torch
 from compat.model.curation import Validation
 
 _SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
-_SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml")
+_SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml", "builds.toml")
 _REQUIRED = ("cuda.toml", "torch.toml", "gpus.toml")
 
 
@@ -116,6 +117,7 @@ def validate_matrix(
         gpus = out.run(lambda: load_gpus(tables["gpus.toml"]))
     if tables["extensions.toml"]:
         extensions = out.run(lambda: load_extensions(tables["extensions.toml"]))
+    builds = out.run(lambda: load_builds(tables["builds.toml"])) if tables["builds.toml"] else None
 
     signatures = out.run(lambda: load_signatures(sig_files)) or ()
 
@@ -147,6 +149,8 @@ def validate_matrix(
         _check_torch(out, label("torch.toml"), torch, loaded.get("torch"))
     if extensions is not None:
         _check_extensions(out, label("extensions.toml"), extensions, known, loaded)
+    if builds is not None:
+        _check_builds(out, label("builds.toml"), builds, known, loaded)
     for name, facts in (
         ("cuda.toml", _sources(cuda, "toolkits", "families")),
         ("torch.toml", _sources(torch, "releases", "arch_lists")),
@@ -261,6 +265,23 @@ def _check_extensions(out: _Collector, file: str, extensions: Any, known: set[st
             for version in row.versions:
                 if package.find(version) is None:
                     out.add(file, f"extension[{ext.package}].release[{i}].versions", f"{version} is not a recorded {ext.package} release")
+
+
+def _check_builds(out: _Collector, file: str, builds: BuildTable, known: set[str], loaded: dict[str, PackageReleases]) -> None:
+    for entry in builds.packages:
+        if entry.package not in known:
+            out.add(file, f"package[{entry.package}].name", "not a tracked package")
+            continue
+        package = loaded.get(entry.package)
+        for i, row in enumerate(entry.releases):
+            where = f"package[{entry.package}].release[{i}]"
+            sources = [(f"{where}.source", row.source)] + [(f"{where}.build[{j}].source", b.source) for j, b in enumerate(row.builds)]
+            for key, source in sources:
+                if not _SOURCE.search(source):
+                    out.add(file, key, f"source {source!r} names no issue/PR, URL or release metadata")
+            for version in row.versions:
+                if package is not None and package.find(version) is None:
+                    out.add(file, f"{where}.versions", f"{version} is not a recorded {entry.package} release")
 
 
 __all__ = ["Validation", "validate_matrix"]

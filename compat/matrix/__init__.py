@@ -13,6 +13,7 @@ from pathlib import Path
 
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
+from compat.matrix.builds import BuildTable, load_builds
 from compat.matrix.cuda import CudaTable, load_cuda
 from compat.matrix.extensions import ExtensionTable, load_extensions
 from compat.matrix.gpus import GpuTable, load_gpus
@@ -42,6 +43,8 @@ class Matrix:
     """The directories this matrix was read from, shipped one first."""
     stacks: StackTable = field(default_factory=StackTable)
     """Sets upstream projects pinned and ran together (matrix/stacks.toml)."""
+    builds: BuildTable = field(default_factory=BuildTable)
+    """Other CUDA builds of packages whose default-index wheel has one (vLLM's +cu118, matrix/builds.toml)."""
 
     def signature(self, sid: str) -> Signature | None:
         return next((s for s in self.signatures if s.id == sid), None)
@@ -72,7 +75,7 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
         if not root.is_dir():
             raise MatrixError(str(root), "", "not a directory")
     per_file: dict[str, list[Table]] = {
-        "cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": [], "stacks.toml": [],
+        "cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": [], "stacks.toml": [], "builds.toml": [],
     }
     signature_files: list[tuple[Table, str]] = []
     for i, root in enumerate(roots):
@@ -85,7 +88,7 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
             for path in sorted(sig_dir.glob("*.toml")):
                 signature_files.append((read_toml(path, label=file_label(root, path, i == 0)), path.stem))
     for name, tables in per_file.items():
-        if not tables and name not in ("extensions.toml", "stacks.toml"):
+        if not tables and name not in ("extensions.toml", "stacks.toml", "builds.toml"):
             raise MatrixError(f"matrix/{name}", "", "missing from the shipped matrix")
     return Matrix(
         cuda=load_cuda(per_file["cuda.toml"]),
@@ -96,4 +99,5 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
         signatures=load_signatures(signature_files),
         roots=roots,
         stacks=load_stacks(per_file["stacks.toml"]),
+        builds=load_builds(per_file["builds.toml"]),
     )

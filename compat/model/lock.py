@@ -27,6 +27,7 @@ class PinReasonKind(str, enum.Enum):
     TESTED = "tested-together"  # a project pinned this release beside a target's (matrix/stacks.toml)
     CONTEMPORARY = "contemporaneous"  # released within a target's own release window
     NEWEST = "newest"  # the newest release allowed; never tested with the targets
+    CUDA_BUILD = "cuda-build"  # a build of another CUDA than the default index's, to match torch's (matrix/builds.toml)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +51,7 @@ class PinReason:
     parent_extras: tuple[str, ...] = ()
     """The extras it was installed with, sorted."""
     variant: str | None = None
-    """The torch build tag ("cu126") (TORCH_BUILD), or the one a target pinned (TARGET: "torch==2.6.0+cu126")."""
+    """The torch build tag ("cu126") (TORCH_BUILD, CUDA_BUILD), or the one a target pinned (TARGET: "torch==2.6.0+cu126")."""
     cuda: str | None = None
     """The CUDA of that build ("12.6"); None for a CPU build."""
     compute_capabilities: tuple[str, ...] = ()
@@ -66,7 +67,7 @@ class PinReason:
     tested_with: tuple[str, ...] = ()
     """The targets the stack ran, as "package version" (TESTED), sorted."""
     source: str | None = None
-    """Where the stack's pins are: owner/name@commit:path (TESTED)."""
+    """Where the stack's pins are: owner/name@commit:path (TESTED); where the build was read (CUDA_BUILD)."""
     date: str | None = None
     """The stack's date (TESTED)."""
     days: int | None = None
@@ -177,10 +178,17 @@ class Pin:
     """The index the build must come from; None when the public default index has it."""
     after_torch: bool = False
     """Compiles against torch: install after torch, with --no-build-isolation."""
+    wheel: str | None = None
+    """The wheel's URL, for a build the default index does not carry (vLLM's +cu118; `local` is its tag)."""
 
     @property
     def full_version(self) -> str:
         return f"{self.version}+{self.local}" if self.local else self.version
+
+    def requirement(self, *, extras: bool = True) -> str:
+        """The line that installs it: `name[extras]==version`, or `name[extras] @ URL` for a wheel."""
+        name = f"{self.name}[{','.join(self.extras)}]" if extras and self.extras else self.name
+        return f"{name} @ {self.wheel}" if self.wheel else f"{name}=={self.full_version}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -100,9 +100,10 @@ def render_full(full: FullLock) -> str:
 
 
 def _line(pin: Pin, *, extras: bool) -> str:
-    name = f"{pin.name}[{','.join(pin.extras)}]" if extras and pin.extras else pin.name
     why = "; ".join(reason_texts(pin))
-    return f"{name}=={pin.full_version}" + (f"  # {why}" if why else "")
+    # A constraints file takes no URL: the build is pinned by its local version there.
+    text = pin.requirement(extras=extras) if extras else f"{pin.name}=={pin.full_version}"
+    return text + (f"  # {why}" if why else "")
 
 
 # ----------------------------------------------------------------------------- pieces of a lock
@@ -160,6 +161,8 @@ def reason_text(r: PinReason) -> str:
         if not r.default:
             text += "; not the public index's default build"
         return text
+    if r.kind is PinReasonKind.CUDA_BUILD:
+        return f"its {r.variant} build (CUDA {r.cuda}), from its GitHub release, for torch's {r.parent_version} build ({r.source})"
     if r.kind is PinReasonKind.TESTED:
         return f"tested with {', '.join(r.tested_with) or f'{r.parent} {r.parent_version}'} in {r.source} ({r.date})"
     if r.kind is PinReasonKind.CONTEMPORARY:

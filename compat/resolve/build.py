@@ -7,7 +7,9 @@ from typing import Any
 
 from packaging.specifiers import SpecifierSet
 
+from compat.judge.torch_build import same_cuda_major_as_default
 from compat.matrix import Matrix
+from compat.matrix.builds import CudaBuild
 from compat.matrix.extensions import ExtensionTable
 from compat.matrix.torch import variant_cuda
 from compat.model.asker import AskerKind
@@ -23,7 +25,7 @@ from compat.model.lock import (
     PinReasonKind,
 )
 from compat.resolve.hardware import TargetHardware
-from compat.resolve.provider import Candidate, Need, is_exact, is_pin
+from compat.resolve.provider import BUILT_AGAINST_DEFAULT_TORCH, Candidate, Need, is_exact, is_pin
 from compat.resolve.target import platform_name
 
 # Built from the torch wheel index and published with the same local tag as torch; they must
@@ -69,6 +71,12 @@ def build_lock(
             notes.append(LockNote(kind=LockNoteKind.REQUIREMENTS_UNKNOWN, package=cand.name, version=str(cand.version)))
         local = torch_variant if cand.name == "torch" or cand.name in TORCH_COMPANIONS else None
         reasons = _asked(criteria, ident)
+        build = _cuda_build(matrix, cand, torch, facts.python.version)
+        if build is not None:
+            local = "cu" + build.cuda.replace(".", "")
+            reasons += (PinReason(kind=PinReasonKind.CUDA_BUILD, variant=local, cuda=build.cuda, parent="torch",
+                                  parent_version=f"{torch.version}+{torch.variant}" if torch is not None else None,
+                                  default=False, source=build.source),)
         if cand.name == "torch" and cand.variant:
             reasons += (PinReason(
                 kind=PinReasonKind.TORCH_BUILD, variant=cand.variant, cuda=variant_cuda(cand.variant),
@@ -85,8 +93,9 @@ def build_lock(
                 local=local,
                 extras=tuple(sorted(extras_of.get(cand.name, ()))),
                 reasons=reasons,
-                index_url=matrix.torch.index_url(local) if local else None,
+                index_url=matrix.torch.index_url(local) if local and build is None else None,
                 after_torch=ext is not None,
+                wheel=build.url(str(cand.version), facts.python.version) if build is not None else None,
             )
         )
         if ext is not None:
@@ -102,6 +111,17 @@ def build_lock(
         constraints=tuple(imposed),
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _cuda_build(matrix: Matrix, cand: Candidate, torch: Candidate | None, python: str) -> CudaBuild | None:
+    """The build of `cand` to install beside torch's chosen build when the default index's wheel
+    has kernels for another CUDA major (matrix/builds.toml); None when the default one fits."""
+    if cand.version is None or torch is None or torch.version is None or cand.name not in BUILT_AGAINST_DEFAULT_TORCH:
+        return None
+    cuda = variant_cuda(torch.variant) if torch.variant else None
+    if cuda is None or same_cuda_major_as_default(matrix, str(torch.version), torch.variant):
+        return None
+    return matrix.builds.build_for(cand.name, cand.version, python, cuda)
 
 
 def _asked(criteria: Mapping[str, Any], ident: str) -> tuple[PinReason, ...]:

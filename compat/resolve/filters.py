@@ -59,7 +59,7 @@ class Filters:
         self.env = dict(facts.python.markers)
         self.python = facts.python.version
         self.rejected: dict[tuple[str, str], Rejection] = {}
-        self._torch: dict[tuple[str, bool, str | None], TorchBuildChoice | Rejection] = {}
+        self._torch: dict[tuple[str, bool, str | None, frozenset[str]], TorchBuildChoice | Rejection] = {}
         self._markers: dict[tuple[int, frozenset[str]], bool] = {}
         self._fits: dict[tuple[str, Version, bool], Rejection | None] = {}
         self._held: list[Requirement] = []
@@ -85,13 +85,15 @@ class Filters:
         except (UndefinedEnvironmentName, UndefinedComparison):
             return False
 
-    def torch_build(self, version: Version, *, same_major: bool = False, variant: str | None = None) -> TorchBuildChoice | Rejection:
-        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major;
-        with `variant`, only that build (a pin with a local tag)."""
-        key = (str(version), same_major, variant)
+    def torch_build(self, version: Version, *, same_major: bool = False, variant: str | None = None,
+                    other_majors: frozenset[str] = frozenset()) -> TorchBuildChoice | Rejection:
+        """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major
+        or of `other_majors`; with `variant`, only that build (a pin with a local tag)."""
+        key = (str(version), same_major, variant, other_majors)
         if key not in self._torch:
             policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major,
-                                      cpu=self.hw.cpu, public_cpu=self.hw.public_cpu, variant=variant)
+                                      other_cuda_majors=other_majors, cpu=self.hw.cpu, public_cpu=self.hw.public_cpu,
+                                      variant=variant)
             self._torch[key] = choose_torch_build(
                 self.matrix, str(version), gpus=self.hw.ccs, driver=self.hw.driver, python=self.python, policy=policy,
             )

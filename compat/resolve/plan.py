@@ -190,8 +190,7 @@ def _local(version: str) -> str | None:
 
 
 def _req(pin: Pin) -> str:
-    name = f"{pin.name}[{','.join(pin.extras)}]" if pin.extras else pin.name
-    return f"{name}=={pin.full_version}"
+    return pin.requirement()
 
 
 def _cmd(installer: Installer, python: str | None, verb: str, args: Sequence[str]) -> tuple[str, ...]:

@@ -32,6 +32,12 @@ BUILT_AGAINST_DEFAULT_TORCH = frozenset({"vllm", "xformers", "flashinfer-python"
 PROBE = Asker(kind=AskerKind.PROBE)
 
 
+def _common_majors(needs: Iterable[Need]) -> frozenset[str]:
+    """The other CUDA majors every package with kernels among `needs` has a build for."""
+    sets = [n.other_majors for n in needs if n.default_build]
+    return frozenset.intersection(*sets) if sets else frozenset()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Need:
     """One requirement the resolver must meet, and who asked for it."""
@@ -46,6 +52,8 @@ class Need:
     """Who asked."""
     default_build: bool = False
     """torch must have the CUDA major of its public-index build: the asker's kernels were built for it."""
+    other_majors: frozenset[str] = frozenset()
+    """With `default_build`, the other CUDA majors the asker has a build for (matrix/builds.toml)."""
     variant: str | None = None
     """torch must be this build ("cu126", "cpu"): a target pinned with a local tag (`torch==2.6.0+cu126`)."""
 
@@ -141,7 +149,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self.preferred = preferred
         self.user = user
         self._releases: dict[str, PackageReleases | None] = {}
-        self._fits: dict[tuple[str, str, bool], bool] = {}
+        self._fits: dict[tuple[str, str, bool, frozenset[str]], bool] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
         self._depth: dict[str, int] = {}
         self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
@@ -193,6 +201,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         exact = {v for need in needs for v in need.exact_versions}
         in_range = self._in_range(name, releases, frozenset(n.spec_text for n in needs))
         kernels = next((n.asker for n in needs if n.default_build), None)
+        others = _common_majors(needs)
         forced = next((n.variant for n in needs if n.variant), None)
         # An extra the user asked for must exist; one a dependency asks for is what pip does: dropped with a warning.
         asked = extras if any(n.asker.kind is AskerKind.TARGET for n in needs) else frozenset()
@@ -209,7 +218,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             why = self.filters.release_fits(name, release) or _missing_extra(name, release, asked)
             variant, is_default = None, True
             if why is None and name == "torch":
-                build = self._torch_for(v, kernels, forced)
+                build = self._torch_for(v, kernels, forced, others)
                 if isinstance(build, Rejection):
                     why = build
                 else:
@@ -321,7 +330,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             return True
         if requirement.variant is not None and candidate.variant != requirement.variant:
             return False
-        if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant):
+        if requirement.default_build and not same_cuda_major_as_default(self.filters.matrix, str(candidate.version), candidate.variant,
+                                                                        requirement.other_majors):
             return False
         if self.links.rejection(requirement.asker, candidate.name, str(candidate.version)) is not None:
             return False
@@ -338,13 +348,15 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if not self.filters.markers_hold(req, candidate.extras):
                 continue
             dep = str(canonicalize_name(req.name))
+            kernels = dep == "torch" and candidate.name in BUILT_AGAINST_DEFAULT_TORCH
             deps.append(
                 Need(
                     name=dep,
                     extras=frozenset(str(canonicalize_name(e)) for e in req.extras),
                     specifier=req.specifier,
                     asker=candidate.asker(),
-                    default_build=dep == "torch" and candidate.name in BUILT_AGAINST_DEFAULT_TORCH,
+                    default_build=kernels,
+                    other_majors=self._other_majors(candidate.name, candidate.version) if kernels else frozenset(),
                 )
             )
         deps.extend(self._extension_needs(candidate))
@@ -362,12 +374,16 @@ class Provider(AbstractProvider[Need, Candidate, str]):
 
     # ----------------------------------------------------------------------
 
-    def _torch_for(self, version: Version, kernels: Asker | None, variant: str | None = None) -> TorchBuildChoice | Rejection:
-        """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major;
-        when `variant` is given, that build only."""
+    def _other_majors(self, name: str, version: Version) -> frozenset[str]:
+        return self.filters.matrix.builds.other_majors(name, version, self.filters.python)
+
+    def _torch_for(self, version: Version, kernels: Asker | None, variant: str | None = None,
+                   others: frozenset[str] = frozenset()) -> TorchBuildChoice | Rejection:
+        """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major
+        (or of `others`, majors the asker has other builds for); when `variant` is given, that build only."""
         if kernels is None:
             return self.filters.torch_build(version, variant=variant)
-        build = self.filters.torch_build(version, same_major=True, variant=variant)
+        build = self.filters.torch_build(version, same_major=True, variant=variant, other_majors=others)
         if isinstance(build, Rejection):
             plain = self.filters.torch_build(version, variant=variant)
             if isinstance(plain, TorchBuildChoice):
@@ -403,22 +419,24 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 continue
             dep = str(canonicalize_name(req.name))
             kernels = dep == "torch" and name in BUILT_AGAINST_DEFAULT_TORCH
-            if not self._any_fits(dep, req.specifier, default_build=kernels):
+            others = self._other_majors(name, version) if kernels else frozenset()
+            if not self._any_fits(dep, req.specifier, default_build=kernels, others=others):
                 return Rejection(
                     kind=RejectionKind.DEAD_DEPENDENCY, package=name, version=str(version), dependency=dep,
                     specifier=str(req.specifier), exact=is_exact(req.specifier),
-                    because=self._first_reason(dep, req.specifier, kernels=self._asker(name, version, extras) if kernels else None),
+                    because=self._first_reason(dep, req.specifier, kernels=self._asker(name, version, extras) if kernels else None,
+                                               others=others),
                 )
         return None
 
-    def _any_fits(self, name: str, spec: SpecifierSet, *, default_build: bool = False) -> bool:
-        key = (name, str(spec), default_build)
+    def _any_fits(self, name: str, spec: SpecifierSet, *, default_build: bool = False, others: frozenset[str] = frozenset()) -> bool:
+        key = (name, str(spec), default_build, others)
         if key not in self._fits:
             releases = self.releases(name)
             if releases is None:
                 self._fits[key] = True
             else:
-                need = Need(name=name, extras=frozenset(), specifier=spec, asker=PROBE, default_build=default_build)
+                need = Need(name=name, extras=frozenset(), specifier=spec, asker=PROBE, default_build=default_build, other_majors=others)
                 self._fits[key] = bool(self._plain_matches(name, releases, [need]))
         return self._fits[key]
 
@@ -427,6 +445,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         exact = any(n.exact_versions for n in everything)
         in_range = self._in_range(name, releases, frozenset(n.spec_text for n in everything))
         same_major = any(n.default_build for n in needs)
+        others = _common_majors(needs)
         out = []
         for release in reversed(releases.releases):
             v = release.version
@@ -436,12 +455,13 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 continue
             if self.filters.release_fits(name, release) is not None:
                 continue
-            if name == "torch" and isinstance(self.filters.torch_build(v, same_major=same_major), Rejection):
+            if name == "torch" and isinstance(self.filters.torch_build(v, same_major=same_major, other_majors=others), Rejection):
                 continue
             out.append(v)
         return out
 
-    def _first_reason(self, name: str, spec: SpecifierSet, *, kernels: Asker | None) -> Rejection | None:
+    def _first_reason(self, name: str, spec: SpecifierSet, *, kernels: Asker | None,
+                      others: frozenset[str] = frozenset()) -> Rejection | None:
         """Why the newest release of `name` in `spec` was dropped; None when no release is in range."""
         releases = self.releases(name)
         if releases is None:
@@ -450,7 +470,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if spec.contains(release.version, prereleases=True):
                 why = self.filters.release_fits(name, release)
                 if why is None and name == "torch":
-                    build = self._torch_for(release.version, kernels)
+                    build = self._torch_for(release.version, kernels, others=others)
                     why = build if isinstance(build, Rejection) else None
                 if why is not None:
                     return why
