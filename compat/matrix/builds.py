@@ -1,10 +1,11 @@
 """Packages published in one build per CUDA version, of which the default index carries one
 (matrix/builds.toml).
 
-vLLM's wheel on the default index carries kernels for one CUDA major, the one of torch's own
-default build; its other builds (+cu118, +cu126, +cu129, +cu130) are GitHub release assets.
-With a torch of another CUDA major the default wheel fails to load (`libcudart.so.13: cannot
-open shared object file`), and the build of that major is the one to install, by its URL.
+vLLM's and xformers' wheels on the default index carry kernels for one CUDA major, the one of
+torch's own default build. With a torch of another CUDA major the default wheel fails to load
+(`libcudart.so.13: cannot open shared object file`), and the build of that major is the one to
+install: vLLM's other builds (+cu118, +cu126, +cu129, +cu130) are GitHub release assets,
+installed by URL; xformers' sit on the PyTorch index beside torch's, with the same local tag.
 """
 
 from __future__ import annotations
@@ -23,20 +24,29 @@ from compat.model.facts import canonical
 class CudaBuild:
     cuda: str
     """CUDA version the build was compiled with ("11.8")."""
-    wheel: str
-    """URL of its Linux x86_64 wheel; {version} is the release, {python} the CPython tag digits ("310")."""
+    wheel: str | None
+    """URL of its Linux x86_64 wheel; {version} is the release, {python} the CPython tag digits ("310");
+    None for a build on the PyTorch index."""
     python: SpecifierSet
     """CPython versions the wheel installs on."""
     source: str
     """Where the build and its file name were read."""
+    tagged: bool = True
+    """Its version carries the local tag ("0.7.3+cu118"); xformers' builds from 0.0.28 are bare, the
+    same name as the default index's wheel of another CUDA, so only their URL tells them apart."""
 
     @property
     def major(self) -> str:
         return self.cuda.split(".")[0]
 
-    def url(self, version: str, python: str) -> str:
-        """The wheel of `version` for CPython `python` ("3.10")."""
-        return self.wheel.format(version=version, python="".join(python.split(".")[:2]))
+    @property
+    def local(self) -> str:
+        """Its local version tag ("cu118")."""
+        return "cu" + self.cuda.replace(".", "")
+
+    def url(self, version: str, python: str) -> str | None:
+        """The wheel of `version` for CPython `python` ("3.10"); None for a build on the PyTorch index."""
+        return self.wheel.format(version=version, python="".join(python.split(".")[:2])) if self.wheel else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,14 +138,19 @@ def _parse_package(t: Table) -> PackageBuilds:
         default = _cuda(rt, "default_cuda")
         builds = []
         for bt in rt.tables("build"):
-            bt.only("cuda", "wheel", "python", "source")
+            bt.only("cuda", "wheel", "torch_index", "tagged", "python", "source")
             cuda = _cuda(bt, "cuda")
             if cuda == default:
                 bt.fail("cuda", f"{cuda} is the default index's build")
-            wheel = bt.str("wheel")
-            if not wheel.startswith("https://") or "{version}" not in wheel:
+            wheel = bt.str("wheel", None)
+            if wheel is not None and (not wheel.startswith("https://") or "{version}" not in wheel):
                 bt.fail("wheel", "must be an https URL with {version} in it")
-            builds.append(CudaBuild(cuda=cuda, wheel=wheel, python=bt.specifier("python"), source=bt.str("source")))
+            if (wheel is None) == (not bt.bool("torch_index", False)):
+                bt.fail("", "give either `wheel` (its URL) or `torch_index = true` (on the PyTorch index, tagged +cuXYZ)")
+            tagged = bt.bool("tagged", True)
+            if wheel is None and not tagged:
+                bt.fail("tagged", "a build on the PyTorch index is told apart by its local tag: give its `wheel` instead")
+            builds.append(CudaBuild(cuda=cuda, wheel=wheel, python=bt.specifier("python"), source=bt.str("source"), tagged=tagged))
         if not builds:
             rt.fail("build", "a row needs at least one build besides the default index's")
         releases.append(BuildRelease(versions=tuple(versions), default_cuda=default, builds=tuple(builds), source=rt.str("source")))

@@ -162,7 +162,7 @@ def reason_text(r: PinReason) -> str:
             text += "; not the public index's default build"
         return text
     if r.kind is PinReasonKind.CUDA_BUILD:
-        return f"its {r.variant} build (CUDA {r.cuda}), from its GitHub release, for torch's {r.parent_version} build ({r.source})"
+        return f"its {r.variant} build, for torch {r.parent_version}: the default index's is for another CUDA ({r.source})"
     if r.kind is PinReasonKind.TESTED:
         return f"tested with {', '.join(r.tested_with) or f'{r.parent} {r.parent_version}'} in {r.source} ({r.date})"
     if r.kind is PinReasonKind.CONTEMPORARY:

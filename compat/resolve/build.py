@@ -73,8 +73,8 @@ def build_lock(
         reasons = _asked(criteria, ident)
         build = _cuda_build(matrix, cand, torch, facts.python.version)
         if build is not None:
-            local = "cu" + build.cuda.replace(".", "")
-            reasons += (PinReason(kind=PinReasonKind.CUDA_BUILD, variant=local, cuda=build.cuda, parent="torch",
+            local = build.local if build.tagged else None
+            reasons += (PinReason(kind=PinReasonKind.CUDA_BUILD, variant=build.local, cuda=build.cuda, parent="torch",
                                   parent_version=f"{torch.version}+{torch.variant}" if torch is not None else None,
                                   default=False, source=build.source),)
         if cand.name == "torch" and cand.variant:
@@ -93,7 +93,7 @@ def build_lock(
                 local=local,
                 extras=tuple(sorted(extras_of.get(cand.name, ()))),
                 reasons=reasons,
-                index_url=matrix.torch.index_url(local) if local and build is None else None,
+                index_url=matrix.torch.index_url(local) if local and (build is None or build.wheel is None) else None,
                 after_torch=ext is not None,
                 wheel=build.url(str(cand.version), facts.python.version) if build is not None else None,
             )

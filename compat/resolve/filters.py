@@ -23,6 +23,7 @@ from compat.judge.torch_build import (
 from compat.matrix import Matrix
 from compat.matrix.extensions import Extension, ExtensionTable
 from compat.matrix.releases import Release
+from compat.matrix.torch import variant_cuda
 from compat.model.facts import Facts
 from compat.model.rejection import Rejection, RejectionKind
 from compat.resolve.hardware import TargetHardware
@@ -89,6 +90,11 @@ class Filters:
                     other_majors: frozenset[str] = frozenset()) -> TorchBuildChoice | Rejection:
         """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major
         or of `other_majors`; with `variant`, only that build (a pin with a local tag)."""
+        if other_majors and variant is None and not self._driver_below_default_major(version):
+            # Another CUDA's builds are a fallback for a driver too old for the default major (a
+            # CUDA 11 driver under vLLM's CUDA 12 wheels), or a build the user pinned; with a
+            # driver that runs the default major, the default builds (and older releases) win.
+            other_majors = frozenset()
         key = (str(version), same_major, variant, other_majors)
         if key not in self._torch:
             policy = TorchBuildPolicy(minor_compat=self.minor_compat, same_cuda_major_as_default=same_major,
@@ -98,6 +104,14 @@ class Filters:
                 self.matrix, str(version), gpus=self.hw.ccs, driver=self.hw.driver, python=self.python, policy=policy,
             )
         return self._torch[key]
+
+    def _driver_below_default_major(self, version: Version) -> bool:
+        """Whether the target's driver runs no CUDA of the major of torch `version`'s public build."""
+        release = self.matrix.torch.release(str(version))
+        default = variant_cuda(release.default_variant) if release is not None else None
+        if default is None or self.hw.max_cuda is None:
+            return False
+        return int(self.hw.max_cuda.split(".")[0]) < int(default.split(".")[0])
 
     def release_fits(self, name: str, release: Release, extension_gate: bool = True) -> Rejection | None:
         """None when the release fits the target, else why not."""

@@ -150,6 +150,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self.user = user
         self._releases: dict[str, PackageReleases | None] = {}
         self._fits: dict[tuple[str, str, bool, frozenset[str]], bool] = {}
+        self._majors: dict[tuple[str, Version], frozenset[str]] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
         self._depth: dict[str, int] = {}
         self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
@@ -375,7 +376,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     # ----------------------------------------------------------------------
 
     def _other_majors(self, name: str, version: Version) -> frozenset[str]:
-        return self.filters.matrix.builds.other_majors(name, version, self.filters.python)
+        key = (name, version)
+        found = self._majors.get(key)
+        if found is None:
+            found = self._majors[key] = self.filters.matrix.builds.other_majors(name, version, self.filters.python)
+        return found
 
     def _torch_for(self, version: Version, kernels: Asker | None, variant: str | None = None,
                    others: frozenset[str] = frozenset()) -> TorchBuildChoice | Rejection:

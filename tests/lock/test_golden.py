@@ -152,6 +152,10 @@ CLI_CASES = {
     "cli-v100-vllm-031": ["vllm==0.31.0", "--gpus", "1xV100", "--driver", "580.95.05", "--python-version", "3.11"],
     "cli-v100-vllm": ["vllm", "--gpus", "1xV100", "--driver", "580.95.05", "--python-version", "3.11"],
     "cli-v100-vllm-range": ["vllm>=0.20", "--gpus", "1xV100", "--driver", "580.95.05", "--python-version", "3.11"],
+    # R520 runs CUDA <= 11.8: vLLM's and xformers' +cu118 builds, by URL, beside torch's cu118 build.
+    "cli-v100-r520-vllm": ["vllm", "--gpus", "1xV100", "--driver", "520.61.05", "--python-version", "3.10"],
+    "cli-v100-r520-vllm-073-constraints": ["vllm==0.7.3", "--gpus", "1xV100", "--driver", "520.61.05", "--python-version", "3.10",
+                                           "--format", "constraints"],
     "cli-flash-torch213": ["flash-attn", "torch==2.13.0", "--gpus", "1xH100", "--driver", "580.95.05", "--python-version", "3.12"],
     "cli-flash-h100-r580": ["flash-attn", "--gpus", "1xH100", "--driver", "580.95.05", "--python-version", "3.12"],
     "cli-trl-py39": ["trl==1.16.0", "--gpus", "1xH100", "--driver", "580.95.05", "--python-version", "3.9"],
