@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from compat.matrix.api_links import ApiSource
     from compat.matrix.releases import PackageReleases
     from compat.model.api_outcome import ApiOutcome
+    from compat.resolve import SearchBound
 
 __all__ = [
     "ApiRefreshRequest",
@@ -483,8 +484,9 @@ def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts
     return env, f"ranked for {source}"
 
 
-def lock(request: LockRequest) -> Lock | Conflict:
-    """A pinned set for the targets on the environment's (or the declared) hardware."""
+def lock(request: LockRequest, progress: Callable[[int, float], None] | None = None) -> Lock | Conflict:
+    """A pinned set for the targets on the environment's (or the declared) hardware; `progress` is called now and
+    then with the search's rounds and seconds."""
     from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
     from compat.sources.declared import apply_declared
 
@@ -501,12 +503,20 @@ def lock(request: LockRequest) -> Lock | Conflict:
     require_hardware(env)
     try:
         return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat,
-                       exclude_newer=_date(request.exclude_newer))
+                       exclude_newer=_date(request.exclude_newer), bound=_bound(request.settings, progress))
     except ResolutionError as exc:
         return Conflict(targets=request.targets, error=exc)
 
 
-def lock_full(request: LockRequest) -> FullLock | Conflict:
+def _bound(settings: Settings, progress: Callable[[int, float], None] | None) -> SearchBound:
+    from compat.resolve import SearchBound
+
+    if settings.search_seconds is None:
+        return SearchBound(progress=progress)
+    return SearchBound(seconds=settings.search_seconds, progress=progress)
+
+
+def lock_full(request: LockRequest, progress: Callable[[int, float], None] | None = None) -> FullLock | Conflict:
     """The lock, closed over every transitive dependency by `uv pip compile` with compat's pins as constraints.
 
     Offline (or without uv) the result carries only the tracked pins and says why; a pylock.toml
@@ -514,7 +524,7 @@ def lock_full(request: LockRequest) -> FullLock | Conflict:
     """
     from compat.sources.uv_compile import Compiled, CompileRequest, uv_compile
 
-    locked = lock(request)
+    locked = lock(request, progress)
     if isinstance(locked, Conflict):
         return locked
     # Packages that compile against torch are installed afterwards, without build isolation: uv
@@ -563,12 +573,12 @@ def _date(text: str | None) -> str | None:
         raise UsageError(f"--exclude-newer {text!r}: expected a date (2025-03-01)") from None
 
 
-def plan(request: PlanRequest) -> Plan | Conflict:
+def plan(request: PlanRequest, progress: Callable[[int, float], None] | None = None) -> Plan | Conflict:
     """The ordered steps from the installed environment to a good set: diagnose, choose the targets
     (the installed tracked packages by default) plus the findings' fixes, resolve, then plan."""
     from compat.judge.diagnose import diagnose
     from compat.matrix.releases import TRACKED
-    from compat.resolve import check_targets, resolve, target_facts
+    from compat.resolve import check_targets, resolve_from_installed, target_facts
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
 
@@ -577,14 +587,15 @@ def plan(request: PlanRequest) -> Plan | Conflict:
         check_targets(request.targets, m)
     env = target_facts(_gather(request, m))
     findings = diagnose(env, m)
-    wanted = list(request.targets or default_targets(env, TRACKED))
-    if not wanted:
+    targets = list(request.targets or default_targets(env, TRACKED))
+    if not targets:
         raise UsageError("no tracked package is installed; name the targets (compat plan 'trl[vllm]')")
-    wanted += [r for r in fix_requirements(findings) if r not in wanted]
+    fixes = fix_requirements(findings)
     try:
-        result = resolve(wanted, env, m, prefer_installed=not request.latest, minor_compat=request.minor_compat)
+        result = resolve_from_installed(targets, fixes, env, m, latest=request.latest, minor_compat=request.minor_compat,
+                                        bound=_bound(request.settings, progress))
     except ResolutionError as exc:
-        return Conflict(targets=tuple(wanted), error=exc)
+        return Conflict(targets=tuple(dict.fromkeys([*targets, *fixes])), error=exc)
     # --python may name an environment directory: the commands run its interpreter.
     python = env.python.executable if request.environment.python is not None else None
     return make_plan(env, result, findings, installer=request.installer, python=python if isinstance(python, str) else None)

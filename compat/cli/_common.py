@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -92,3 +95,26 @@ def terminal(stream: TextIO, *, default_width: int | None = None) -> TerminalSty
     from compat.sources.terminal import DEFAULT_WIDTH, terminal_style
 
     return terminal_style(stream, default=default_width or DEFAULT_WIDTH)
+
+
+@contextmanager
+def search_progress() -> Iterator[Callable[[int, float], None] | None]:
+    """One status line on stderr while a lock or plan searches past a second, when stderr is a terminal (never in
+    a pipe or a log); erased when the search ends."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    shown = [False]
+
+    def show(rounds: int, seconds: float) -> None:
+        if seconds >= 1.0:
+            sys.stderr.write(f"\rcompat: searching for a compatible set: {rounds} rounds, {seconds:.0f} s\x1b[K")
+            sys.stderr.flush()
+            shown[0] = True
+
+    try:
+        yield show
+    finally:
+        if shown[0]:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()

@@ -22,6 +22,7 @@ from compat.cli._common import (
     declared,
     environment,
     overlays,
+    search_progress,
     settings,
 )
 
@@ -110,7 +111,8 @@ def lock(
         pylock=pylock,
         index_url=index_url,
     )
-    result = api.lock_full(request) if full else api.lock(request)
+    with search_progress() as progress:
+        result = api.lock_full(request, progress) if full else api.lock(request, progress)
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(1)
@@ -151,16 +153,17 @@ def plan(
     from compat.report.lock import render_conflict
     from compat.report.plan import render_json, render_text
 
-    result = api.plan(api.PlanRequest(
-        targets=tuple(targets or ()),
-        environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
-        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
-        matrix=overlays(matrix),
-        settings=settings(),
-        latest=latest,
-        minor_compat=minor_compat,
-        installer=api.Installer(installer.value),
-    ))
+    with search_progress() as progress:
+        result = api.plan(api.PlanRequest(
+            targets=tuple(targets or ()),
+            environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
+            declared=declared(gpus=gpus, driver=driver, launcher=launcher),
+            matrix=overlays(matrix),
+            settings=settings(),
+            latest=latest,
+            minor_compat=minor_compat,
+            installer=api.Installer(installer.value),
+        ), progress)
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(NO_COMPATIBLE_SET)

@@ -138,8 +138,13 @@ def choose_torch_build(
         )
     if policy.variant is not None and policy.variant not in release.variants:
         return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=base, variant=policy.variant)
-    if policy.cpu or policy.variant == "cpu":
+    if policy.variant == "cpu" or (policy.cpu and not policy.same_cuda_major_as_default):
         return _cpu_choice(matrix, release, policy)
+    if policy.cpu and policy.variant is None:
+        # Another package's kernels link the CUDA runtime of torch's public build (vLLM, xformers):
+        # under the CPU build its extension cannot load, while the public build imports (and runs
+        # on the CPU) without a GPU. So that build, as `pip install` would choose.
+        return _choice(matrix, release, release.default_variant, policy)
     if not gpus and driver is None:
         return _choice(matrix, release, policy.variant or release.default_variant, policy)
     problems: list[Rejection] = []

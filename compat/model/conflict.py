@@ -53,11 +53,15 @@ class Upgrade:
     """The oldest release that fits."""
 
 
+SEARCH_SECONDS_VARIABLE = "COMPAT_SEARCH_SECONDS"
+"""The environment variable that sets a search's bound in seconds (read by compat.sources.settings)."""
+
+
 class ConflictKind(str, enum.Enum):
     REQUIREMENTS = "requirements"  # the requirements on one package cannot be met on the target
     IMPOSED = "imposed"  # a constraint the catalog imposed on the way (to say why it was there)
     ALWAYS_KNOWN_FAILURE = "always-known-failure"  # every set that meets the targets hits a known failure
-    TOO_DEEP = "too-deep"  # the search gave up after too many rounds
+    TOO_DEEP = "too-deep"  # the search reached its bound before it decided: not proof that no set exists
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,3 +90,9 @@ class ConflictCause:
     """The known failure (ALWAYS_KNOWN_FAILURE)."""
     title: str | None = None
     """Its title, from the catalog."""
+    seconds: float | None = None
+    """The bound the search ran into, in seconds (TOO_DEEP)."""
+    backtracked: tuple[str, ...] = ()
+    """The packages the search backtracked on most, most first (TOO_DEEP)."""
+    attempts: tuple[str, ...] = ()
+    """What was tried before stopping, in order (TOO_DEEP)."""

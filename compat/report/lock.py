@@ -15,6 +15,7 @@ from compat.matrix.torch import sm
 from compat.model import codec
 from compat.model.asker import Asker, AskerKind
 from compat.model.conflict import (
+    SEARCH_SECONDS_VARIABLE,
     Alternative,
     Ask,
     ConflictCause,
@@ -160,6 +161,8 @@ def reason_text(r: PinReason) -> str:
             text += f", runs on driver {r.driver}"
         if not r.default:
             text += "; not the public index's default build"
+        if r.parent and r.cuda:
+            text += f", for a CPU target too: the kernels of {r.parent} link its CUDA libraries, which the CPU build lacks"
         return text
     if r.kind is PinReasonKind.CUDA_BUILD:
         return f"its {r.variant} build, for torch {r.parent_version}: the default index's is for another CUDA ({r.source})"
@@ -285,7 +288,10 @@ def cause_text(c: ConflictCause) -> str:
     if c.kind is ConflictKind.ALWAYS_KNOWN_FAILURE:
         return f"every set that meets the targets hits known failure {c.signature} ({c.title})"
     if c.kind is ConflictKind.TOO_DEEP:
-        return "the search gave up after too many rounds; pin one of the targets more tightly"
+        tried = f"tried {'; then '.join(c.attempts)}; " if c.attempts else ""
+        busiest = f"it backtracked most on {', '.join(c.backtracked)}; " if c.backtracked else ""
+        those = " (or those packages)" if c.backtracked else ""
+        return f"{tried}{busiest}pin one of the targets{those} more tightly, or allow more time with {SEARCH_SECONDS_VARIABLE}"
     parts = _asks_text(c.asks)
     if c.shortfall is Shortfall.CONTRADICTORY:
         parts.append("no release meets all of these at once")
@@ -327,6 +333,12 @@ def _asks_text(asks: Sequence[Ask]) -> list[str]:
 
 def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:
     """What `compat lock` and `compat plan` print on stderr when no set exists: one cause a line."""
-    lines = ["compat: no compatible set for " + " ".join(targets) + ":"]
+    if error.causes and all(c.kind is ConflictKind.TOO_DEEP for c in error.causes):
+        bound = max(c.seconds or 0 for c in error.causes)
+        head = (f"compat: the search for a set for {' '.join(targets)} stopped at its bound ({bound:g} s) without an answer; "
+                "this is not proof that no set exists:")
+    else:
+        head = "compat: no compatible set for " + " ".join(targets) + ":"
+    lines = [head]
     lines += [f"  - {line}" for line in dict.fromkeys(cause_text(c) for c in error.causes)]
     return "\n".join(lines) + "\n"

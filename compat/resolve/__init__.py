@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import time
 from collections.abc import Sequence
 
 from packaging.version import Version
@@ -17,18 +18,37 @@ from packaging.version import Version
 from compat.errors import ResolutionError, UsageError
 from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
+from compat.model.conflict import ConflictCause, ConflictKind
 from compat.model.facts import Facts
 from compat.model.lock import Lock
 from compat.model.unknown import Unknown
 from compat.resolve.build import FLOATING, build_lock
-from compat.resolve.catalog import Conflict, Search, State, search, still_matching
+from compat.resolve.catalog import (
+    Conflict,
+    Search,
+    SearchBound,
+    SearchClock,
+    SearchStopped,
+    State,
+    search,
+    still_matching,
+)
 from compat.resolve.conflicts import explain_conflict
 from compat.resolve.filters import Filters
 from compat.resolve.hardware import require_hardware, target_hardware
 from compat.resolve.provider import Need
 from compat.resolve.target import declared_target, parse_targets, target_facts
 
-__all__ = ["check_targets", "declared_target", "parse_targets", "require_hardware", "resolve", "target_facts"]
+__all__ = [
+    "SearchBound",
+    "check_targets",
+    "declared_target",
+    "parse_targets",
+    "require_hardware",
+    "resolve",
+    "resolve_from_installed",
+    "target_facts",
+]
 
 
 def _anchors(needs: Sequence[Need]) -> dict[str, Version]:
@@ -63,11 +83,14 @@ def resolve(
     minor_compat: bool = False,
     extensions: ExtensionTable | None = None,
     exclude_newer: str | None = None,
+    bound: SearchBound | None = None,
+    attempt: str = "the targets as given",
 ) -> Lock:
     """The newest set that meets `targets` on the target in `facts`; raises ResolutionError when there is none.
 
     `facts` is the target: its python markers (see `target_facts`), hardware and launch. With
-    `prefer_installed`, the installed version of each package is tried first.
+    `prefer_installed`, the installed version of each package is tried first. A search that reaches `bound`
+    raises ResolutionError with one TOO_DEEP cause naming `attempt`: it stopped, it did not prove there is no set.
     """
     needs = parse_targets(targets)
     extensions = extensions if extensions is not None else matrix.extensions
@@ -81,13 +104,66 @@ def resolve(
             except ValueError:
                 continue
     context = Search(needs=needs, facts=facts, matrix=matrix, filters=filters, extensions=extensions,
-                     preferred=preferred, user=frozenset(n.name for n in needs), anchors=_anchors(needs))
+                     preferred=preferred, user=frozenset(n.name for n in needs), anchors=_anchors(needs),
+                     clock=SearchClock(bound or SearchBound()))
     try:
         found = search(State(constraints={}, excluded={}, imposed=(), tried=frozenset()), context)
     except Conflict as conflict:
         raise ResolutionError(explain_conflict(conflict.causes, conflict.provider, conflict.imposed)) from None
+    except SearchStopped as stopped:
+        raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=stopped.clock.bound.seconds,
+                                             backtracked=stopped.clock.busiest(), attempts=(attempt,)),)) from None
     lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions)
     left = still_matching(found.mapping, facts, matrix)
     if left:
         lock = dataclasses.replace(lock, notes=lock.notes + left)
     return lock
+
+
+def resolve_from_installed(
+    targets: Sequence[str],
+    fixes: Sequence[str],
+    facts: Facts,
+    matrix: Matrix,
+    *,
+    latest: bool = False,
+    minor_compat: bool = False,
+    bound: SearchBound | None = None,
+) -> Lock:
+    """The set a plan moves an installed environment to, tried in the order that moves least:
+
+    1. the installed targets with doctor's fixes, installed versions first (unless `latest`);
+    2. the same, newest versions first (the installed ones can send the search into a corner);
+    3. the installed targets alone, newest first: the plain lock, which exists whenever the targets lock.
+
+    They share `bound`. A proven conflict of the first attempt is the answer when every attempt fails (it names
+    what the user asked for); a search that stopped says which attempts it made.
+    """
+    bound = bound or SearchBound()
+    attempts: list[tuple[Sequence[str], bool, str]] = []
+    wanted = [*targets, *(f for f in fixes if f not in targets)]
+    if not latest:
+        attempts.append((wanted, True, "the installed targets with doctor's fixes, installed versions first"))
+    attempts.append((wanted, False, "the installed targets with doctor's fixes, newest versions first"))
+    if len(wanted) > len(targets):
+        attempts.append((targets, False, "the installed targets alone, newest versions first"))
+    deadline = time.monotonic() + bound.seconds
+    proven: ResolutionError | None = None
+    tried: list[str] = []
+    for i, (asked, installed_first, label) in enumerate(attempts):
+        # Each attempt gets an equal share of what is left, so a hard first attempt leaves time for the others.
+        share = max(deadline - time.monotonic(), 0.0) / (len(attempts) - i)
+        try:
+            return resolve(asked, facts, matrix, prefer_installed=installed_first, minor_compat=minor_compat,
+                           bound=dataclasses.replace(bound, seconds=share), attempt=label)
+        except ResolutionError as exc:
+            tried.append(label)
+            if proven is None and not _stopped(exc):
+                proven = exc
+    if proven is not None:
+        raise proven
+    raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=bound.seconds, attempts=tuple(tried)),))
+
+
+def _stopped(error: ResolutionError) -> bool:
+    return any(c.kind is ConflictKind.TOO_DEEP for c in error.causes)

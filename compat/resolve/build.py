@@ -78,9 +78,11 @@ def build_lock(
                                   parent_version=f"{torch.version}+{torch.variant}" if torch is not None else None,
                                   default=False, source=build.source),)
         if cand.name == "torch" and cand.variant:
+            cuda = variant_cuda(cand.variant)
             reasons += (PinReason(
-                kind=PinReasonKind.TORCH_BUILD, variant=cand.variant, cuda=variant_cuda(cand.variant),
+                kind=PinReasonKind.TORCH_BUILD, variant=cand.variant, cuda=cuda,
                 compute_capabilities=tuple(cc for cc, _ in hw.ccs), driver=hw.driver, default=cand.default_variant,
+                parent=_kernels_asker(criteria[ident]) if hw.cpu and cuda else None,
             ),)
         reasons += tuple(PinReason(kind=PinReasonKind.KEPT_OFF, constraint=c) for c in imposed if c.package == cand.name)
         if cand.evidence is not None:
@@ -145,3 +147,10 @@ def _asked(criteria: Mapping[str, Any], ident: str) -> tuple[PinReason, ...]:
                     parent=parent.name, parent_version=str(parent.version), parent_extras=tuple(sorted(parent.extras)),
                 ))
     return tuple(sorted(dict.fromkeys(out), key=PinReason.sort_key))
+
+
+def _kernels_asker(criterion: Any) -> str | None:
+    """The packages whose kernels made a CPU target take torch's public CUDA build ("flashinfer-python, vllm")."""
+    names = sorted({info.requirement.asker.package for info in criterion.information
+                    if info.requirement.default_build and info.requirement.asker.package})
+    return ", ".join(names) or None

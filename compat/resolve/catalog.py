@@ -9,7 +9,9 @@ branch of the search; the first that resolves wins.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+from resolvelib import BaseReporter
 
 from compat.errors import ResolutionError
 from compat.judge.conditions import Verdict, evaluate
@@ -53,6 +56,53 @@ class State:
     """Signatures already worked around on this branch."""
 
 
+DEFAULT_SEARCH_SECONDS = 20.0
+"""How long one search may run. Every target of bench/lock_bench.py locks in under 5 s; a search still running
+after four times that is backtracking through combinations that will not decide it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchBound:
+    """How long a search may run before it stops and says so (which is not proof that no set exists)."""
+
+    seconds: float = DEFAULT_SEARCH_SECONDS
+    """Wall-clock seconds for the whole search, every branch of it."""
+    rounds: int = 20000
+    """resolvelib rounds over all branches: a bound that holds however fast the machine is."""
+    progress: Callable[[int, float], None] | None = None
+    """Called now and then with the rounds and seconds so far (the CLI shows a line past one second)."""
+
+
+class SearchStopped(Exception):
+    """The search reached its bound before it decided (internal: `resolve` turns it into its outcome)."""
+
+    def __init__(self, clock: SearchClock) -> None:
+        super().__init__("search stopped at its bound")
+        self.clock = clock
+
+
+class SearchClock:
+    """The running count of one search against its bound, and which packages it backtracked on."""
+
+    def __init__(self, bound: SearchBound) -> None:
+        self.bound = bound
+        self.started = time.monotonic()
+        self.rounds = 0
+        self.backtracked: Counter[str] = Counter()
+
+    def tick(self) -> None:
+        self.rounds += 1
+        elapsed = time.monotonic() - self.started
+        if elapsed > self.bound.seconds or self.rounds > self.bound.rounds:
+            raise SearchStopped(self)
+        if self.bound.progress is not None:
+            self.bound.progress(self.rounds, elapsed)
+
+    def busiest(self, n: int = 3) -> tuple[str, ...]:
+        """The packages the search backtracked on most, most first (ties by name)."""
+        return tuple(name for name, _ in sorted(self.backtracked.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+
+
 @dataclass(frozen=True, kw_only=True)
 class Search:
     """What stays the same across the branches of one search."""
@@ -66,6 +116,8 @@ class Search:
     user: frozenset[str]
     anchors: Mapping[str, Version] = dataclasses.field(default_factory=dict)
     """The targets pinned to one release: what "tested together" and "contemporaneous" are judged against."""
+    clock: SearchClock = dataclasses.field(default_factory=lambda: SearchClock(SearchBound()))
+    """The bound of the whole search, shared by its branches."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +140,7 @@ def search(state: State, s: Search) -> Found:
     provider = Provider(s.matrix, s.filters, state.constraints, state.excluded, s.preferred, s.user, s.anchors)
     # A required fix is a requirement, not only a bound: it brings in a package the set lacks (accelerate).
     required = tuple(n for name in sorted(state.constraints) for n in state.constraints[name])
-    mapping, criteria = _run(provider, (*s.needs, *required), state.imposed)
+    mapping, criteria = _run(provider, (*s.needs, *required), state.imposed, s.clock)
     wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions)
     if wrong_cuda is not None:
         name, version = wrong_cuda.package, wrong_cuda.version
@@ -121,18 +173,32 @@ def still_matching(mapping: Resolved, facts: Facts, matrix: Matrix) -> tuple[Loc
     return tuple(out)
 
 
-def _run(provider: Provider, needs: Sequence[Need], imposed: tuple[Constraint, ...]) -> tuple[Resolved, Mapping[str, Any]]:
-    from resolvelib import BaseReporter, Resolver
+def _run(provider: Provider, needs: Sequence[Need], imposed: tuple[Constraint, ...],
+         clock: SearchClock) -> tuple[Resolved, Mapping[str, Any]]:
+    from resolvelib import Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     try:
-        resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
-        result = resolver.resolve(needs, max_rounds=10000)
+        resolver: Resolver[Need, Candidate, str] = Resolver(provider, _Reporter(clock))
+        result = resolver.resolve(needs, max_rounds=clock.bound.rounds)
     except ResolutionImpossible as exc:
         raise Conflict(list(exc.causes), provider, imposed) from exc
     except ResolutionTooDeep as exc:
-        raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP),)) from exc
+        raise SearchStopped(clock) from exc
     return result.mapping, result.criteria
+
+
+class _Reporter(BaseReporter):
+    """Counts the rounds against the bound and the backtracks per package."""
+
+    def __init__(self, clock: SearchClock) -> None:
+        self.clock = clock
+
+    def starting_round(self, index: int) -> None:
+        self.clock.tick()
+
+    def rejecting_candidate(self, criterion: Any, candidate: Candidate) -> None:
+        self.clock.backtracked[candidate.name] += 1
 
 
 def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable) -> Rejection | None:

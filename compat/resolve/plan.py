@@ -47,11 +47,14 @@ def default_targets(facts: Facts, tracked: Sequence[str]) -> tuple[str, ...]:
             if req.marker is not None and "extra" in str(req.marker):
                 continue
             required.add(str(canonicalize_name(req.name)))
-    return tuple(_with_extras(present[name], present, frozenset(tracked)) for name in sorted(present) if name not in required)
+    return tuple(_with_extras(present[name], present, frozenset(tracked), frozenset(required))
+                 for name in sorted(present) if name not in required)
 
 
-def _with_extras(dist: Distribution, present: Mapping[str, Distribution], tracked: frozenset[str]) -> str:
-    """`trl[vllm]` when every tracked package trl's [vllm] extra asks for is installed: the plan keeps the extra."""
+def _with_extras(dist: Distribution, present: Mapping[str, Distribution], tracked: frozenset[str], required: frozenset[str]) -> str:
+    """`trl[vllm]` when every tracked package trl's [vllm] extra asks for is installed and one of them is there for
+    the extra's sake (nothing installed requires it otherwise): the plan keeps the extra. trl[kernels] asks only for
+    transformers[kernels], which trl requires anyway: that is no sign anybody installed the extra."""
     wanted: dict[str, set[str]] = {}
     for line in dist.requires:
         try:
@@ -64,7 +67,7 @@ def _with_extras(dist: Distribution, present: Mapping[str, Distribution], tracke
         name = str(canonicalize_name(req.name))
         if name in tracked:
             wanted.setdefault(extra, set()).add(name)
-    extras = sorted(e for e, names in wanted.items() if names and names <= present.keys())
+    extras = sorted(e for e, names in wanted.items() if names and names <= present.keys() and names - required)
     return f"{dist.name}[{','.join(extras)}]" if extras else dist.name
 
 
@@ -134,9 +137,11 @@ def plan(
     if packages:
         reqs = [_req(p) for p in packages]
         extra = []
-        index = next((p.index_url for p in lock.pins if p.index_url), None)
+        # Only a build this step installs needs the PyTorch index: pip keeps an installed torch 2.6.0+cu118 for
+        # a `torch==2.6.0` requirement, and an index nobody needs costs retries where it cannot be reached.
+        index = next((p.index_url for p in packages if p.index_url), None)
         if index:
-            extra = ["--extra-index-url", index]  # keeps pip on the torch build installed above
+            extra = ["--extra-index-url", index]
         steps.append(Step(
             kind=StepKind.PACKAGES,
             packages=tuple(reqs),

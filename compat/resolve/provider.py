@@ -18,6 +18,7 @@ from resolvelib.structs import RequirementInformation
 from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.releases import PackageReleases, Release
+from compat.matrix.torch import variant_cuda
 from compat.model.asker import Asker, AskerKind
 from compat.model.lock import PinReason, PinReasonKind
 from compat.model.rejection import Rejection, RejectionKind
@@ -98,6 +99,13 @@ class Candidate:
     def asker(self) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=self.name, version=str(self.version) if self.version else None,
                      extras=tuple(sorted(self.extras)))
+
+
+def cpu_build_requires(requires: Sequence[Requirement]) -> tuple[Requirement, ...]:
+    """What a CPU (or ROCm) build of torch requires: the recorded requirements are its public CUDA wheel's, whose
+    triton and nvidia-* libraries PyTorch adds to CUDA builds only (PYTORCH_EXTRA_INSTALL_REQUIREMENTS in
+    pytorch/pytorch .github/scripts/generate_binary_build_matrix.py; `pip show torch==2.13.0+cpu` lists neither)."""
+    return tuple(r for r in requires if not (r.name == "triton" or r.name.startswith("nvidia-")))
 
 
 def _minor(v: Version) -> tuple[int, ...]:
@@ -229,6 +237,8 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 continue
             known = isinstance(release.requires, tuple)  # Unknown (sdist only) or, in old snapshots, None
             requires = release.requires if isinstance(release.requires, tuple) else ()
+            if name == "torch" and variant is not None and variant_cuda(variant) is None:
+                requires = cpu_build_requires(requires)
             dead = self._dead_dependency(name, v, requires, extras)
             if dead is not None:
                 self.filters.rejected[key] = dead

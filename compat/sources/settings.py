@@ -9,6 +9,7 @@ monkeypatching the process environment.
     COMPAT_NO_CACHE    any non-empty value: read and write no cache at all
     PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
     COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
+    COMPAT_SEARCH_SECONDS  how long `lock` and `plan` search before they stop and say so (default 20)
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
 """
@@ -20,6 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.errors import UsageError
+from compat.model.conflict import SEARCH_SECONDS_VARIABLE
+
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
@@ -30,6 +34,8 @@ class Settings:
     (pip.conf is not read, and compat does not guess a registry)."""
     report_url: str | None = None
     """Base URL of the pages `compat matrix site` builds; finding ids in reports link there. None: no links."""
+    search_seconds: float | None = None
+    """How long `lock` and `plan` may search (COMPAT_SEARCH_SECONDS); None: the default bound."""
 
 
 def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
@@ -39,7 +45,21 @@ def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         cache_dir=_cache_dir(env, home),
         index_url=env.get("PIP_INDEX_URL", "").strip() or None,
         report_url=env.get("COMPAT_REPORT_URL", "").strip() or None,
+        search_seconds=_seconds(env.get(SEARCH_SECONDS_VARIABLE, "")),
     )
+
+
+def _seconds(text: str) -> float | None:
+    """A positive number of seconds up to a day; raises UsageError naming the variable otherwise."""
+    if not text.strip():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 86400:  # also false for NaN
+        raise UsageError(f"{SEARCH_SECONDS_VARIABLE}={text[:40]!r}: expected seconds, a number above 0 and at most 86400")
+    return value
 
 
 def _cache_dir(env: Mapping[str, str], home: Path | None) -> Path | None:

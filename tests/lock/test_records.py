@@ -266,7 +266,10 @@ def _ask(kind: AskerKind, **kw) -> Ask:
      "(to avoid grpo-vllm-device-mismatch, the lock also required vllm not <0.7.1: vllm 0.7.0 (<0.7.1), 2 visible GPU(s) (>=2))"),
     (ConflictCause(kind=ConflictKind.ALWAYS_KNOWN_FAILURE, signature="sig", title="a title"),
      "every set that meets the targets hits known failure sig (a title)"),
-    (ConflictCause(kind=ConflictKind.TOO_DEEP), "the search gave up after too many rounds; pin one of the targets more tightly"),
+    (ConflictCause(kind=ConflictKind.TOO_DEEP), "pin one of the targets more tightly, or allow more time with COMPAT_SEARCH_SECONDS"),
+    (ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=20.0, backtracked=("transformers", "peft"), attempts=("a", "b")),
+     "tried a; then b; it backtracked most on transformers, peft; pin one of the targets (or those packages) more tightly, "
+     "or allow more time with COMPAT_SEARCH_SECONDS"),
 ])
 def test_cause_text(cause, text):
     assert cause_text(cause) == text
@@ -277,11 +280,19 @@ def test_render_conflict_and_the_error_summary():
     error = ResolutionError(causes)
     assert render_conflict(["trl", "vllm"], error) == (
         "compat: no compatible set for trl vllm:\n"
-        "  - the search gave up after too many rounds; pin one of the targets more tightly\n"
+        "  - pin one of the targets more tightly, or allow more time with COMPAT_SEARCH_SECONDS\n"
         "  - (to avoid grpo-vllm-device-mismatch, the lock also required vllm not <0.7.1: "
         "vllm 0.7.0 (<0.7.1), 2 visible GPU(s) (>=2))\n"
     )
     assert str(error) == "no compatible set (too-deep, imposed grpo-vllm-device-mismatch)"
+
+
+def test_a_search_that_stopped_is_not_called_no_compatible_set():
+    error = ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=20.0, attempts=("the targets as given",)),))
+    assert render_conflict(["trl"], error) == (
+        "compat: the search for a set for trl stopped at its bound (20 s) without an answer; this is not proof that no set exists:\n"
+        "  - tried the targets as given; pin one of the targets more tightly, or allow more time with COMPAT_SEARCH_SECONDS\n"
+    )
 
 
 @pytest.mark.parametrize(("step", "text"), [

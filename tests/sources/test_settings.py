@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from compat.errors import UsageError
 from compat.sources.settings import Settings, read_settings
 
 
@@ -51,3 +54,15 @@ def test_the_cli_passes_its_settings_to_the_matrix_loader(monkeypatch, tmp_path)
     monkeypatch.setenv("COMPAT_NO_CACHE", "1")
     assert CliRunner().invoke(app, ["matrix", "show", "trl", "--json"]).exit_code == 0
     assert not (tmp_path / "off").exists()
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("", None), ("  ", None), ("2.5", 2.5), ("86400", 86400.0)])
+def test_the_search_bound_is_read_from_compat_search_seconds(text, seconds):
+    assert read_settings({"COMPAT_SEARCH_SECONDS": text}, home=Path("/home/u")).search_seconds == seconds
+
+
+@pytest.mark.parametrize("text", ["abc", "0", "-1", "nan", "inf", "1e400", "9" * 5000])
+def test_a_bad_search_bound_is_a_one_line_usage_error(text):
+    with pytest.raises(UsageError, match=r"^COMPAT_SEARCH_SECONDS=.*expected seconds") as caught:
+        read_settings({"COMPAT_SEARCH_SECONDS": text}, home=Path("/home/u"))
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 200
