@@ -22,7 +22,8 @@ def render_text(plan: Plan) -> str:
         lines.append("# nothing to change: the installed versions already form the target set")
     for i, step in enumerate(plan.steps, 1):
         lines.append("")
-        lines.append(f"# {i}. {step.kind.value}: {step_why(step)}")
+        torch_first = any(s.kind is StepKind.TORCH for s in plan.steps[: i - 1])
+        lines.append(f"# {i}. {step.kind.value}: {step_why(step, after_torch=torch_first)}")
         if step.clears:
             lines.append(f"#    clears: {', '.join(step.clears)}")
         lines.append(shlex.join(step.command))
@@ -38,13 +39,13 @@ def render_text(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def step_why(step: Step) -> str:
-    """One line: what the step changes."""
+def step_why(step: Step, *, after_torch: bool = True) -> str:
+    """One line: what the step changes (`after_torch`: a torch step came before it)."""
     if step.kind is StepKind.UNINSTALL:
         return "remove builds tied to the torch being replaced (another CUDA variant, or compiled against it)"
     if step.kind is StepKind.TORCH:
         source = "the PyTorch wheel index" if step.index_url else "the default index"
         return f"torch first, from {source}; " + "; ".join(reason_text(r) for r in step.reasons)
     if step.kind is StepKind.PACKAGES:
-        return "the packages that pin or need that torch"
+        return "the packages that pin or need that torch" if after_torch else "the packages to move, in one install"
     return "compiled against torch: rebuilt last, against the torch now installed"

@@ -16,6 +16,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from compat.judge.checks.requirements import MET_BY_EVERY_LOCK
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.model.lock import (
@@ -67,7 +68,11 @@ def _with_extras(dist: Distribution, present: Mapping[str, Distribution], tracke
         name = str(canonicalize_name(req.name))
         if name in tracked:
             wanted.setdefault(extra, set()).add(name)
-    extras = sorted(e for e, names in wanted.items() if names and names <= present.keys() and names - required)
+    held = {e: names for e, names in wanted.items() if names and names <= present.keys() and names - required}
+    # The smallest extras that explain what is installed: trl[peft] rather than trl[dev], which asks for peft too
+    # (a package [dev] adds that is installed for its own sake is a target of its own anyway).
+    extras = sorted(e for e, names in held.items()
+                    if not any(other < names or (other == names and o < e) for o, other in held.items() if o != e))
     return f"{dist.name}[{','.join(extras)}]" if extras else dist.name
 
 
@@ -87,7 +92,7 @@ def fix_requirements(findings: Sequence[Finding]) -> tuple[str, ...]:
     """
     out: list[str] = []
     for f in findings:
-        if f.status is Status.FOUND and f.severity is Severity.ERROR:
+        if f.status is Status.FOUND and f.severity is Severity.ERROR and f.id not in MET_BY_EVERY_LOCK:
             out.extend(f.fix.requires)
     return tuple(dict.fromkeys(out))
 

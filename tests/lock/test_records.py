@@ -308,3 +308,7 @@ def test_a_search_that_stopped_is_not_called_no_compatible_set():
 ])
 def test_step_why(step, text):
     assert step_why(step) == text
+
+
+def test_a_packages_step_without_a_torch_step_before_it_does_not_speak_of_that_torch():
+    assert step_why(Step(kind=StepKind.PACKAGES, packages=(), command=()), after_torch=False) == "the packages to move, in one install"

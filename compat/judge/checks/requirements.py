@@ -33,6 +33,11 @@ MISSING = "missing-requirement"
 TORCH_PIN = "torch-pin-broken-extension"
 EXTRA = "unsatisfied-extra-requirement"
 
+MET_BY_EVERY_LOCK = frozenset({WRONG_VERSION, MISSING, TORCH_PIN})
+"""Findings about the declared requirements of what is installed: a lock meets every declared requirement by
+construction, so their fixes add nothing to a plan's targets (and a fix read off a package the plan moves, such
+as transformers 4.46.0's huggingface-hub<1.0, would hold the new set to the old package's ranges)."""
+
 OWNS = {
     WRONG_VERSION: frozenset({"dist", "project", "wanted", "dep"}),
     MISSING: frozenset({"names", "dists"}),
