@@ -31,6 +31,7 @@ LOCK = ["trl[vllm]", "--gpus", "8xH100", "--driver", "550.54.15", "--python-vers
 A100_R550 = ["--gpus", "2xA100", "--driver", "550.54.15", "--python-version", "3.11"]
 H100_R580 = ["--gpus", "8xH100", "--driver", "580.95.05", "--python-version", "3.12"]
 H100_R550 = ["--gpus", "8xH100", "--driver", "550.54.15", "--python-version", "3.11"]
+HARD = ["trl[vllm,deepspeed,peft,liger]", "flash-attn", "bitsandbytes", "xformers"]
 
 SUITE: list[list[str]] = [
     ["trl[vllm]", *H100_R580],
@@ -58,6 +59,14 @@ SUITE: list[list[str]] = [
     ["trl[vllm]==1.16.0", "vllm==0.9.0", *H100_R580],
     ["trl==0.15.2", "vllm<0.7.1", *A100_R550],
     ["transformers==4.46.0", "trl", "accelerate", "peft", *A100_R550],
+    # The hard unpinned stack of issue 21 on five machines: every package resolved, none pinned by the user.
+    *([*HARD, *machine] for machine in (
+        ["--gpus", "8xH100", "--driver", "535.183.01", "--python-version", "3.11"],
+        H100_R550,
+        ["--gpus", "8xH100", "--driver", "580.95.05", "--python-version", "3.11"],
+        ["--gpus", "1xRTX5090", "--driver", "580.95.05", "--python-version", "3.11"],
+        ["--gpus", "1xV100", "--driver", "470.256.02", "--python-version", "3.11"],
+    )),
 ]
 """Real targets: the GRPO stacks of the issue, separately pinned pairs, four-target ranges, impossible sets."""
 

@@ -164,12 +164,14 @@ def test_lock_from_a_facts_file_and_a_conflict_is_a_value(facts_file, no_probe):
     assert conflict.targets == ("vllm==0.7.2", "torch==2.6.0") and conflict.error.causes
 
 
-def test_plan_adds_the_findings_fixes_and_orders_the_steps(facts_file, no_probe):
+def test_plan_meets_the_unmet_requirements_without_making_them_targets(facts_file, no_probe):
     env = facts_file(saved_facts({"torch": "2.5.1+cu124"}, torch="2.5.1+cu124"))
     result = api.plan(api.PlanRequest(targets=("vllm==0.7.2",), environment=env, declared=DECLARED, installer=api.Installer.UV))
     assert isinstance(result, Plan), result
     assert result.steps and all(step.command[:2] == ("uv", "pip") for step in result.steps)
-    assert "triton==3.1.0" in result.lock.targets  # the unmet requirement's fix joined the caller's target
+    # torch 2.5.1's unmet triton==3.1.0 is met by the lock itself: a declared requirement is no extra target.
+    assert result.lock.targets == ("vllm==0.7.2",)
+    assert any("triton==3.1.0" in step.packages for step in result.steps)
     assert any("vllm==0.7.2" in step.command for step in result.steps)
 
 

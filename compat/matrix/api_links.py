@@ -87,6 +87,7 @@ class ApiSource:
         self._indexed: tuple[str, ...] | None = None
         self._extra = {canonicalize_name(k): v for k, v in (extra or {}).items()}
         self._edges: dict[tuple[str, str, str], tuple[ImportEdge, ...] | Unknown] = {}
+        self._startup: dict[tuple[str, str, str], tuple[ImportEdge, ...]] = {}
         self._releases: dict[tuple[str, str], ReleaseApi | Unknown] = {}
         # Keyed by the provider object's identity: the source holds every ReleaseApi it hands out.
         self._resolved: dict[tuple[int, str, str | None, str], bool | Unknown] = {}
@@ -135,6 +136,16 @@ class ApiSource:
             edges = self._edges[key] = api.imports(release, other)
         return edges
 
+
+    def startup_imports(self, api: ReleaseApi, release: str, other: str, edges: tuple[ImportEdge, ...]) -> tuple[ImportEdge, ...]:
+        """Of `edges` (`imports(api, release, other)`), those that run when the package is imported: top-level
+        imports of modules that do not load on demand. Asked once per pair of releases while a lock searches."""
+        key = (api.package, release, other)
+        found = self._startup.get(key)
+        if found is None:
+            found = self._startup[key] = tuple(
+                e for e in edges if e.kind is ImportKind.TOP_LEVEL and on_demand(e.module) is None)
+        return found
     def resolves(self, edge: ImportEdge, provider: ReleaseApi, version: str) -> bool | Unknown:
         """`resolves`, remembered: lock asks the same imports of the same provider release for every
         release of the importer it tries."""
@@ -271,13 +282,17 @@ def broken_links(
     out: list[BrokenLink] = []
     seen: set[tuple[str, str | None]] = set()
     spelled = _spelled(b, provider_version)
-    for edge in edges:
+    alternatives: dict[tuple[str, str | None], list[ImportEdge]] | None = None
+    for edge in source.startup_imports(a, _spelled(a, importer_version), provider, edges) if breaking_only else edges:
         if edge.kind not in kinds or (edge.target, edge.name) in seen:
             continue
-        if breaking_only and (edge.kind is not ImportKind.TOP_LEVEL or on_demand(edge.module) is not None):
+        if source.resolves(edge, b, spelled) is not False:
             continue
-        ok = source.resolves(edge, b, spelled)
-        if ok is not False or _has_fallback(source, edge, edges, b, spelled):
+        if alternatives is None:  # built once per pair, and only for a pair with an import that fails
+            alternatives = {}
+            for other in edges:
+                alternatives.setdefault((other.module, other.name), []).append(other)
+        if _has_fallback(source, edge, alternatives.get((edge.module, edge.name), ()), b, spelled):
             continue
         seen.add((edge.target, edge.name))
         gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, spelled) is False
@@ -298,14 +313,13 @@ def broken_links(
     return tuple(out)
 
 
-def _has_fallback(source: ApiSource, edge: ImportEdge, edges: Sequence[ImportEdge], provider: ReleaseApi, version: str) -> bool:
-    """Whether the same module also imports the same name from elsewhere in the provider, and that
-    import may resolve: `try: from transformers.integrations import X except ImportError: from
-    transformers.deepspeed import X` breaks nothing."""
+def _has_fallback(source: ApiSource, edge: ImportEdge, same_name: Sequence[ImportEdge], provider: ReleaseApi, version: str) -> bool:
+    """Whether the same module also imports the same name from elsewhere in the provider (`same_name`: its imports
+    of that name), and that import may resolve: `try: from transformers.integrations import X except ImportError:
+    from transformers.deepspeed import X` breaks nothing."""
     if edge.name is None:
         return False
-    return any(other.module == edge.module and other.name == edge.name and other.target != edge.target
-               and source.resolves(other, provider, version) is not False for other in edges)
+    return any(other.target != edge.target and source.resolves(other, provider, version) is not False for other in same_name)
 
 
 def _spelled(api: ReleaseApi, version: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -46,8 +47,12 @@ class Stack:
     pins: tuple[tuple[str, Version], ...]
     """(canonical name, version) of each pinned package, sorted by name."""
 
+    @cached_property
+    def _by_name(self) -> dict[str, Version]:
+        return dict(self.pins)
+
     def version(self, package: str) -> Version | None:
-        return next((v for name, v in self.pins if name == package), None)
+        return self._by_name.get(package)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,8 +61,16 @@ class StackTable:
     """Oldest first (by date, then id)."""
 
     def with_package(self, package: str) -> tuple[Stack, ...]:
-        """The stacks that pin `package`."""
-        return tuple(s for s in self.stacks if s.version(package) is not None)
+        """The stacks that pin `package` (asked thousands of times per lock: answered once per name)."""
+        return self._with_package.get(package, ())
+
+    @cached_property
+    def _with_package(self) -> dict[str, tuple[Stack, ...]]:
+        out: dict[str, list[Stack]] = {}
+        for stack in self.stacks:
+            for name, _ in stack.pins:
+                out.setdefault(name, []).append(stack)
+        return {name: tuple(found) for name, found in out.items()}
 
 
 def load_stacks(tables: Sequence[Table]) -> StackTable:

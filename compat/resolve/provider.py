@@ -136,6 +136,16 @@ def is_pin(spec: SpecifierSet) -> bool:
     return any(s.operator in ("==", "===") for s in spec)
 
 
+@dataclass(frozen=True)
+class _Matches:
+    candidates: tuple[Candidate, ...]
+    """The releases that meet the asks, best first."""
+    asks: tuple[tuple[tuple[str, str], ...], ...]
+    """(package, range) of each requirement each candidate makes, in the same order."""
+    asked: frozenset[str]
+    """The packages any of them asks for: the ones whose ranges elsewhere can rule a candidate out."""
+
+
 class Provider(AbstractProvider[Need, Candidate, str]):
     """resolvelib provider over the release snapshot."""
 
@@ -162,6 +172,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
         self._depth: dict[str, int] = {}
         self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
+        self._matches: dict[tuple[str, frozenset[Need]], _Matches] = {}
         self.links = links_for(getattr(matrix, "roots", None))
 
     # resolvelib interface -------------------------------------------------
@@ -176,7 +187,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         candidates: Mapping[str, Iterator[Candidate]],
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
-    ) -> tuple[bool, bool, bool, bool, int, bool, str]:
+    ) -> tuple[bool, bool, bool, int, int, bool, bool, str]:
         infos = list(information[identifier])
         pinned = any(is_pin(info.requirement.specifier) for info in infos)
         # The packages of a conflict and the packages that asked (pip's rule): their order among
@@ -188,9 +199,13 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         # the bound from above is known, and undoing that costs hundreds of backtracks.
         depth = min((0 if info.parent is None else self._depth.get(info.parent.identifier, 50) + 1) for info in infos) if infos else 50
         self._depth[identifier] = depth
-        # Exact pins and conflict sources first (fail fast), torch last: many packages narrow it.
+        # Exact pins and conflict sources first (fail fast), torch last: many packages narrow it. Then the
+        # shallowest, and among them the one with the fewest candidates left (pip's rule too): a flash-attn whose
+        # wheels hold torch below 2.9 decided before trl's 40 releases makes each trl release one quick test,
+        # where the other order tried every flash-attn release again after each trl backtrack (9 s against 4 s).
         # An extras spelling after its plain name: pinned first, the plain name leaves one choice.
-        return (not pinned, name not in causes, name == "torch", "[" in identifier, depth, name not in self.user, identifier)
+        left = sum(1 for _ in candidates[identifier])
+        return (not pinned, name not in causes, name == "torch", depth, left, "[" in identifier, name not in self.user, identifier)
 
     def find_matches(
         self, identifier: str, requirements: Mapping[str, Iterator[Need]], incompatibilities: Mapping[str, Iterator[Candidate]],
@@ -207,6 +222,17 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         releases = self.releases(name)
         if releases is None:
             return [Candidate(name=name, version=None, extras=extras)] if None not in bad else []
+        # The same asks recur thousands of times while the resolver backtracks: their answer is computed once.
+        key = (identifier, frozenset(needs))
+        found = self._matches.get(key)
+        if found is None:
+            found = self._matches[key] = self._matches_for(name, extras, releases, needs)
+        held = self._held_elsewhere(name, found.asked, requirements)
+        return [c for c, asks in zip(found.candidates, found.asks, strict=True)
+                if c.version not in bad and not (held and self._asks_outside(asks, held))]
+
+    def _matches_for(self, name: str, extras: frozenset[str], releases: PackageReleases, needs: Sequence[Need]) -> _Matches:
+        """The releases that meet `needs`, best first; each dropped release's Rejection goes to the filters."""
         exact = {v for need in needs for v in need.exact_versions}
         in_range = self._in_range(name, releases, frozenset(n.spec_text for n in needs))
         kernels = next((n.asker for n in needs if n.default_build), None)
@@ -217,7 +243,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         out = []
         for release in reversed(releases.releases):
             v = release.version
-            if v in bad or v not in in_range:
+            if v not in in_range:
                 continue
             key = (name, str(v))
             if release.yanked and v not in exact:
@@ -263,7 +289,42 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         want = self.preferred.get(name)
         if want is not None:
             out.sort(key=lambda c: c.version != want)  # stable: newest-first order kept otherwise
+        asks = tuple(self._asks(c) for c in out)
+        return _Matches(candidates=tuple(out), asks=asks, asked=frozenset(dep for a in asks for dep, _ in a))
+
+    def _asks(self, cand: Candidate) -> tuple[tuple[str, str], ...]:
+        """(package, range) of each requirement `cand` will make (its extension table row included)."""
+        return tuple((n.name, n.spec_text) for n in self.get_dependencies(cand) if n.name != cand.name and len(n.specifier))
+
+    def _held_elsewhere(self, name: str, asked: frozenset[str], requirements: Mapping[str, Iterator[Need]]) -> dict[str, frozenset[str]]:
+        """The ranges the rest of this branch holds each package to that `name`'s candidates ask for (what `name`
+        itself asked is left out).
+
+        flash-attn's wheels hold torch below 2.9, a vLLM or xformers release pins one torch: the releases that
+        ask for a torch outside what the branch holds cannot be part of the set, and trying them one by one
+        (each a round with dozens of dependencies, then a backtrack) took minutes. They are skipped up front, on
+        this branch only: its candidates are computed again wherever the resolver backtracks to a state without
+        that range.
+        """
+        out: dict[str, frozenset[str]] = {}
+        for other in asked:
+            if other == name or other not in requirements:
+                continue
+            texts = frozenset(n.spec_text for n in requirements[other] if n.asker.package != name and len(n.specifier))
+            if texts:
+                out[other] = texts
         return out
+
+    def _asks_outside(self, asks: Sequence[tuple[str, str]], held: Mapping[str, frozenset[str]]) -> bool:
+        """Whether one of `asks` leaves no recorded release of its package inside the ranges the branch holds it to."""
+        for dep, spec in asks:
+            texts = held.get(dep)
+            if texts is None:
+                continue
+            releases = self.releases(dep)
+            if releases is not None and not self._in_range(dep, releases, texts | {spec}):
+                return True
+        return False
 
     # the preference order ------------------------------------------------
 
