@@ -451,14 +451,20 @@ def log_size(name: str) -> int | None:
 def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Callable[[int], None] | None = None) -> Explanation:
     """The known failures and root errors the log shows, ranked for the environment when there is one;
     `progress` is called with the bytes read after each block."""
-    from compat.explain.match import explain as run_explain
+    from concurrent.futures import ThreadPoolExecutor
+
+    from compat.explain.match import rank, read_log
     from compat.sources.cache import DirectoryStore
 
     m = _matrix(request.matrix, request.settings)
-    env, note = _explain_environment(request, m)
     cache = request.settings.cache_dir
     store = DirectoryStore(cache / "explain") if cache is not None else None
-    return run_explain(log, m, env, environment=note, progress=progress, store=store)
+    # The probe waits on a child interpreter: it runs while the log is read, which on a pasted log halves the wait.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compat-probe") as pool:
+        probed = pool.submit(_explain_environment, request, m)
+        read = read_log(log, m, progress=progress, store=store)
+        env, note = probed.result()
+    return rank(read, m, env, environment=note)
 
 
 def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts | None, str]:

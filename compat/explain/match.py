@@ -229,6 +229,32 @@ def explain(
     `facts`. `progress`, when given, is called with the bytes read after each block; `store`
     keeps the compiled automaton between runs; `api` is the API timeline (default: that of the
     matrix's directories)."""
+    read = read_log(lines, matrix, engine=engine, progress=progress, store=store)
+    return rank(read, matrix, facts, environment=environment, api=api)
+
+
+@dataclass
+class ReadLog:
+    """What one pass over a log found, before any environment is looked at."""
+
+    signatures: tuple[Signature, ...]
+    acc: dict[int, _Acc]
+    drafts: list[ErrorDraft]
+    lines_scanned: int
+    engine: str
+    errors_dropped: int
+
+
+def read_log(
+    lines: Iterable[str | bytes],
+    matrix: Matrix,
+    *,
+    engine: Engine | None = None,
+    progress: Callable[[int], None] | None = None,
+    store: BlobStore | None = None,
+) -> ReadLog:
+    """The catalog's hits and the root errors of a log: the part of `explain` that needs no facts, so a caller can
+    probe the environment while the log is read."""
     signatures: tuple[Signature, ...] = tuple(matrix.signatures)
     keys = _keys(signatures)
     scanner = _scanner(keys, engine, store)
@@ -274,6 +300,14 @@ def explain(
     _match_wrapped(drafts, signatures, acc, context_seen)
     for si in [si for si in acc if signatures[si].context_required and si not in context_seen]:
         del acc[si]  # required context absent: the signature does not fire
+    return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,
+                   errors_dropped=builder.dropped)
+
+
+def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environment: str | None = None,
+         api: ApiSource | None = None) -> Explanation:
+    """The explanation of what `read_log` found, its matches ranked for `facts`."""
+    signatures, acc, drafts = read.signatures, read.acc, read.drafts
     env_note = environment or ("environment facts given" if facts is not None else "no environment facts: ranked by the log alone")
     matches = [_rank(signatures[si], a, facts, matrix) for si, a in acc.items()]
     matches.sort(key=lambda m: (m.signature.wrapper, -m.score, m.lines[0].number if m.lines else 0, m.signature.id))
@@ -283,8 +317,8 @@ def explain(
     errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts,
                           source)
     return Explanation(
-        matches=tuple(matches), lines_scanned=line_base - 1, environment=env_note, errors=errors,
-        engine=scanner.engine.value, errors_dropped=builder.dropped,
+        matches=tuple(matches), lines_scanned=read.lines_scanned, environment=env_note, errors=errors,
+        engine=read.engine, errors_dropped=read.errors_dropped,
     )
 
 

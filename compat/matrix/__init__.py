@@ -67,13 +67,26 @@ def file_label(root: Path, path: Path, shipped: bool) -> str:
 def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cache_dir: Path | None = None) -> Matrix:
     """Load and validate the shipped matrix and the overlays; raises MatrixError.
 
-    `cache_dir` (compat's cache, from compat.sources.settings) memoises parsed release files; None parses them.
+    `cache_dir` (compat's cache, from compat.sources.settings) memoises the compiled matrix (compat.matrix.compiled)
+    and the parsed release files; None parses everything.
     """
     base = base or shipped_matrix_dir()
     roots = (base, *overlays)
     for root in roots:
         if not root.is_dir():
             raise MatrixError(str(root), "", "not a directory")
+    if cache_dir is None:
+        return _load(roots, cache_dir)
+    from compat.matrix.compiled import load_compiled
+
+    return load_compiled(roots, cache_dir, lambda: _load(roots, cache_dir), lambda: _releases(roots, cache_dir))
+
+
+def _releases(roots: tuple[Path, ...], cache_dir: Path | None) -> ReleaseIndex:
+    return ReleaseIndex(tuple(root / "releases" for root in roots), cache_dir=cache_dir)
+
+
+def _load(roots: tuple[Path, ...], cache_dir: Path | None) -> Matrix:
     per_file: dict[str, list[Table]] = {
         "cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": [], "stacks.toml": [], "builds.toml": [],
     }
@@ -95,7 +108,7 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
         torch=load_torch(per_file["torch.toml"]),
         gpus=load_gpus(per_file["gpus.toml"]),
         extensions=load_extensions(per_file["extensions.toml"]),
-        releases=ReleaseIndex(tuple(root / "releases" for root in roots), cache_dir=cache_dir),
+        releases=_releases(roots, cache_dir),
         signatures=load_signatures(signature_files),
         roots=roots,
         stacks=load_stacks(per_file["stacks.toml"]),

@@ -1,0 +1,77 @@
+"""The compiled matrix: the parsed and validated curated data, pickled under the hash of everything it came from.
+
+Parsing the catalog (TOML, then compat's own reading of 200+ patterns) costs a third of a second, which is most
+of what `compat explain` on a pasted log costs. The key covers the bytes of every curated file the loader reads,
+the loader's own source and the Python version, so an edited file, an overlay, a refreshed snapshot or a new
+compat gives a new entry; an entry that cannot be read back is rebuilt, never trusted. Release files are not in
+it: they load lazily, through their own cache (`compat.matrix.releases`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import pickle
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compat.atomic import write_atomic
+
+if TYPE_CHECKING:
+    from compat.matrix import Matrix
+    from compat.matrix.releases import ReleaseIndex
+
+_LOADER = Path(__file__).resolve().parent
+_MODEL = _LOADER.parent / "model"
+FORMAT = 1
+"""Bumped when the entry's layout changes."""
+
+
+def matrix_key(roots: Sequence[Path]) -> str:
+    """The sha256 of what a matrix loaded from `roots` depends on (the curated files and the loader)."""
+    digest = hashlib.sha256(f"{FORMAT} {sys.version_info[:2]} {sys.implementation.name}".encode())
+    for source in sorted([*_LOADER.glob("*.py"), *_MODEL.glob("*.py")]):
+        _feed(digest, source.name, source)
+    for i, root in enumerate(roots):
+        digest.update(f"\0root {i} {root}\0".encode())  # the matrix records its roots (the API index is read there)
+        for path in sorted([*root.glob("*.toml"), *(root / "signatures").glob("*.toml")]):
+            _feed(digest, f"{i}/{path.relative_to(root).as_posix()}", path)
+    return digest.hexdigest()
+
+
+def _feed(digest: hashlib._Hash, name: str, path: Path) -> None:
+    data = path.read_bytes()
+    digest.update(f"\0{name}\0{len(data)}\0".encode())
+    digest.update(data)
+
+
+def load_compiled(roots: Sequence[Path], cache_dir: Path, build: Callable[[], Matrix], releases: Callable[[], ReleaseIndex]) -> Matrix:
+    """The matrix `build` would give, from the cache when an entry for exactly these inputs is there.
+
+    `releases` makes the lazy release index again (it is not pickled). Cache trouble only costs speed:
+    an unreadable or unwritable cache falls back to `build`; `build`'s own errors (MatrixError) propagate.
+    """
+    try:
+        entry = cache_dir / "matrix" / f"{matrix_key(roots)}.pickle"
+    except OSError:
+        return build()
+    try:
+        found = pickle.loads(entry.read_bytes())
+    except FileNotFoundError:
+        found = None
+    except Exception:  # a torn or foreign entry, or one written by other code: rebuilt, never trusted
+        found = None
+    from compat.matrix import Matrix
+
+    if isinstance(found, Matrix):
+        return dataclasses.replace(found, releases=releases())
+    matrix = build()
+    try:
+        # The lazy release index holds its own cache and is made again on load: it is left out.
+        lean = dataclasses.replace(matrix, releases=None)  # type: ignore[arg-type]
+        write_atomic(entry, pickle.dumps(lean, protocol=pickle.HIGHEST_PROTOCOL))
+    except (OSError, pickle.PicklingError):
+        pass
+    return matrix
