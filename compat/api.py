@@ -474,14 +474,10 @@ def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts
         return None, "environment not used (--no-env)"
     try:
         env = _gather(request, matrix)
-    except CompatError:
+    except CompatError as exc:
         if explicit:
             raise  # the caller named the environment: a bad facts file is their error to see
-        return None, "environment not probed: the probe failed"
-    except Exception as exc:
-        if explicit:
-            raise
-        return None, f"environment not probed ({type(exc).__name__})"
+        return None, f"environment not probed: {' '.join(str(exc).split())[:200]}"
     where = request.environment
     source = (
         f"facts from {where.facts_file}" if where.facts_file is not None

@@ -41,11 +41,17 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_debug = [False]
+"""Whether an internal error prints its traceback (`--debug`, or COMPAT_DEBUG=1 read through the settings)."""
+
+
 @app.callback()
 def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="On an internal error (exit 3), print its traceback too (or COMPAT_DEBUG=1)."),
 ) -> None:
     """compat: environment compatibility resolver for LLM post-training."""
+    _debug[0] = _debug[0] or debug
 
 
 INTERNAL_ERROR = 3
@@ -89,7 +95,12 @@ def _main() -> None:
         sys.stderr.close()
         sys.exit(0)
     except Exception as exc:
-        # A bug in compat: one line, and a code that no verdict uses (a CI step must not read 1 as "findings").
+        # The one last resort: a bug in compat is one line, and a code that no verdict uses (a CI step must not
+        # read 1 as "findings"); with --debug or COMPAT_DEBUG=1 its traceback comes first, for the report.
+        if _debug[0] or _debug_from_environment():
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
         where = _innermost(exc)
         typer.echo(
             f"compat: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]}{where} "
@@ -98,6 +109,15 @@ def _main() -> None:
         )
         sys.exit(INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _debug_from_environment() -> bool:
+    try:
+        from compat.sources.settings import read_settings
+
+        return read_settings().debug
+    except CompatError:
+        return False  # a bad setting elsewhere must not hide the error being reported
 
 
 def _one_line(text: str) -> str:

@@ -10,6 +10,7 @@ monkeypatching the process environment.
     PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
     COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
     COMPAT_SEARCH_SECONDS  how long `lock` and `plan` search before they stop and say so (default 20)
+    COMPAT_DEBUG       1: an internal error (exit 3) prints its traceback before its one line
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
 """
@@ -36,6 +37,8 @@ class Settings:
     """Base URL of the pages `compat matrix site` builds; finding ids in reports link there. None: no links."""
     search_seconds: float | None = None
     """How long `lock` and `plan` may search (COMPAT_SEARCH_SECONDS); None: the default bound."""
+    debug: bool = False
+    """An internal error prints its traceback (COMPAT_DEBUG=1)."""
 
 
 def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
@@ -46,6 +49,7 @@ def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         index_url=env.get("PIP_INDEX_URL", "").strip() or None,
         report_url=env.get("COMPAT_REPORT_URL", "").strip() or None,
         search_seconds=_seconds(env.get(SEARCH_SECONDS_VARIABLE, "")),
+        debug=env.get("COMPAT_DEBUG", "").strip() not in ("", "0"),
     )
 
 

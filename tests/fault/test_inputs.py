@@ -277,6 +277,31 @@ def test_a_crash_of_compat_exits_3_with_one_line(tmp_path):
     assert line.startswith("compat: internal error: KeyError: 'a bug' at ") and "a bug in compat" in line
 
 
+@pytest.mark.parametrize("how", [["--debug"], "COMPAT_DEBUG"])
+def test_debug_prints_the_traceback_of_a_crash_before_its_one_line(how):
+    import subprocess
+    import sys
+
+    args = ["--debug", "doctor", "--gpus", "cpu"] if how == ["--debug"] else ["doctor", "--gpus", "cpu"]
+    code = (
+        "import sys, compat.api as a\n"
+        "def boom(request):\n"
+        "    raise KeyError('a bug')\n"
+        "a.doctor = boom\n"
+        f"sys.argv = ['compat', *{args!r}]\n"
+        "from compat.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "COMPAT_NO_CACHE": "1"}
+    env.pop("COMPAT_DEBUG", None)
+    if how == "COMPAT_DEBUG":
+        env["COMPAT_DEBUG"] = "1"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, env=env, text=True)
+    assert result.returncode == 3
+    assert "Traceback (most recent call last):" in result.stderr and "in boom" in result.stderr
+    assert result.stderr.rstrip().splitlines()[-1].startswith("compat: internal error: KeyError: 'a bug' at ")
+
+
 def test_a_recursion_error_anywhere_is_an_internal_error_not_a_verdict():
     import subprocess
     import sys
