@@ -286,6 +286,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             )
         if name not in self.user:
             out = self._by_evidence(name, out, self._anchors_of(needs))
+        elif name not in self.anchors:
+            # A bare or ranged target beside pinned ones: what a project ran with them beats the newest
+            # (`trl==0.15.2 vllm` takes vLLM 0.7.2, which TRL's CI ran; 0.7.3 hangs there, TRL's setup.py says).
+            # Only exact pins anchor: a floor the user gave (`trl>=0.14`) says nothing about which release ran.
+            out = self._by_evidence(name, out, self.anchors)
         want = self.preferred.get(name)
         if want is not None:
             out.sort(key=lambda c: c.version != want)  # stable: newest-first order kept otherwise

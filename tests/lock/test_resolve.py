@@ -73,13 +73,27 @@ def test_seed_grpo_device_mismatch_is_avoided_on_two_gpus(matrix, extensions):
 
 
 def test_catalog_constraint_is_recorded_when_it_changes_the_answer(matrix, extensions):
-    got = lock(matrix, extensions, ["trl==0.15.2", "vllm"], gpus=2, cc="8.0")
-    # Newest vLLM (0.31) with TRL < 0.27 is a known import failure; the pinned TRL cannot move, so vLLM does.
+    # A bare vLLM beside trl==0.15.2 takes the release of TRL's window (tested_or_contemporary below); a floor
+    # past that window leaves the newest first: vLLM 0.31 with TRL < 0.27 is a known import failure, and the
+    # pinned TRL cannot move, so vLLM does.
+    got = lock(matrix, extensions, ["trl==0.15.2", "vllm>=0.8"], gpus=2, cc="8.0")
     assert got.pin("vllm").version == "0.9.0"
     assert [c.signature for c in got.constraints] == ["trl-vllm-guideddecodingparams"]
     kept = [r for r in got.pin("vllm").reasons if r.kind is PinReasonKind.KEPT_OFF]
     assert [r.constraint.signature for r in kept] == ["trl-vllm-guideddecodingparams"]
     assert any(t.startswith("kept off trl-vllm-guideddecodingparams: ") for t in reason_texts(got.pin("vllm")))
+
+
+def test_a_bare_target_beside_a_pinned_one_takes_the_release_of_its_window(matrix, extensions):
+    got = lock(matrix, extensions, ["trl==0.15.2", "vllm"], gpus=2, cc="8.0")
+    vllm = got.pin("vllm")
+    assert vllm.version == "0.7.2" and got.constraints == ()
+    assert any(r.kind is PinReasonKind.CONTEMPORARY and r.parent == "trl" for r in vllm.reasons)
+
+
+def test_a_floor_pin_anchors_nothing(matrix, extensions):
+    got = lock(matrix, extensions, ["trl>=0.14", "vllm"], gpus=2, cc="8.0")
+    assert not any(r.kind in (PinReasonKind.CONTEMPORARY, PinReasonKind.TESTED) for r in got.pin("vllm").reasons)
 
 
 def test_launcher_fact_turns_on_a_catalog_constraint(matrix, extensions):
