@@ -112,6 +112,9 @@ class Environment:
     """accelerate config file (default: the one under the Hugging Face home); read on this host."""
     script: Path | None = None
     """Training script to read (never run); read on this host."""
+    host: bool = False
+    """With `requirements`: read this machine's toolchain, launch variables and GPUs too. Without it the file is
+    judged alone, and a check that needs the machine cannot be checked (the same verdict on any machine)."""
 
     def named(self) -> bool:
         """The caller named something about the environment (so its errors are theirs to see)."""
@@ -336,6 +339,7 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
                 python=env.python,
                 requirements=env.requirements,
                 hardware=request.declared.gpus is None,  # declared GPUs: never wait on nvidia-smi in a Docker build
+                host=env.requirements is None or env.host,
                 accelerate_config=env.accelerate_config,
                 script=env.script,
                 cache_dir=request.settings.cache_dir,

@@ -41,6 +41,9 @@ AccelerateOpt = Annotated[Path | None, typer.Option(
 RequirementsOpt = Annotated[Path | None, typer.Option(
     "--requirements", "-r", metavar="FILE", help="Judge the pinned set in a requirements file instead of the installed packages.",
 )]
+HostOpt = Annotated[bool, typer.Option(
+    "--host", help="With -r: read this machine's toolchain, launch variables and GPUs too (default: the file alone).",
+)]
 FormatOpt = Annotated[DoctorFormat | None, typer.Option(
     "--format", show_default=False,
     help="Output format: text (default), json (as --json), markdown (a GitHub issue block), github (workflow "
@@ -66,10 +69,12 @@ def environment(
     requirements: Path | None = None,
     accelerate_config: Path | None = None,
     script: Path | None = None,
+    host: bool = False,
 ) -> Environment:
     from compat.api import Environment
 
-    return Environment(facts_file=facts, python=python, requirements=requirements, accelerate_config=accelerate_config, script=script)
+    return Environment(facts_file=facts, python=python, requirements=requirements, accelerate_config=accelerate_config, script=script,
+                       host=host)
 
 
 def declared(*, gpus: str | None, driver: str | None, launcher: str | None) -> Declared:

@@ -16,6 +16,7 @@ from compat.cli._common import (
     FactsOpt,
     FormatOpt,
     GpusOpt,
+    HostOpt,
     JsonOpt,
     LauncherOpt,
     MatrixOpt,
@@ -44,6 +45,7 @@ def doctor(
     python: PythonOpt = None,
     facts: FactsOpt = None,
     requirements: RequirementsOpt = None,
+    host: HostOpt = False,
     gpus: GpusOpt = None,
     driver: DriverOpt = None,
     launcher: LauncherOpt = None,
@@ -70,7 +72,7 @@ def doctor(
 
     result = api.doctor(api.DoctorRequest(
         environment=environment(python=python, facts=facts, requirements=requirements,
-                                accelerate_config=accelerate_config, script=script),
+                                accelerate_config=accelerate_config, script=script, host=host),
         declared=declared(gpus=gpus, driver=driver, launcher=launcher),
         matrix=overlays(matrix),
         settings=settings(),
@@ -96,6 +98,7 @@ def report(
     python: PythonOpt = None,
     facts: FactsOpt = None,
     requirements: RequirementsOpt = None,
+    host: HostOpt = False,
     gpus: GpusOpt = None,
     driver: DriverOpt = None,
     launcher: LauncherOpt = None,
@@ -110,7 +113,7 @@ def report(
     from compat.report.formats import DoctorFormat
 
     try:
-        doctor(json_out=False, python=python, facts=facts, requirements=requirements, gpus=gpus, driver=driver,
+        doctor(json_out=False, python=python, facts=facts, requirements=requirements, host=host, gpus=gpus, driver=driver,
                launcher=launcher, accelerate_config=accelerate_config, script=script, fail_on=None, strict=False,
                matrix=matrix, output_format=DoctorFormat.MARKDOWN, config=config, no_config=no_config,
                report_url=report_url)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.errors import UsageError
-from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, TorchBuild
+from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, Launch, TorchBuild
 from compat.model.unknown import Unknown
 
 if TYPE_CHECKING:
@@ -42,6 +42,10 @@ class ProbeRequest:
     """Seconds allowed to each external command."""
     cache_dir: Path | None = None
     """compat's cache directory (the torch import report is kept there); None: no cache."""
+    host: bool = True
+    """Read this machine beyond the interpreter: its toolchain, launch variables, /dev/shm and GPUs. False when a
+    requirements file is judged on its own (a CI job or a Docker stage must get the file's verdict, not the
+    runner's)."""
 
 
 def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
@@ -62,9 +66,9 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     python = selected.python
     with ThreadPoolExecutor(max_workers=3) as pool:
         interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
-        hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware else None
-        tools = pool.submit(probe_system, timeout=request.timeout)
-        launch = probe_launch(request.accelerate_config)
+        hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware and request.host else None
+        tools = pool.submit(probe_system, timeout=request.timeout) if request.host else None
+        launch = probe_launch(request.accelerate_config) if request.host else _file_launch(request.accelerate_config)
         script = read_script(request.script) if request.script else None
         try:
             found = interpreter.result()
@@ -91,8 +95,8 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         else:
             result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
             torch = parse_torch(result, torch_dist, matrix)
-        hw = hardware.result() if hardware is not None else _not_probed()
-        system = dataclasses.replace(tools.result(), platform=found.platform)
+        hw = hardware.result() if hardware is not None else _not_probed(request.host)
+        system = dataclasses.replace(tools.result(), platform=found.platform) if tools is not None else Unknown(reason=NOT_THE_HOST)
     return Facts(
         schema_version=SCHEMA_VERSION,
         python=dataclasses.replace(found.python, chosen=selected.chosen),
@@ -120,6 +124,22 @@ def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, scr
     return facts
 
 
-def _not_probed() -> Hardware:
-    why = Unknown(reason="hardware not probed (declared on the command line)")
+NOT_THE_HOST = "not read: a requirements file is judged on its own (--host reads this machine too)"
+
+
+def _not_probed(host: bool = True) -> Hardware:
+    why = Unknown(reason="hardware not probed (declared on the command line)" if host else NOT_THE_HOST)
     return Hardware(source=HardwareSource.DECLARED, driver=why, driver_cuda=why, gpus=why, links=why)
+
+
+def _file_launch(accelerate_config: Path | None) -> Launch:
+    """The launch of a requirements file judged on its own: only an accelerate config the user named is read."""
+    from compat.sources.probe.launch import infer_launcher, read_accelerate_config
+
+    return Launch(
+        launcher=infer_launcher({}),
+        accelerate=read_accelerate_config(accelerate_config, {}) if accelerate_config is not None else None,
+        env={},
+        shm_bytes=Unknown(reason=NOT_THE_HOST),
+        container=None,
+    )
