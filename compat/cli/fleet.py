@@ -62,11 +62,11 @@ def _emit(report: object, *, json_out: bool, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from compat.atomic import write_atomic
+    from compat.atomic import write_output
     from compat.errors import UsageError
 
     try:
-        write_atomic(output, text.encode("utf-8"))
+        write_output(output, text.encode("utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
 
