@@ -19,6 +19,11 @@ from compat.report.links import finding_url
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
+# Where a SARIF result points when the run named no file: GitHub code scanning rejects a whole log
+# whose results have no location, and pyproject.toml is where a project's [tool.compat] (and its
+# ignores) would go. Documented in docs/ci.md.
+SARIF_DEFAULT_ARTIFACT = "pyproject.toml"
+
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
@@ -91,8 +96,12 @@ def render_sarif(
     report_url: str | None = None,
     file: str | None = None,
 ) -> str:
-    """A SARIF 2.1.0 log: one rule per finding id, one result per finding; ignored ones carry a suppression."""
+    """A SARIF 2.1.0 log: one rule per finding id, one result per finding; ignored ones carry a suppression.
+
+    Every result has a location: `file`, else SARIF_DEFAULT_ARTIFACT.
+    """
     waivers = waivers or Waivers()
+    uri = file or SARIF_DEFAULT_ARTIFACT
     every = [(f, None) for f in findings] + [(w.finding, w.ignore) for w in waivers.ignored]
     rules: dict[str, dict[str, object]] = {}
     for f, _ in every:
@@ -126,8 +135,7 @@ def render_sarif(
         else:
             result["kind"] = "open"  # undecided: SARIF's "not enough information to decide"
             result["level"] = "none"
-        if file:
-            result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": file}}}]
+        result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": uri}}}]
         if ignore is not None:
             suppression: dict[str, object] = {"kind": "external", "status": "accepted", "justification": ignore.reason}
             if ignore.until:
