@@ -819,6 +819,7 @@ def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
     """One facts file per member (NODE.json, or NODE.rank-N.json where ranks differ), for a later --baseline."""
     from compat.atomic import write_output
     from compat.model.facts import dump_facts
+    from compat.redact import redact_text
 
     if out is None:
         return
@@ -826,6 +827,6 @@ def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
         if member.facts is None or (member.local_rank or 0) != 0:
             continue  # a node's other ranks share its facts
         try:
-            write_output(out / f"{member.node}.json", dump_facts(member.facts).encode("utf-8"))
+            write_output(out / f"{member.node}.json", redact_text(dump_facts(member.facts)).encode("utf-8"))
         except OSError as exc:
             raise UsageError(f"cannot write {out / member.node}.json: {exc.strerror or exc}") from exc

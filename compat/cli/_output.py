@@ -10,8 +10,10 @@ masks credentials and tokens (compat.redact).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, TextIO
 
+from compat.errors import CompatError
 from compat.redact import redact_text
 
 _UNSAFE = re.compile(
@@ -31,6 +33,13 @@ def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
     return _UNSAFE.sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)
 
 
+class OutputError(CompatError):
+    """Standard output (or error) cannot take what compat writes: a full disk, /dev/full, EIO."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot write the output: {exc.strerror or exc}")
+
+
 class SafeStream:
     """A text stream that writes `terminal_safe(redact_text(s))` to the stream it wraps."""
 
@@ -40,8 +49,29 @@ class SafeStream:
         self._colour = colour
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))
+        try:
+            self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))
+        except BrokenPipeError:
+            raise  # the reader left (`| head`): the command line ends quietly
+        except OSError as exc:
+            raise OutputError(exc) from exc
         return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc) from exc
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Write what a command would print to the file `-o` names (compat.atomic.write_output), secrets
+    masked as on standard output; returns the file written; raises OSError."""
+    from compat.atomic import write_output
+
+    return write_output(path, redact_text(text).encode("utf-8"))

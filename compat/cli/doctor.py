@@ -164,12 +164,12 @@ def facts_command(
     if output is None:
         sys.stdout.write(text)
         return
-    from compat.atomic import write_output
+    from compat.cli._output import write_file
     from compat.errors import UsageError
     from compat.sources.fleet.directory import facts_output_path
 
     path = facts_output_path(output)
     try:
-        write_output(path, text.encode("utf-8"))
+        write_file(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc

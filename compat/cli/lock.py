@@ -92,7 +92,7 @@ def lock(
     Exit code: 0 locked, 1 no compatible set (the conflict is explained on stderr), 2 usage or data error.
     """
     from compat import api
-    from compat.atomic import write_output
+    from compat.cli._output import write_file
     from compat.errors import UsageError
     from compat.report.lock import LockFormat, render_conflict, render_full, render_lock
 
@@ -133,7 +133,7 @@ def lock(
         sys.stdout.write(text)
         return
     try:
-        write_output(output, text.encode())
+        write_file(output, text)
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
     typer.echo(f"compat: wrote {output}", err=True)
