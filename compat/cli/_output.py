@@ -9,6 +9,7 @@ masks credentials and tokens (compat.redact).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, TextIO
@@ -47,23 +48,39 @@ class SafeStream:
         self._stream = stream
         # Colours pass where the renderer was told to write them (a terminal, or FORCE_COLOR).
         self._colour = colour
+        self._gone = False
 
     def write(self, text: str) -> int:
+        if self._gone:
+            return len(text)
         try:
             self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))
         except BrokenPipeError:
-            raise  # the reader left (`| head`): the command line ends quietly
+            self._leave()
         except OSError as exc:
             raise OutputError(exc) from exc
         return len(text)
 
     def flush(self) -> None:
+        if self._gone:
+            return
         try:
             self._stream.flush()
         except BrokenPipeError:
-            raise
+            self._leave()
         except OSError as exc:
             raise OutputError(exc) from exc
+
+    def _leave(self) -> None:
+        """The reader left (`compat ... | head -1`): the rest is dropped and the command ends with its
+        own exit code, without a word (click would turn the broken pipe into exit 1, a verdict)."""
+        self._gone = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            pass
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
