@@ -10,28 +10,12 @@ masks credentials and tokens (compat.redact).
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any, TextIO
 
 from compat.errors import CompatError
+from compat.printable import terminal_safe
 from compat.redact import redact_text
-
-_UNSAFE = re.compile(
-    r"(?P<sgr>\x1b\[[0-9;:]*m)"  # Select Graphic Rendition: colours, the only codes the renderer writes
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC to their end
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erase, modes
-    r"|\x1b[ -/]*[0-~]?"  # other ESC sequences, and a lone ESC
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
-)
-_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
-    """`text` without control sequences or control characters; SGR colour codes kept on request."""
-    if not _ANY_CONTROL.search(text):
-        return text
-    return _UNSAFE.sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)
 
 
 class OutputError(CompatError):
@@ -88,7 +72,7 @@ class SafeStream:
 
 def write_file(path: Path, text: str) -> Path:
     """Write what a command would print to the file `-o` names (compat.atomic.write_output), secrets
-    masked as on standard output; returns the file written; raises OSError."""
+    masked and control sequences removed as on standard output; returns the file written; raises OSError."""
     from compat.atomic import write_output
 
-    return write_output(path, redact_text(text).encode("utf-8"))
+    return write_output(path, terminal_safe(redact_text(text)).encode("utf-8"))

@@ -13,6 +13,7 @@ from xml.etree import ElementTree as ET
 from compat import __version__
 from compat.model.config import Waivers
 from compat.model.findings import Finding, Severity, Status
+from compat.printable import one_line, xml_safe
 from compat.report.doctor import summary_counts
 from compat.report.essentials import fix_text
 from compat.report.links import finding_url
@@ -37,6 +38,8 @@ def _counts(findings: tuple[Finding, ...]) -> str:
 
 
 def _data(text: str) -> str:
+    # Line breaks are encoded, not printed: a raw one would let an input start a workflow command.
+    text = xml_safe(text)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -218,5 +221,19 @@ def render_junit(
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     suite.set("errors", "0")
+    _xml_safe(suite)
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def _xml_safe(root: ET.Element) -> None:
+    """Every text and attribute of the tree without what XML 1.0 forbids; attributes on one line.
+
+    ElementTree escapes markup but writes a control character as it is, and a parser then rejects
+    the whole report.
+    """
+    for element in root.iter():
+        if element.text:
+            element.text = xml_safe(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, one_line(xml_safe(value)))

@@ -70,6 +70,7 @@ def test_sarif_without_a_file_still_gives_every_result_a_location(cli):
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
     assert uris == {"pyproject.toml"}
     code, out = cli("doctor", "--format", "sarif", "--facts", str(FACTS_300), "--gpus", "8xH100", "--no-config")
+    assert code == 1
     results = json.loads(out)["runs"][0]["results"]
     assert results and all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(FACTS_300.name)
                            for r in results)
