@@ -205,8 +205,9 @@ def render_junit(
         elif f.status is Status.FOUND and (reaches or f.id in expired):
             failure = ET.SubElement(case, "failure", message=f.title, type=f.severity.value)
             url = finding_url(report_url, f.id)
-            failure.text = "\n".join(p for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands,
-                                                  f"See {url}" if url else "") if p)
+            # One line per part: a line break inside an input value would start a line of its own.
+            failure.text = "\n".join(one_line(p) for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands,
+                                                            f"See {url}" if url else "") if p)
             failures += 1
         elif f.status is Status.CANNOT_CHECK and strict and reaches:
             ET.SubElement(case, "failure", message=f"cannot check: {'; '.join(f.unknown)}", type="cannot-check")
