@@ -113,8 +113,8 @@ def gather_main() -> None:
     from compat.errors import CompatError
 
     # The same filter as `compat`'s own output: no control sequence from an input, no secret.
-    sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)  # type: ignore[assignment]
-    sys.stderr = SafeStream(sys.stderr, colour=terminal(sys.stderr).color)  # type: ignore[assignment]
+    sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)
+    sys.stderr = SafeStream(sys.stderr, colour=terminal(sys.stderr).color)
     try:
         gather_app(prog_name="python -m compat.fleet")
     except CompatError as exc:
