@@ -111,6 +111,9 @@ def gather_main() -> None:
     from compat.cli._common import terminal
     from compat.cli._output import SafeStream
     from compat.errors import CompatError
+    from compat.sources.children import end_children_on_signals
+
+    end_children_on_signals()
 
     # The same filter as `compat`'s own output: no control sequence from an input, no secret.
     sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)

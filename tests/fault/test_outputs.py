@@ -8,9 +8,11 @@ secret in a report.
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -144,3 +146,37 @@ def test_secrets_by_value_never_reach_facts_doctor_json_or_a_fleet_report(tmp_pa
     for secret in (b"SECRETaaa111", b"SECRETbbb222", b"SECRETccc333"):
         assert secret not in seen
     assert b"Traceback" not in seen and not report.exists()
+
+
+# ------------------------------------------------------------------ signals end the children
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_compat_ends_its_probe_children(tmp_path, signum):
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "from compat.sources.children import end_children_on_signals\n"
+        "from compat.sources.probe._run import run\n"
+        "end_children_on_signals()\n"
+        f"run(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 60'], timeout=60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    parent.send_signal(signum)
+    assert parent.wait(timeout=30) == -signum  # ended as the signal ends it, after the children
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        assert time.monotonic() < deadline, "the probe child outlived compat"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
