@@ -86,3 +86,13 @@ def test_rich_markup_in_data_is_printed_as_it_is():
 def test_the_helpers():
     assert one_line("a\nb\r\n\tc\u2028d\x1b[31m") == "a b c d"
     assert xml_safe("a\x00b\nc\x1b]0;t\x07") == "ab\nc"
+
+
+def test_a_lock_reason_from_an_overlay_stays_in_its_comment():
+    from compat.model.lock import Pin, PinReason, PinReasonKind
+    from compat.report.lock import reason_texts
+
+    pin = Pin(name="vllm", version="0.7.2", local=None, extras=(), index_url=None,
+              reasons=(PinReason(kind=PinReasonKind.TARGET, package="vllm", specifier="==0.7.2\nevil==6.6.6\n::error::x"),))
+    (text,) = reason_texts(pin)
+    assert "\n" not in text and "evil==6.6.6" in text
