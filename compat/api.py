@@ -195,6 +195,8 @@ class LockRequest(FactsRequest):
     """With `full`: a PEP 751 pylock.toml instead of a requirements file."""
     index_url: str | None = None
     """The index uv reads for `full`; None: settings.index_url (PIP_INDEX_URL), else uv's default."""
+    allow_partial: bool = False
+    """With `full`: when uv cannot reach the index, return the tracked pins alone instead of an error."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -525,8 +527,10 @@ def _bound(settings: Settings, progress: Callable[[int, float], None] | None) ->
 def lock_full(request: LockRequest, progress: Callable[[int, float], None] | None = None) -> FullLock | Conflict:
     """The lock, closed over every transitive dependency by `uv pip compile` with compat's pins as constraints.
 
-    Offline (or without uv) the result carries only the tracked pins and says why; a pylock.toml
-    cannot be written then (its file hashes come from the index): UsageError.
+    Offline (or without uv) that is a UsageError naming what is missing: a `--full` lock that
+    holds only the tracked pins, unhashed, is not what was asked for. With `allow_partial` the
+    result carries the tracked pins and says why; a pylock.toml cannot be written then either
+    (its file hashes come from the index).
     """
     from compat.sources.uv_compile import Compiled, CompileRequest, uv_compile
 
@@ -554,6 +558,11 @@ def lock_full(request: LockRequest, progress: Callable[[int, float], None] | Non
         raise UsageError(f"uv pip compile found no complete set around compat's pins:\n{compiled.message}")
     if request.pylock:
         raise UsageError(f"a pylock.toml needs the package index (file hashes), and uv could not use it:\n{compiled.message}")
+    if not request.allow_partial:
+        reason = compiled.message.strip().splitlines()[0] if compiled.message.strip() else "uv could not run"
+        raise UsageError(f"--full is incomplete: uv pip compile could not close the set ({reason}); only compat's "
+                         f"{len(locked.pins)} tracked pins are known, with no hashes and no other dependency "
+                         "(--allow-partial writes them anyway)")
     return FullLock(lock=locked, text=None, offline=compiled.message)
 
 
@@ -825,8 +834,9 @@ def _baseline_members(path: Path | None) -> list[FleetMember] | None:
 
 def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
     """One facts file per member (NODE.json, or NODE.rank-N.json where ranks differ), for a later --baseline."""
-    from compat.atomic import write_atomic
+    from compat.atomic import write_output
     from compat.model.facts import dump_facts
+    from compat.redact import redact_text
 
     if out is None:
         return
@@ -834,6 +844,6 @@ def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
         if member.facts is None or (member.local_rank or 0) != 0:
             continue  # a node's other ranks share its facts
         try:
-            write_atomic(out / f"{member.node}.json", dump_facts(member.facts).encode("utf-8"))
+            write_output(out / f"{member.node}.json", redact_text(dump_facts(member.facts)).encode("utf-8"))
         except OSError as exc:
             raise UsageError(f"cannot write {out / member.node}.json: {exc.strerror or exc}") from exc

@@ -7,6 +7,7 @@ tools in compat/maintain can use it without importing each other.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -17,13 +18,20 @@ def write_atomic(path: Path, data: bytes, *, check: Callable[[Path], None] | Non
 
     `check`, when given, is called with the temporary file once it is complete; whatever it
     raises leaves `path` untouched (refresh parses a generated file back before it lands).
+    The file gets the mode an ordinary `open()` would give it: a replaced file keeps its mode,
+    a new one gets 0666 less the umask (mkstemp's 0600 would hide a lock from a non-root image).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         if check is not None:
             check(Path(tmp))
@@ -31,3 +39,48 @@ def write_atomic(path: Path, data: bytes, *, check: Callable[[Path], None] | Non
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class RefusedOutput(OSError):
+    """An output path compat will not write: not a regular file, or a file its owner made read-only."""
+
+
+def write_output(path: Path, data: bytes) -> Path:
+    """Write a file the user named (`-o FILE`) atomically; returns the file written; raises OSError.
+
+    A symlink is followed (its target is replaced, the link stays), so `-o` never turns a link
+    into a file. Anything but a regular file or a missing path is refused before a byte is
+    written: replacing `/dev/null` as root would leave a regular file where the device was. A file
+    without write permission is refused, as root too: the read-only bit is the owner saying no.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None:
+        if not stat.S_ISREG(info.st_mode):
+            raise RefusedOutput(0, f"{_kind(info.st_mode)}, not a regular file; compat writes only regular files", str(path))
+        if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+            raise RefusedOutput(0, "read-only; compat does not overwrite it", str(path))
+    write_atomic(target, data)
+    return target
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def _umask() -> int:
+    # The umask can only be read by setting it; set it straight back (compat writes from one thread).
+    current = os.umask(0o022)
+    os.umask(current)
+    return current

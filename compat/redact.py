@@ -17,7 +17,7 @@ import re
 MASK = "***"
 """What a secret is replaced with."""
 
-_LONG_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "PRIVATE", "APIKEY", "ACCESSKEY")
+_LONG_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "COOKIE", "PRIVATE", "APIKEY", "ACCESSKEY", "BEARER")
 """Words that mark a secret wherever they appear in a name (HF_TOKEN, MYSECRETVALUE)."""
 _SHORT_PARTS = frozenset({"KEY", "PASS", "PW", "PWD", "PAT", "AUTH", "SIG", "SIGNATURE", "CRED", "CREDS", "SESSION"})
 """Words that mark a secret only as a whole `_`-separated part (NCCL_PW, HUB_PAT), never inside
@@ -42,6 +42,17 @@ _TOKENS = re.compile(
 )
 """Tokens of well-known services (Hugging Face, GitHub, GitLab, OpenAI-style, Slack, package
 registries, AWS access keys, JWTs), recognised by their prefixes."""
+_QUERY_SECRET = re.compile(
+    r"(?i)(?P<key>[?&;](?:access_token|id_token|refresh_token|auth_token|token|auth|sig|signature|"
+    r"x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature|x-goog-credential|"
+    r"api_key|api-key|apikey|key|password|passwd|pwd|secret|client_secret)=)(?P<value>[^&#\s\"'<>]+)"
+)
+"""A token in a URL's query string (`?token=`, a signed URL's `sig=` or `X-Amz-Signature=`): the value goes."""
+_AUTH_HEADER = re.compile(
+    r"(?i)(?P<key>\bauthorization\s*[:=]\s*(?:(?:bearer|basic|digest|token)\s+)?|\bbearer\s+)"
+    r"(?P<value>[A-Za-z0-9._~+/=\-]{8,})"
+)
+"""`Authorization: <scheme> <value>` or a bare `Bearer <value>`: the value goes, whatever it looks like."""
 _RANDOM_WORD = re.compile(r"[A-Za-z0-9_\-+/=.]{24,}")
 _UUID = re.compile(r"(?:[A-Za-z]+-)*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?:/\d+)*")
 """GPU-<uuid> and MIG-<uuid> in CUDA_VISIBLE_DEVICES: identifiers, not secrets."""
@@ -59,7 +70,7 @@ def secret_name(name: str) -> bool:
 
 def secret_value(value: str) -> bool:
     """The value looks like a secret: a URL with credentials, a known token, or a long random word."""
-    if _URL_USERINFO.search(value) or _TOKENS.search(value):
+    if _URL_USERINFO.search(value) or _TOKENS.search(value) or _QUERY_SECRET.search(value) or _AUTH_HEADER.search(value):
         return True
     word = value.strip()
     return bool(
@@ -71,9 +82,13 @@ def secret_value(value: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """`text` with URL credentials and known tokens masked; everything else unchanged."""
+    """`text` with URL credentials, query-string tokens, Authorization/Bearer values and known tokens
+    masked; everything else unchanged."""
     if "://" in text:
         text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
+    if "=" in text:
+        text = _QUERY_SECRET.sub(lambda m: f"{m.group('key')}{MASK}", text)
+    text = _AUTH_HEADER.sub(lambda m: f"{m.group('key')}{MASK}", text)
     return _TOKENS.sub(MASK, text)
 
 

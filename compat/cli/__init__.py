@@ -7,6 +7,7 @@ in its own module; heavy imports happen inside the command so `compat --help` st
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -64,15 +65,55 @@ _UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c._
 def main() -> None:
     from compat.cli._common import terminal
     from compat.cli._output import SafeStream
+    from compat.sources.children import end_children_on_signals
+
+    end_children_on_signals()  # SIGTERM/SIGHUP end the probe children (nvidia-smi, interpreters) too
 
     # Every byte printed passes the one filter: no control sequence from an input, no secret.
     out, err = sys.stdout, sys.stderr
     sys.stdout = SafeStream(out, colour=terminal(out).color)
     sys.stderr = SafeStream(err, colour=terminal(err).color)
+    code: int | str | None = 0
     try:
         _main()
+    except SystemExit as done:
+        code = done.code
     finally:
         sys.stdout, sys.stderr = out, err
+    sys.exit(_flushed(code))
+
+
+def _flushed(code: int | str | None) -> int | str | None:
+    """`code`, once standard output is flushed; 2 with one line when it cannot take the output.
+
+    Python flushes at exit too, and a failure there is exit 120 with a traceback-like message:
+    after a failed flush the descriptor is pointed at the null device so that nothing is retried.
+    """
+    import os
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _to_null(os, sys.stdout)
+        return code  # the reader left (`| head -1`): quiet, as before
+    except OSError as exc:
+        _to_null(os, sys.stdout)
+        if code != 2:  # 2: the error is said already (a write failed before the end, or a usage error)
+            try:
+                typer.echo(f"compat: error: cannot write the output: {exc.strerror or exc}", err=True)
+            except OSError:
+                pass
+        return 2
+    return code
+
+
+def _to_null(os: Any, stream: Any) -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
 
 
 def _main() -> None:
@@ -92,7 +133,9 @@ def _main() -> None:
         sys.exit(130)
     except BrokenPipeError:
         # `compat lock ... | head`: the reader left; nothing more to say.
-        sys.stderr.close()
+        import os
+
+        _to_null(os, sys.stdout)
         sys.exit(0)
     except Exception as exc:
         # The one last resort: a bug in compat is one line, and a code that no verdict uses (a CI step must not

@@ -9,26 +9,20 @@ masks credentials and tokens (compat.redact).
 
 from __future__ import annotations
 
-import re
+import os
+from pathlib import Path
 from typing import Any, TextIO
 
+from compat.errors import CompatError
+from compat.printable import terminal_safe
 from compat.redact import redact_text
 
-_UNSAFE = re.compile(
-    r"(?P<sgr>\x1b\[[0-9;:]*m)"  # Select Graphic Rendition: colours, the only codes the renderer writes
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC to their end
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erase, modes
-    r"|\x1b[ -/]*[0-~]?"  # other ESC sequences, and a lone ESC
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
-)
-_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
+class OutputError(CompatError):
+    """Standard output (or error) cannot take what compat writes: a full disk, /dev/full, EIO."""
 
-def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
-    """`text` without control sequences or control characters; SGR colour codes kept on request."""
-    if not _ANY_CONTROL.search(text):
-        return text
-    return _UNSAFE.sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(f"cannot write the output: {exc.strerror or exc}")
 
 
 class SafeStream:
@@ -38,10 +32,47 @@ class SafeStream:
         self._stream = stream
         # Colours pass where the renderer was told to write them (a terminal, or FORCE_COLOR).
         self._colour = colour
+        self._gone = False
 
     def write(self, text: str) -> int:
-        self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))
+        if self._gone:
+            return len(text)
+        try:
+            self._stream.write(terminal_safe(redact_text(text), keep_colour=self._colour))
+        except BrokenPipeError:
+            self._leave()
+        except OSError as exc:
+            raise OutputError(exc) from exc
         return len(text)
+
+    def flush(self) -> None:
+        if self._gone:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._leave()
+        except OSError as exc:
+            raise OutputError(exc) from exc
+
+    def _leave(self) -> None:
+        """The reader left (`compat ... | head -1`): the rest is dropped and the command ends with its
+        own exit code, without a word (click would turn the broken pipe into exit 1, a verdict)."""
+        self._gone = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            pass
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Write what a command would print to the file `-o` names (compat.atomic.write_output), secrets
+    masked and control sequences removed as on standard output; returns the file written; raises OSError."""
+    from compat.atomic import write_output
+
+    return write_output(path, terminal_safe(redact_text(text)).encode("utf-8"))

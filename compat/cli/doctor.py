@@ -87,10 +87,23 @@ def doctor(
     style = terminal(sys.stdout)
     sys.stdout.write(render_doctor(
         fmt, result.facts, result.findings, waivers=result.waivers, strict=result.strict, fail_on=result.fail_on,
-        report_url=result.report_url, file=str(requirements) if requirements else cfg, config=cfg,
+        report_url=result.report_url, file=_artifact(requirements or cfg or facts), config=cfg,
         color=style.color, width=style.width,
     ))
     raise typer.Exit(1 if result.failed else 0)
+
+
+def _artifact(path: object) -> str | None:
+    """The file CI annotations point at, relative to the working directory (the repository root in CI) when under it."""
+    import os
+
+    if path is None:
+        return None
+    text = str(path)
+    if os.path.isabs(text):
+        rel = os.path.relpath(text)
+        return text if rel.startswith("..") else rel
+    return text
 
 
 @app.command("report")
@@ -154,12 +167,12 @@ def facts_command(
     if output is None:
         sys.stdout.write(text)
         return
-    from compat.atomic import write_atomic
+    from compat.cli._output import write_file
     from compat.errors import UsageError
     from compat.sources.fleet.directory import facts_output_path
 
     path = facts_output_path(output)
     try:
-        write_atomic(path, text.encode("utf-8"))
+        write_file(path, text)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc

@@ -24,6 +24,7 @@ from compat.cli._common import (
     environment,
     overlays,
     settings,
+    terminal,
 )
 
 
@@ -60,8 +61,13 @@ def explain(
     )
     with _progress(log, api.log_size(log)) as progress:
         result = api.explain(request, api.read_log(log), progress)
-    render = render_json if json_out else render_text
-    sys.stdout.write(render(result, top=top))
+    if json_out:
+        sys.stdout.write(render_json(result, top=top))
+    else:
+        style = terminal(sys.stdout)
+        # Wrapped to a terminal (or COLUMNS); a pipe or a file gets one line per item, for grep.
+        wrap = style.width if style.sized else None
+        sys.stdout.write(render_text(result, top=top, width=wrap, color=style.color))
     base = report_url or settings().report_url
     if base and not json_out:
         from compat.report.links import render_pages
@@ -87,7 +93,13 @@ def _progress(log: str, size: int | None) -> Iterator[Callable[[int], None] | No
     # A .gz log's stored size is not the size read: show the amount read and the speed only.
     total = None if log.endswith(".gz") else size
     columns = [TextColumn("reading log"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    width = terminal(sys.stderr).width
+    if width < 70:  # a narrow pane: the bar and the amount read, nothing that would wrap
+        columns = [TextColumn("log"), BarColumn(bar_width=max(width - 30, 5)), DownloadColumn()]
+    else:
+        columns[1] = BarColumn(bar_width=min(40, width - 65))
+    console = Console(stderr=True, width=width, color_system="standard" if terminal(sys.stderr).color else None)
+    with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("log", total=total)
         yield lambda n: bar.advance(task, n)
 

@@ -62,11 +62,11 @@ def _emit(report: object, *, json_out: bool, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from compat.atomic import write_atomic
+    from compat.cli._output import write_file
     from compat.errors import UsageError
 
     try:
-        write_atomic(output, text.encode("utf-8"))
+        write_file(output, text)
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
 
@@ -108,8 +108,16 @@ def gather(
 
 
 def gather_main() -> None:
+    from compat.cli._common import terminal
+    from compat.cli._output import SafeStream
     from compat.errors import CompatError
+    from compat.sources.children import end_children_on_signals
 
+    end_children_on_signals()
+
+    # The same filter as `compat`'s own output: no control sequence from an input, no secret.
+    sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)
+    sys.stderr = SafeStream(sys.stderr, colour=terminal(sys.stderr).color)
     try:
         gather_app(prog_name="python -m compat.fleet")
     except CompatError as exc:

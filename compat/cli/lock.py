@@ -78,10 +78,14 @@ def lock(
     ),
     output: Path | None = typer.Option(
         None, "-o", "--output", metavar="FILE", help="Write the lock here (atomically; kept as it was when the lock fails). "
-        "A name ending in pylock.toml writes PEP 751 (needs --full).",
+        "pylock.toml or pylock.NAME.toml writes PEP 751 (needs --full); another .toml name is refused.",
     ),
     index_url: str | None = typer.Option(
         None, "--index-url", metavar="URL", help="The index uv reads for --full (default: PIP_INDEX_URL).",
+    ),
+    allow_partial: bool = typer.Option(
+        False, "--allow-partial",
+        help="With --full: when the index cannot be used, write the tracked pins alone (unhashed) instead of failing.",
     ),
 ) -> None:
     """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout.
@@ -89,13 +93,19 @@ def lock(
     Exit code: 0 locked, 1 no compatible set (the conflict is explained on stderr), 2 usage or data error.
     """
     from compat import api
-    from compat.atomic import write_atomic
+    from compat.cli._output import write_file
     from compat.errors import UsageError
     from compat.report.lock import LockFormat, render_conflict, render_full, render_lock
 
-    pylock = output is not None and (output.name == "pylock.toml" or (output.name.startswith("pylock.") and output.suffix == ".toml"))
+    pylock = output is not None and output.suffix == ".toml"
+    if pylock and output is not None and not (output.name == "pylock.toml" or output.name.startswith("pylock.")):
+        # A .toml name promises TOML; PEP 751 names a lock pylock.toml or pylock.NAME.toml.
+        raise UsageError(f"{output}: a .toml lock is PEP 751, named pylock.toml or pylock.NAME.toml (with --full); "
+                         "use a .txt name for requirements")
     if pylock and not full:
         raise UsageError(f"{output}: a pylock.toml lists every file with its hash; add --full")
+    if pylock and fmt is not Format.requirements:
+        raise UsageError(f"{output}: a pylock.toml is written as PEP 751; --format {fmt.value} does not apply")
     request = api.LockRequest(
         targets=tuple(targets),
         environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
@@ -110,6 +120,7 @@ def lock(
         full=full,
         pylock=pylock,
         index_url=index_url,
+        allow_partial=allow_partial,
     )
     with search_progress() as progress:
         result = api.lock_full(request, progress) if full else api.lock(request, progress)
@@ -117,11 +128,14 @@ def lock(
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(1)
     text = render_full(result) if isinstance(result, api.FullLock) else render_lock(result, LockFormat(fmt.value))
+    if isinstance(result, api.FullLock) and result.text is None:
+        typer.echo(f"compat: partial lock (--allow-partial): only the {len(result.lock.pins)} tracked pins, "
+                   "unhashed; uv pip compile could not close the set", err=True)
     if output is None:
         sys.stdout.write(text)
         return
     try:
-        write_atomic(output, text.encode())
+        write_file(output, text)
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
     typer.echo(f"compat: wrote {output}", err=True)

@@ -13,11 +13,17 @@ from xml.etree import ElementTree as ET
 from compat import __version__
 from compat.model.config import Waivers
 from compat.model.findings import Finding, Severity, Status
+from compat.printable import one_line, xml_safe
 from compat.report.doctor import summary_counts
 from compat.report.essentials import fix_text
 from compat.report.links import finding_url
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+# Where a SARIF result points when the run named no file: GitHub code scanning rejects a whole log
+# whose results have no location, and pyproject.toml is where a project's [tool.compat] (and its
+# ignores) would go. Documented in docs/ci.md.
+SARIF_DEFAULT_ARTIFACT = "pyproject.toml"
 
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -32,6 +38,8 @@ def _counts(findings: tuple[Finding, ...]) -> str:
 
 
 def _data(text: str) -> str:
+    # Line breaks are encoded, not printed: a raw one would let an input start a workflow command.
+    text = xml_safe(text)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -91,8 +99,12 @@ def render_sarif(
     report_url: str | None = None,
     file: str | None = None,
 ) -> str:
-    """A SARIF 2.1.0 log: one rule per finding id, one result per finding; ignored ones carry a suppression."""
+    """A SARIF 2.1.0 log: one rule per finding id, one result per finding; ignored ones carry a suppression.
+
+    Every result has a location: `file`, else SARIF_DEFAULT_ARTIFACT.
+    """
     waivers = waivers or Waivers()
+    uri = file or SARIF_DEFAULT_ARTIFACT
     every = [(f, None) for f in findings] + [(w.finding, w.ignore) for w in waivers.ignored]
     rules: dict[str, dict[str, object]] = {}
     for f, _ in every:
@@ -126,8 +138,7 @@ def render_sarif(
         else:
             result["kind"] = "open"  # undecided: SARIF's "not enough information to decide"
             result["level"] = "none"
-        if file:
-            result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": file}}}]
+        result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": uri}}}]
         if ignore is not None:
             suppression: dict[str, object] = {"kind": "external", "status": "accepted", "justification": ignore.reason}
             if ignore.until:
@@ -194,8 +205,9 @@ def render_junit(
         elif f.status is Status.FOUND and (reaches or f.id in expired):
             failure = ET.SubElement(case, "failure", message=f.title, type=f.severity.value)
             url = finding_url(report_url, f.id)
-            failure.text = "\n".join(p for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands,
-                                                  f"See {url}" if url else "") if p)
+            # One line per part: a line break inside an input value would start a line of its own.
+            failure.text = "\n".join(one_line(p) for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands,
+                                                            f"See {url}" if url else "") if p)
             failures += 1
         elif f.status is Status.CANNOT_CHECK and strict and reaches:
             ET.SubElement(case, "failure", message=f"cannot check: {'; '.join(f.unknown)}", type="cannot-check")
@@ -210,5 +222,19 @@ def render_junit(
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     suite.set("errors", "0")
+    _xml_safe(suite)
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def _xml_safe(root: ET.Element) -> None:
+    """Every text and attribute of the tree without what XML 1.0 forbids; attributes on one line.
+
+    ElementTree escapes markup but writes a control character as it is, and a parser then rejects
+    the whole report.
+    """
+    for element in root.iter():
+        if element.text:
+            element.text = xml_safe(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, one_line(xml_safe(value)))

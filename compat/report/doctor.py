@@ -18,6 +18,7 @@ from compat.model.config import Ignore, Waivers
 from compat.model.facts import AccelerateConfig, Chosen, Facts, Interconnect, TorchBuild
 from compat.model.findings import Consequence, Finding, Severity, Status
 from compat.model.unknown import Unknown
+from compat.printable import one_line
 
 SCHEMA_VERSION = 1
 
@@ -89,9 +90,9 @@ def render_text(
         grid.add_column(no_wrap=True, style="dim")
         grid.add_column()
         for f in undecided:
-            line = Text(f"{f.title} [{f.id}]: ")
-            line.append("; ".join(f.unknown), style="dim")
-            grid.add_row("  ?", line)
+            line = Text(one_line(f"{f.title} [{f.id}]: "))
+            line.append(one_line("; ".join(f.unknown)), style="dim")
+            _add_row(grid, "  ?", line)
         console.print(grid)
     console.print()
     console.print(_summary(findings, fail_on))
@@ -112,7 +113,7 @@ def judged_line(facts: Facts) -> str:
     """The report's first line: which interpreter was judged, and why that one."""
     chosen = facts.python.chosen
     why = _WHY[chosen] if chosen is not None else "as recorded in the facts"
-    return f"Judging {_known(facts.python.executable)} ({why})"
+    return one_line(f"Judging {_known(facts.python.executable)} ({why})")
 
 
 def _known(value: object, fmt: Callable[[Any], str] = str) -> str:
@@ -126,16 +127,16 @@ def _environment(facts: Facts) -> Table:
     py = facts.python
     plat = f"{py.markers.get('sys_platform', '?')} {py.markers.get('platform_machine', '?')}"
     glibc = f" · glibc {py.glibc}" if isinstance(py.glibc, str) else ""
-    grid.add_row("python", f"{py.version} ({py.implementation}) · {plat}{glibc} · {_known(py.executable)}")
-    grid.add_row("torch", _torch_line(facts))
+    _add_row(grid, "python", f"{py.version} ({py.implementation}) · {plat}{glibc} · {_known(py.executable)}")
+    _add_row(grid, "torch", _torch_line(facts))
     hw = facts.hardware
     declared = lambda name: " (declared)" if name in facts.declared else ""  # noqa: E731
     if hw.driver is None:
-        grid.add_row("driver", "none (no NVIDIA driver found)")
+        _add_row(grid, "driver", "none (no NVIDIA driver found)")
     else:
         cuda = f" · CUDA <= {hw.driver_cuda}" if isinstance(hw.driver_cuda, str) else ""
-        grid.add_row("driver", f"{_known(hw.driver)}{declared('driver')}{cuda}")
-    grid.add_row("GPUs", _gpu_line(facts) + declared("gpus"))
+        _add_row(grid, "driver", f"{_known(hw.driver)}{declared('driver')}{cuda}")
+    _add_row(grid, "GPUs", _gpu_line(facts) + declared("gpus"))
     launch = facts.launch
     launcher = _known(launch.launcher) + declared("launcher")
     cfg = launch.accelerate
@@ -144,12 +145,12 @@ def _environment(facts: Facts) -> Table:
             f" · accelerate {cfg.distributed_type or 'NO'}, {cfg.num_processes or '?'} processes,"
             f" {cfg.mixed_precision or 'no'} precision ({cfg.path})"
         )
-    grid.add_row("launch", launcher)
+    _add_row(grid, "launch", launcher)
     if facts.script is not None:
         s = facts.script
         what = s.parse_error or (", ".join(s.trainers) or "no trainer classes")
-        grid.add_row("script", f"{s.path}: {what}")
-    grid.add_row("stack", _stack_line(facts))
+        _add_row(grid, "script", f"{s.path}: {what}")
+    _add_row(grid, "stack", _stack_line(facts))
     return grid
 
 
@@ -218,25 +219,32 @@ def _finding(f: Finding) -> Group:
     if f.consequence is not None:
         head.append(f" · {_EFFECT[f.consequence]}", style=style)
     head.append("  ")
-    head.append(f.title, style="bold")
+    head.append(one_line(f.title), style="bold")
     head.append(f"  [{f.id}]", style="dim")
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True, style="dim")
     grid.add_column()
     if f.cause:
-        grid.add_row("    why", f.cause)
+        _add_row(grid, "    why", f.cause)
     if f.evidence:
-        grid.add_row("    seen", "; ".join(f.evidence))
+        _add_row(grid, "    seen", "; ".join(f.evidence))
     fix = " ".join(part for part in (" ".join(f.fix.requires) and f"requires {', '.join(f.fix.requires)}.", f.fix.advice) if part)
     if fix:
-        grid.add_row(Text("    fix", style="green"), fix)
+        _add_row(grid, Text("    fix", style="green"), fix)
     for command in f.fix.commands:
-        grid.add_row("    run", command)
+        _add_row(grid, "    run", command)
     if f.refs:
-        grid.add_row("    refs", ", ".join(f.refs))
+        _add_row(grid, "    refs", ", ".join(f.refs))
     if f.see:
-        grid.add_row("    ends in", ", ".join(f.see) + " (catalog entries for the error it prints)")
+        _add_row(grid, "    ends in", ", ".join(f.see) + " (catalog entries for the error it prints)")
     return Group(head, grid)
+
+
+def _add_row(grid: Table, *cells: str | Text) -> None:
+    # A str cell would be read as rich markup: `trl[vllm]` or a path with `[...]` from the data would
+    # vanish or raise. Data is plain text.
+    # One line per cell value: a line break from an input must not start a line of its own.
+    grid.add_row(*(Text(one_line(c)) if isinstance(c, str) else c for c in cells))
 
 
 def _summary(findings: tuple[Finding, ...], fail_on: Severity) -> Text:

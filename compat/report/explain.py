@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 
 from compat.explain.drift import ApiAnswer, Drift
 from compat.explain.match import Explanation, Match, RootError
@@ -216,7 +218,45 @@ def _errors_text(explanation: Explanation) -> list[str]:
     return out
 
 
-def render_text(explanation: Explanation, *, top: int | None = None) -> str:
+def render_text(explanation: Explanation, *, top: int | None = None, width: int | None = None, color: bool = False) -> str:
+    """The explanation for a reader; `width`: wrap to that many columns (None: one line per item, for
+    pipes and grep); `color`: bold match headings and a coloured severity tag."""
+    text = _render_text(explanation, top=top)
+    if width is None and not color:
+        return text
+    return "".join(_styled(line, color) + "\n" for raw in text.splitlines() for line in _wrapped(raw, width))
+
+
+# A match heading: "1. [error] Title".
+_HEADING = re.compile(r"^(\d+\. )\[(error|warning|info|wrapper)\]( .*)$")
+_TAG_COLOUR = {"error": "31", "warning": "33", "info": "36", "wrapper": "2"}
+# Beyond this a line is a log line nobody reads in full: cut into pieces, not word-wrapped.
+_WRAP_WORDS_UP_TO = 4096
+
+
+def _wrapped(line: str, width: int | None) -> list[str]:
+    if width is None or len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    room = max(width - len(indent), 10)
+    if len(line) > _WRAP_WORDS_UP_TO:
+        head, rest = line[:width], line[width:]
+        return [head, *(indent + rest[i:i + room] for i in range(0, len(rest), room))]
+    return textwrap.wrap(line, width=max(width, len(indent) + 10), subsequent_indent=indent, break_on_hyphens=False,
+                         drop_whitespace=True) or [line]
+
+
+def _styled(line: str, color: bool) -> str:
+    if not color:
+        return line
+    m = _HEADING.match(line)
+    if m is None:
+        return line
+    number, tag, title = m.groups()
+    return f"{number}\x1b[{_TAG_COLOUR[tag]}m[{tag}]\x1b[0m\x1b[1m{title}\x1b[0m"
+
+
+def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     matches = explanation.matches[:top] if top else explanation.matches
     out: list[str] = []
     verdict = explanation.verdict

@@ -22,6 +22,7 @@ from compat.model.fleet import (
     WorldCheck,
     WorldProblem,
 )
+from compat.printable import one_line
 
 _MARK = {Severity.ERROR: ("✗", "bold red"), Severity.WARNING: ("!", "bold yellow"), Severity.INFO: ("i", "bold blue")}
 _NAME = {
@@ -165,10 +166,10 @@ def render_text(report: FleetReport, *, color: bool = False, width: int = 100) -
         mark, style = _MARK[severity]
         line = Text("  ")
         line.append(f"{mark} {severity.value}", style=style)
-        line.append(f"  {title}")
+        line.append(f"  {one_line(title)}")
         console.print(line)
         if detail:
-            console.print(Text(f"      {detail}"))
+            console.print(Text(f"      {one_line(detail)}"))
 
     if report.missing:
         section(f"No answer ({len(report.missing)})")

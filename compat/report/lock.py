@@ -36,6 +36,7 @@ from compat.model.lock import (
 )
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
+from compat.printable import one_line
 
 
 class LockFormat(str, enum.Enum):
@@ -137,7 +138,9 @@ def constraint_text(c: Constraint) -> str:
 
 
 def reason_texts(pin: Pin) -> list[str]:
-    return list(dict.fromkeys(reason_text(r) for r in pin.reasons))
+    # One line each: a reason ends a comment of a requirements file, where a line break from an
+    # overlay's text would become a requirement of its own.
+    return list(dict.fromkeys(one_line(reason_text(r)) for r in pin.reasons))
 
 
 def reason_text(r: PinReason) -> str:

@@ -14,6 +14,7 @@ from compat import __version__
 from compat.model.config import Waivers
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity, Status
+from compat.printable import one_line
 from compat.report.doctor import _gpu_line, _torch_line, summary_counts
 from compat.report.essentials import essentials, fix_text
 from compat.report.links import finding_url
@@ -34,7 +35,8 @@ def escape(text: str) -> str:
 
     Code spans keep `<` and `>` as they are (GitHub shows entities in them literally)."""
     out = []
-    for i, part in enumerate(_CODE.split(text)):
+    # One line: a line break from an input would end the table row or open a block of its own.
+    for i, part in enumerate(_CODE.split(one_line(text))):
         if i % 2 == 0:
             part = part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         out.append(part.replace("|", "\\|"))
@@ -121,7 +123,7 @@ def _finding(f: Finding, report_url: str | None) -> list[str]:
         lines.append(f"**Fix:** {escape(fix)}")
     lines.append("")
     if f.fix.commands:
-        lines += ["```sh", *f.fix.commands, "```", ""]
+        lines += ["```sh", *(one_line(c).replace("```", "` ` `") for c in f.fix.commands), "```", ""]
     if f.refs:
         lines += [f"Refs: {escape(', '.join(f.refs))}", ""]
     return lines

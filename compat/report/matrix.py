@@ -70,6 +70,7 @@ def render_releases_table(package: PackageReleases, *, since: str | None = None,
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     columns = _COLUMNS.get(package.package, ())
     floor = Version(since) if since else None
@@ -101,7 +102,8 @@ def render_releases_table(package: PackageReleases, *, since: str | None = None,
     if notes:
         table.add_column("note", overflow="fold")
     for row in rows:
-        table.add_row(*(row if notes else row[:-1]))
+        # Cells are data: plain text, never rich markup (a "[...]" in a range or note would vanish).
+        table.add_row(*(Text(str(cell)) for cell in (row if notes else row[:-1])))
     buffer = io.StringIO()
     Console(file=buffer, width=width, force_terminal=False, color_system=None).print(table)
     # rich centres the title with blanks on both sides; trailing blanks are noise in pipes and diffs.

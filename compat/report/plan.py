@@ -7,6 +7,7 @@ import shlex
 
 from compat.model import codec
 from compat.model.lock import Plan, Step, StepKind
+from compat.printable import one_line
 from compat.report.lock import constraint_text, hardware_lines, note_text, reason_text
 
 
@@ -36,7 +37,9 @@ def render_text(plan: Plan) -> str:
         lines.append(f"# not cleared by a version change: {u.finding}: {u.advice or 'no version change clears it'}")
     for n in lock.notes:
         lines.append(f"# note: {note_text(n)}")
-    return "\n".join(lines) + "\n"
+    # A comment stays a comment: a line break from an input (an overlay's reason) would make the
+    # rest of it a command of its own in a pasted script.
+    return "\n".join(one_line(line) if line.startswith("#") else line for line in lines) + "\n"
 
 
 def step_why(step: Step, *, after_torch: bool = True) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from compat.model.config import Ignored, Waivers
 from compat.model.findings import Finding, Severity, Status
+from compat.printable import one_line
 from compat.report.links import render_pages
 
 
@@ -27,10 +28,11 @@ def render_notes(
         until = f" until {ignore.until.isoformat()}" if ignore.until else ""
         times = f" ×{len(same)}" if len(same) > 1 else ""
         worst = max((w.finding.severity for w in same), key=lambda s: s.rank)
-        lines.append(f"ignored{until}: {fid}{times} ({worst.value}): {ignore.reason}")
+        lines.append(f"ignored{until}: {fid}{times} ({worst.value}): {one_line(ignore.reason)}")
     for i in waivers.expired:
         assert i.until is not None
-        lines.append(f"expired ignore: {i.id} was ignored until {i.until.isoformat()} ({i.reason}); it counts again and fails the run")
+        lines.append(f"expired ignore: {i.id} was ignored until {i.until.isoformat()} ({one_line(i.reason)}); "
+                     "it counts again and fails the run")
     for i in waivers.stale:
         lines.append(f"unused ignore: {i.id} was not reported; remove it from {config or 'the config'}")
     undecided = [f.id for f in findings if f.status is Status.CANNOT_CHECK and f.severity.rank >= fail_on.rank]

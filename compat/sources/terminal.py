@@ -24,6 +24,8 @@ class TerminalStyle:
     """Write ANSI colours."""
     width: int
     """Columns to lay the text out in."""
+    sized: bool = False
+    """The width is the terminal's or COLUMNS, not the default for a pipe or a file."""
 
 
 def terminal_style(stream: TextIO, environ: Mapping[str, str] | None = None, *, default: int = DEFAULT_WIDTH) -> TerminalStyle:
@@ -43,7 +45,12 @@ def terminal_style(stream: TextIO, environ: Mapping[str, str] | None = None, *, 
     if columns.isdigit() and int(columns) > 0:
         width = int(columns)
     elif tty:
-        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        # The size of this stream's terminal: shutil asks standard output's, which is a file or a
+        # pipe when only standard error (a progress bar) is the terminal.
+        try:
+            width = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     else:
         width = default
-    return TerminalStyle(color=color, width=max(width, _MIN_WIDTH))
+    return TerminalStyle(color=color, width=max(width, _MIN_WIDTH), sized=tty or (columns.isdigit() and int(columns) > 0))

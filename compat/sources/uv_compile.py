@@ -8,12 +8,16 @@ constraints. This is the one place that runs uv; the index is whatever the calle
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from compat.sources import children
 
 # uv's --python-platform for compat's target platforms (manylinux_2_28: what torch's wheels need).
 PLATFORMS = {
@@ -100,14 +104,30 @@ def uv_compile(request: CompileRequest, *, uv: str | None = None) -> Compiled | 
         if request.exclude_newer:
             cmd += ["--exclude-newer", request.exclude_newer]
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=request.timeout_s, cwd=folder)
-        except subprocess.TimeoutExpired:
-            return CompileFailed(offline=True, message=f"uv pip compile took more than {request.timeout_s:.0f} s")
+            # A session of its own, registered, so that a SIGTERM to compat ends uv too (compat.sources.children).
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, cwd=folder, start_new_session=True)
         except OSError as exc:
             return CompileFailed(offline=True, message=f"uv could not be run: {exc}")
-        if done.returncode != 0 or not out.is_file():
-            return CompileFailed(offline=is_offline(done.stderr), message=last_lines(done.stderr))
+        children.started(proc.pid)
+        try:
+            _, stderr = proc.communicate(timeout=request.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            return CompileFailed(offline=True, message=f"uv pip compile took more than {request.timeout_s:.0f} s")
+        finally:
+            children.ended(proc.pid)
+        if proc.returncode != 0 or not out.is_file():
+            return CompileFailed(offline=is_offline(stderr), message=last_lines(stderr))
         return Compiled(text=_relative(out.read_text(), folder))
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.communicate()
 
 
 def is_offline(stderr: str) -> bool:

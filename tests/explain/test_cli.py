@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compat.cli import app
+from compat.printable import terminal_safe
 from tests.explain.conftest import LOGS
 
 runner = CliRunner()
@@ -82,3 +83,51 @@ def test_a_bad_facts_file_is_exit_2(tmp_path):
     facts.write_text("{not json")
     r = runner.invoke(app, ["explain", "--facts", str(facts), "-"], input="x\n")
     assert "not JSON" in str(r.exception)
+
+
+def _explain_env(**env: str):
+    base = {"COLUMNS": "", "FORCE_COLOR": "", "NO_COLOR": "", "TERM": "xterm"}
+    result = runner.invoke(app, ["explain", "--no-env", str(LOGS / "cuda-driver-too-old.log")], env={**base, **env})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_text_wraps_to_columns_and_a_pipe_gets_whole_lines():
+    piped = _explain_env()
+    assert max(len(line) for line in piped.splitlines()) > 120  # the log line, whole, for grep
+    narrow = _explain_env(COLUMNS="60")
+    assert max(len(line) for line in narrow.splitlines()) <= 60
+    assert " ".join(narrow.split()) == " ".join(piped.split())  # the same words, only wrapped
+
+
+def test_force_color_colours_the_headings_and_no_color_wins():
+    coloured = _explain_env(FORCE_COLOR="1")
+    assert "\x1b[31m[error]\x1b[0m\x1b[1m torch was built" in coloured
+    assert "\x1b[" not in _explain_env(FORCE_COLOR="1", NO_COLOR="1")
+    assert "\x1b[" not in _explain_env()
+
+
+def test_the_progress_bar_is_no_wider_than_standard_errors_terminal(monkeypatch):
+    import io
+    import os
+
+    from compat.cli import explain as cli_explain
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            raise io.UnsupportedOperation
+
+    err = Tty()
+    monkeypatch.setattr("sys.stderr", err)
+    monkeypatch.setenv("COLUMNS", "50")
+    monkeypatch.setattr(os, "get_terminal_size", lambda *_: os.terminal_size((50, 20)))
+    with cli_explain._progress("big.log", cli_explain.PROGRESS_MIN_BYTES) as advance:
+        assert advance is not None
+        advance(cli_explain.PROGRESS_MIN_BYTES // 2)
+    assert err.getvalue()
+    lines = [terminal_safe(line) for line in err.getvalue().replace("\r", "\n").splitlines()]
+    assert any("log" in line for line in lines)
+    assert max(len(line) for line in lines) <= 50

@@ -13,13 +13,14 @@ import subprocess
 import sys
 import zipfile
 from functools import partial
-from http.server import SimpleHTTPRequestHandler
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from compat.cli import app
+from compat.errors import UsageError
 from compat.sources.uv_compile import find_uv, is_offline, last_lines
 from tests.loopback import serving
 
@@ -149,10 +150,22 @@ def test_a_failed_lock_leaves_the_previous_file_intact(index, overlay, tmp_path)
     assert out.read_text() == "previous\n"
 
 
-def test_offline_the_tracked_lock_says_so(overlay, tmp_path):
+def test_offline_full_is_an_error_that_names_what_is_missing(overlay, tmp_path):
     out = tmp_path / "requirements.txt"
+    out.write_text("previous\n")
     result = _lock("http://127.0.0.1:9/simple", overlay, "alpha==1.0", "-o", str(out))
+    assert isinstance(result.exception, UsageError)  # exit 2 at the command line
+    message = str(result.exception)
+    assert "--full is incomplete" in message and "1 tracked pins" in message and "--allow-partial" in message
+    assert "\n" not in message
+    assert out.read_text() == "previous\n"
+
+
+def test_offline_allow_partial_writes_the_tracked_lock_and_says_so(overlay, tmp_path):
+    out = tmp_path / "requirements.txt"
+    result = _lock("http://127.0.0.1:9/simple", overlay, "alpha==1.0", "-o", str(out), "--allow-partial")
     assert result.exit_code == 0, result.output
+    assert "partial lock (--allow-partial)" in result.stderr
     text = out.read_text()
     assert text.startswith("# tracked packages only (1 pins): uv pip compile could not close the set")
     assert "alpha==1.0  # target alpha==1.0" in text and "--hash" not in text
@@ -168,6 +181,53 @@ def test_offline_a_pylock_is_not_written(overlay, tmp_path):
 def test_pylock_needs_full(tmp_path):
     result = runner.invoke(app, ["lock", "torch", "--gpus", "cpu", "--python-version", "3.11", "-o", str(tmp_path / "pylock.toml")])
     assert "add --full" in str(result.exception)
+
+
+@pytest.mark.parametrize("name", ["NAME.pylock.toml", "lock.toml"])
+def test_a_toml_name_that_is_not_pep751_is_refused_not_filled_with_requirements(tmp_path, name):
+    out = tmp_path / name
+    result = runner.invoke(app, ["lock", "torch", "--gpus", "cpu", "--python-version", "3.11", "-o", str(out)])
+    assert isinstance(result.exception, UsageError)
+    assert "pylock.NAME.toml" in str(result.exception)
+    assert not out.exists()
+
+
+class _Broken(BaseHTTPRequestHandler):
+    """An index that answers 500, or closes the connection in the middle of a page."""
+
+    mode = "500"
+
+    def do_GET(self) -> None:
+        if self.mode == "500":
+            self.send_response(500)
+            self.send_header("Content-Length", "5")
+            self.end_headers()
+            self.wfile.write(b"oops\n")
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+        self.wfile.write(b"<html><body><a href=")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("mode", ["500", "mid-body"])
+def test_a_broken_index_never_gives_exit_0_with_tracked_pins_only(overlay, tmp_path, mode, monkeypatch):
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")
+    monkeypatch.setenv("UV_HTTP_TIMEOUT", "5")
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    handler = type("Handler", (_Broken,), {"mode": mode})
+    out = tmp_path / "requirements.txt"
+    with serving(handler) as url:
+        result = _lock(f"{url}/simple", overlay, "alpha==1.0", "-o", str(out))
+    assert result.exit_code != 0 and isinstance(result.exception, UsageError), result.output
+    assert "uv pip compile" in str(result.exception)
+    assert not out.exists()
 
 
 def test_uv_output_is_read_as_offline_or_not():

@@ -64,6 +64,18 @@ def test_sarif_of_a_real_run_validates(cli):
         jsonschema.validate({**doc, "version": "2.0.0"}, SARIF_SCHEMA)
 
 
+def test_sarif_without_a_file_still_gives_every_result_a_location(cli):
+    doc = json.loads(render_sarif((FOUND, UNDECIDED), waivers=WAIVERS))
+    jsonschema.validate(doc, SARIF_SCHEMA)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
+    assert uris == {"pyproject.toml"}
+    code, out = cli("doctor", "--format", "sarif", "--facts", str(FACTS_300), "--gpus", "8xH100", "--no-config")
+    assert code == 1
+    results = json.loads(out)["runs"][0]["results"]
+    assert results and all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(FACTS_300.name)
+                           for r in results)
+
+
 def test_junit_fails_what_fails_the_run():
     suite = ET.fromstring(render_junit((FOUND, UNDECIDED), waivers=WAIVERS, strict=True, fail_on=Severity.ERROR))
     cases = {c.get("name"): c for c in suite.iter("testcase")}

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from compat.sources import children
+
 
 @dataclass(frozen=True, kw_only=True)
 class RunResult:
@@ -100,6 +102,17 @@ def run(
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} is not executable")
     except OSError as exc:
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} could not be started: {exc.strerror or exc}")
+    assert proc.stdout is not None and proc.stderr is not None
+    children.started(proc.pid)  # a SIGTERM to compat ends this child's group too
+    try:
+        return _supervise(proc, argv, name, timeout=timeout, max_output=max_output, max_memory=max_memory)
+    finally:
+        children.ended(proc.pid)
+
+
+def _supervise(
+    proc: subprocess.Popen, argv: tuple[str, ...], name: str, *, timeout: float, max_output: int, max_memory: int,
+) -> RunResult:
     assert proc.stdout is not None and proc.stderr is not None
     _limit_memory(proc.pid, max_memory)
     readers = [_Reader(proc.stdout, max_output, proc), _Reader(proc.stderr, max_output, proc)]
