@@ -80,7 +80,15 @@ def _kind(mode: int) -> str:
 
 
 def _umask() -> int:
-    # The umask can only be read by setting it; set it straight back (compat writes from one thread).
+    # Linux reports the umask in /proc; elsewhere it can only be read by setting it, which another
+    # thread writing a cache file at that instant would see, hence the common 022 as the stand-in.
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     current = os.umask(0o022)
     os.umask(current)
     return current

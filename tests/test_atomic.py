@@ -105,3 +105,12 @@ def test_a_read_only_file_is_refused_even_for_root(tmp_path):
     with pytest.raises(RefusedOutput, match="read-only"):
         write_output(path, b"x")
     assert path.read_bytes() == b"keep"
+
+
+def test_the_umask_is_respected_not_assumed(tmp_path):
+    old = os.umask(0o077)
+    try:
+        write_output(tmp_path / "private.txt", b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "private.txt").stat().st_mode) == 0o600

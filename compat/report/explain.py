@@ -11,6 +11,7 @@ from compat.explain.match import Explanation, Match, RootError
 from compat.explain.roots import Raised
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.versions import Change, StatedVersion
+from compat.printable import one_line
 
 SCHEMA_VERSION = 1
 
@@ -256,6 +257,12 @@ def _styled(line: str, color: bool) -> str:
     return f"{number}\x1b[{_TAG_COLOUR[tag]}m[{tag}]\x1b[0m\x1b[1m{title}\x1b[0m"
 
 
+def _lines(items: list[str]) -> str:
+    # Each item is one line: a line break inside an overlay's title or cause, or a log line, must not
+    # start a line of its own (a forged `::error` in a CI log).
+    return "".join(one_line(item) + "\n" for item in items)
+
+
 def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     matches = explanation.matches[:top] if top else explanation.matches
     out: list[str] = []
@@ -273,7 +280,7 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
             out.extend(_errors_text(explanation))
         elif not wrappers:
             out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}): no error found in the log.")
-        return "\n".join(out) + "\n"
+        return _lines(out)
     roots = [m for m in matches if not m.signature.wrapper]
     plural = "s" if len(roots) > 1 else ""
     out.append(
@@ -303,4 +310,4 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     out.append("")
     out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
     out.extend(_errors_text(explanation))
-    return "\n".join(out) + "\n"
+    return _lines(out)

@@ -11,6 +11,7 @@ import hashlib
 import io
 import subprocess
 import sys
+import time
 import zipfile
 from functools import partial
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler
@@ -193,11 +194,14 @@ def test_a_toml_name_that_is_not_pep751_is_refused_not_filled_with_requirements(
 
 
 class _Broken(BaseHTTPRequestHandler):
-    """An index that answers 500, or closes the connection in the middle of a page."""
+    """An index that answers 500, closes the connection in the middle of a page, or never answers."""
 
     mode = "500"
 
     def do_GET(self) -> None:
+        if self.mode == "hang":
+            time.sleep(30)
+            return
         if self.mode == "500":
             self.send_response(500)
             self.send_header("Content-Length", "5")
@@ -216,10 +220,10 @@ class _Broken(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.parametrize("mode", ["500", "mid-body"])
+@pytest.mark.parametrize("mode", ["500", "mid-body", "hang"])
 def test_a_broken_index_never_gives_exit_0_with_tracked_pins_only(overlay, tmp_path, mode, monkeypatch):
     monkeypatch.setenv("UV_HTTP_RETRIES", "0")
-    monkeypatch.setenv("UV_HTTP_TIMEOUT", "5")
+    monkeypatch.setenv("UV_HTTP_TIMEOUT", "2")
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     handler = type("Handler", (_Broken,), {"mode": mode})
     out = tmp_path / "requirements.txt"

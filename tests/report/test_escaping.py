@@ -96,3 +96,23 @@ def test_a_lock_reason_from_an_overlay_stays_in_its_comment():
               reasons=(PinReason(kind=PinReasonKind.TARGET, package="vllm", specifier="==0.7.2\nevil==6.6.6\n::error::x"),))
     (text,) = reason_texts(pin)
     assert "\n" not in text and "evil==6.6.6" in text
+
+
+def test_explain_prints_an_overlays_title_and_cause_on_their_lines():
+    import dataclasses
+
+    from compat.explain.match import explain
+    from compat.explain.scan import Engine
+    from compat.matrix import load_matrix
+    from compat.report.explain import render_text
+
+    matrix = load_matrix()
+    sig = next(s for s in matrix.signatures if s.id == "cuda-driver-too-old")
+    evil = dataclasses.replace(sig, title=f"driver{EVIL}", cause=f"cause{EVIL}")
+    matrix = dataclasses.replace(matrix, signatures=tuple(evil if s.id == sig.id else s for s in matrix.signatures))
+    line = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n"
+    out = render_text(explain([line], matrix, None, engine=Engine.PYTHON))
+    assert "driver" in out and "cause" in out
+    for shown in out.splitlines():
+        assert not shown.strip().startswith(FORGED[:4]), shown
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out)
