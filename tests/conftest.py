@@ -23,5 +23,9 @@ def _private_cache(tmp_path_factory):
     root = tmp_path_factory.mktemp("cache")
     mp.setenv("COMPAT_CACHE_DIR", str(root / "compat"))
     mp.setenv("XDG_CACHE_HOME", str(root))
+    # The width compat renders at is the terminal's or COLUMNS, else 100: the tests expect the last. Runners
+    # differ (pytest-xdist's workers inherit COLUMNS=80), so no test sees the runner's.
+    mp.delenv("COLUMNS", raising=False)
+    mp.delenv("LINES", raising=False)
     yield
     mp.undo()

@@ -54,6 +54,19 @@ def _pip_env(index: str) -> dict[str, str]:
     return env
 
 
+def _venv_with_pip(root: Path, shelf: Path) -> str:
+    """A venv whose `python -m pip` is this interpreter's pip, seen through a .pth file (ensurepip costs seconds a
+    venv); pip installs into the venv it runs in, and is no distribution of it (`pip check` does not see it)."""
+    import pip
+
+    venv.create(root, with_pip=False, symlinks=True)
+    shelf.mkdir(exist_ok=True)
+    (shelf / "pip").symlink_to(Path(pip.__file__).parent, target_is_directory=True)
+    site = next(root.glob("lib/python*/site-packages"))
+    (site / "_shared_pip.pth").write_text(f"{shelf}\n")
+    return str(root / "bin" / "python")
+
+
 def _run(args: list[str], env: dict[str, str], timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -67,8 +80,7 @@ def test_the_printed_plan_repairs_the_environment(case, index, tmp_path):
     installed, _ = BROKEN[case]
     env = _pip_env(index)
     root = tmp_path / "venv"
-    venv.create(root, with_pip=True, symlinks=True)
-    python = str(root / "bin" / "python")
+    python = _venv_with_pip(root, tmp_path / "pip-only")
     pins = [f"{n}=={v}" for n, v in sorted(installed.items())] + ["torch==2.13.0+cpu"]
     made = _run([python, "-m", "pip", "install", "--no-deps", "-q", *pins], env)
     assert made.returncode == 0, made.stderr
