@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from compat import api
+from compat.model.curation import Validation
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 @pytest.fixture(scope="module")
-def validation():
+def validation() -> Validation:
     result = api.matrix_validate(api.ValidateRequest(audit=False))
     assert result.ok
     return result
@@ -36,7 +37,7 @@ SIGNATURE_CLAIMS = (
 
 
 @pytest.mark.parametrize("pattern", SIGNATURE_CLAIMS)
-def test_every_signature_count_is_the_catalog_size(validation, pattern: str) -> None:
+def test_every_signature_count_is_the_catalog_size(validation: Validation, pattern: str) -> None:
     for page, m in _claims(pattern):
         assert int(m.group(1)) == validation.signatures, f"{page}: {m.group(0)!r}; the catalog has {validation.signatures}"
 
@@ -46,7 +47,7 @@ def test_signature_counts_are_stated_somewhere() -> None:
     assert sum(len(_claims(p)) for p in SIGNATURE_CLAIMS) >= 4
 
 
-def test_every_package_and_release_count_is_the_matrix(validation) -> None:
+def test_every_package_and_release_count_is_the_matrix(validation: Validation) -> None:
     claims = _claims(r"(?:matrix OK|generated on [\d-]+): (\d+) packages, (\d+) releases\b")
     assert claims
     for page, m in claims:

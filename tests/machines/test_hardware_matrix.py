@@ -8,7 +8,9 @@ its exit 1 (lock) or 4 (plan); anything else raised is what the CLI turns into e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,7 +53,7 @@ KNOWN_BUGS = {
 }
 
 
-def _outcome(call) -> str:
+def _outcome(call: Callable[[], object]) -> str:
     """What the CLI would make of `call()`: an exit-code class, or the bug it would report as exit 3."""
     try:
         result = call()
@@ -67,8 +69,8 @@ def _outcome(call) -> str:
     return "ok"
 
 
-def _cells(machines):
-    cells = []
+def _cells(machines: dict[str, tuple[str | None, str | None]]) -> list[Any]:
+    cells: list[Any] = []
     for machine in machines:
         for target in TARGETS:
             # Nothing declared probes this host (seconds each): one target says what it says for all.
@@ -92,7 +94,7 @@ def test_lock_never_ends_in_a_bug(machine: str, target: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The facts of an environment with vLLM 0.7.2 (and the torch stack it pins), probed once from a
     fake venv so each machine's doctor and plan reads a file, not the host. Not the README's trl 0.15.2
     beside it: planning that takes 15-40 s a machine today (issue 20, "every plan is bounded")."""
