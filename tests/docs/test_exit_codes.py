@@ -81,3 +81,23 @@ def test_no_doc_gives_plan_another_code_for_no_compatible_set() -> None:
 def test_every_command_documents_usage_and_bug_codes() -> None:
     for command in COMMAND_EXITS:
         assert {ExitCode.USAGE, ExitCode.INTERNAL_ERROR} <= set(codes(command))
+
+
+def _code_rows(page: Path) -> dict[int, str]:
+    """The rows of a page's exit-code table (`| 3 | what it means |`), by code."""
+    rows = {}
+    for line in page.read_text(encoding="utf-8").splitlines():
+        m = re.match(r"\|\s*(\d+)\s*\|(.*)\|\s*$", line)
+        if m:
+            rows[int(m.group(1))] = m.group(2)
+    return rows
+
+
+@pytest.mark.parametrize("page", ["robustness.md", "ci.md"])
+def test_exit_code_tables_in_the_docs_agree(page: str) -> None:
+    rows = _code_rows(ROOT / "docs" / page)
+    assert rows, f"docs/{page}: no exit-code table"
+    assert "bug" in rows[ExitCode.INTERNAL_ERROR]
+    if ExitCode.NO_COMPATIBLE_SET in rows:
+        assert "plan" in rows[ExitCode.NO_COMPATIBLE_SET] and "no compatible set" in rows[ExitCode.NO_COMPATIBLE_SET]
+    assert set(rows) <= {int(c) for c in ExitCode}, f"docs/{page}: a code compat does not use: {sorted(rows)}"
