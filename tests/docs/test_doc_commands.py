@@ -5,6 +5,9 @@ must be what the doc shows.
 A block's expected output may elide: a line `...` stands for any lines, and `...` inside a line for
 any text (as doctest's ELLIPSIS). A block that cannot run here is marked in the markdown, on the line
 before it, with `<!-- doc-test: skip (the reason) -->`; an unmarked block that fails, fails here.
+A block that activates an environment is given a fake one (tests/fakeenv.py: dist-info folders,
+no code) by `<!-- doc-test: env (~/proj/.venv torch==2.6.0 vllm==0.7.2) -->`, with the home
+directory shown as /home/me.
 `COMPAT_UPDATE_GOLDEN=1` (as tests/golden) rewrites a drifted block with the output it gives now:
 read the diff, and put back the elisions worth keeping.
 """
@@ -12,15 +15,22 @@ read the diff, and put back the elisions worth keeping.
 from __future__ import annotations
 
 import os
+import random
 import re
 import shlex
+import shutil
+import string
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.fakeenv import make_env
 from tests.golden.golden import UPDATE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,18 +100,29 @@ def _pattern(expected: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("".join(parts), re.S)
 
 
-def _run(command: str, cwd: Path) -> str:
+HOME = "/home/me"
+"""The home directory the docs show; a fake home stands for it."""
+
+
+def _run(command: str, cwd: Path, home: Path) -> str:
     """The command as a shell in `cwd` runs it: stdout and stderr as a terminal interleaves them,
     and a file the command writes with `> FILE` after it (the doc shows what the file holds)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_MATRIX", "VIRTUAL_ENV", "CONDA_"))}
-    env.update(COLUMNS=WIDTH, NO_COLOR="1", TERM="dumb", PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    env.update(HOME=str(home), COLUMNS=WIDTH, NO_COLOR="1", TERM="dumb", PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
     env.pop("FORCE_COLOR", None)
     done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     out = done.stdout + done.stderr
     redirect = re.search(r">\s*(\S+)\s*(?:#.*)?$", command)
     if redirect and (cwd / redirect.group(1)).is_file():
         out += (cwd / redirect.group(1)).read_text(encoding="utf-8")
-    return out.replace(str(cwd), ".").replace(str(ROOT), ".")
+    return out.replace(str(home), HOME).replace(str(cwd), ".").replace(str(ROOT), ".")
+
+
+def _fake_env(spec: str, home: Path) -> None:
+    """`~/proj/.venv torch==2.6.0 vllm==0.7.2`: that venv under the fake home, holding exactly those."""
+    where, *pins = spec.split()
+    packages = dict(p.split("==", 1) for p in pins)
+    make_env(home / where.removeprefix("~/"), packages, deps=False)
 
 
 def _workdir(tmp_path: Path) -> Path:
@@ -133,15 +154,43 @@ def test_blocks_are_found() -> None:
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
 def test_doc_block_runs_as_shown(block: Block, tmp_path: Path) -> None:
+    with _short_home() as home:
+        _check_block(block, tmp_path, home)
+
+
+@contextmanager
+def _short_home() -> Iterator[Path]:
+    """A home directory whose path is as long as the /home/me the docs show, so that the text wraps
+    where the doc's does (a venv records its own path, so the path cannot be swapped afterwards)."""
+    for _ in range(100):
+        home = Path(tempfile.gettempdir()) / "".join(random.choices(string.ascii_lowercase, k=max(1, len(HOME) - len(tempfile.gettempdir()) - 1)))
+        try:
+            home.mkdir()
+        except FileExistsError:
+            continue
+        try:
+            yield home
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+        return
+    raise AssertionError("no free short directory for a fake home")
+
+
+def _check_block(block: Block, tmp_path: Path, home: Path) -> None:
     if block.mark is not None:
-        kind, reason = block.mark
-        assert kind == "skip" and reason.strip(), f"{block.id}: a doc-test mark is `skip (reason)`, not {block.mark}"
-        pytest.skip(f"{block.id}: {reason}")
+        kind, arg = block.mark
+        assert kind in ("skip", "env") and arg.strip(), f"{block.id}: a doc-test mark is `skip (reason)` or `env (...)`"
+        if kind == "skip":
+            pytest.skip(f"{block.id}: {arg}")
+        _fake_env(arg, home)
     work = _workdir(tmp_path)
     outputs, drift = [], []
+    state: list[str] = []  # `source`, `cd`, `export` lines: each step runs in a shell they have set up
     for step in block.steps():
         assert shlex.split(step.command, comments=True), f"{block.id}: an empty command"
-        out = _run(step.command, work)
+        out = _run("".join(f"{c} >/dev/null 2>&1\n" for c in state) + step.command, work, home)
+        if shlex.split(step.command, comments=True)[0] in ("source", ".", "cd", "export"):
+            state.append(step.command)
         outputs.append((step, out))
         if not _pattern(step.expected).fullmatch(out if out.endswith("\n") or not out else out + "\n"):
             drift.append(f"$ {step.command}\n--- the doc shows:\n" + "\n".join(step.expected) + f"\n--- it prints:\n{out}")
