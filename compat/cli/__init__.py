@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from compat import __version__
+from compat.cli.exit_codes import ExitCode
 from compat.errors import CompatError
 
 
@@ -55,7 +56,7 @@ def _root(
     _debug[0] = _debug[0] or debug
 
 
-INTERNAL_ERROR = 3
+INTERNAL_ERROR = ExitCode.INTERNAL_ERROR
 """The exit code of a crash of compat itself: 0, 1 and 2 are verdicts and usage errors, never this."""
 
 # The command-line parser's usage error (a bad option or value), whichever click typer ships with.
@@ -122,15 +123,15 @@ def _main() -> None:
         code = app(standalone_mode=False, prog_name="compat")
     except CompatError as exc:
         typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
-        sys.exit(2)
+        sys.exit(ExitCode.USAGE)
     except _UsageError as exc:
         sys.exit(_usage_error(exc))
     except typer.Abort:
         typer.echo("compat: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
         typer.echo("compat: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # `compat lock ... | head`: the reader left; nothing more to say.
         import os
@@ -190,11 +191,11 @@ def _usage_error(exc: Exception) -> int:
     ctx = getattr(exc, "ctx", None)
     if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
         typer.echo(ctx.get_help())  # `compat` or `compat matrix` alone: the help, as before
-        return 2
+        return ExitCode.USAGE
     message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
     where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     typer.echo(f"compat: error: {message}{where}", err=True)
-    return 2
+    return ExitCode.USAGE
 
 
 # Register the commands (each module adds its own to `app`).

@@ -31,6 +31,7 @@ from compat.cli._common import (
     settings,
     terminal,
 )
+from compat.cli.exit_codes import ExitCode, documents_exits
 
 
 class FailOn(str, Enum):
@@ -40,6 +41,7 @@ class FailOn(str, Enum):
 
 
 @app.command()
+@documents_exits("doctor")
 def doctor(
     json_out: JsonOpt = False,
     python: PythonOpt = None,
@@ -62,10 +64,7 @@ def doctor(
     no_config: NoConfigOpt = False,
     report_url: ReportUrlOpt = None,
 ) -> None:
-    """Probe this environment and report what is wrong or at risk, why, and how to fix it.
-
-    Exit code: 0 clean, 1 findings at or above --fail-on, 2 usage or data error.
-    """
+    """Probe this environment and report what is wrong or at risk, why, and how to fix it."""
     from compat import api
     from compat.model.findings import Severity
     from compat.report.formats import DoctorFormat, render_doctor
@@ -90,7 +89,7 @@ def doctor(
         report_url=result.report_url, file=_artifact(requirements or cfg or facts), config=cfg,
         color=style.color, width=style.width,
     ))
-    raise typer.Exit(1 if result.failed else 0)
+    raise typer.Exit(ExitCode.VERDICT if result.failed else ExitCode.OK)
 
 
 def _artifact(path: object) -> str | None:
@@ -107,6 +106,7 @@ def _artifact(path: object) -> str | None:
 
 
 @app.command("report")
+@documents_exits("report")
 def report(
     python: PythonOpt = None,
     facts: FactsOpt = None,
@@ -131,11 +131,12 @@ def report(
                matrix=matrix, output_format=DoctorFormat.MARKDOWN, config=config, no_config=no_config,
                report_url=report_url)
     except typer.Exit as done:
-        if done.exit_code != 1:  # findings are what the block reports, not a failure of `report`
+        if done.exit_code != ExitCode.VERDICT:  # findings are what the block reports, not a failure of `report`
             raise
 
 
 @app.command("facts")
+@documents_exits("facts")
 def facts_command(
     python: PythonOpt = None,
     facts: FactsOpt = None,

@@ -26,9 +26,11 @@ from compat.cli._common import (
     settings,
     terminal,
 )
+from compat.cli.exit_codes import ExitCode, documents_exits
 
 
 @app.command()
+@documents_exits("explain")
 def explain(
     log: str = typer.Argument("-", metavar="LOG", help="Log file (plain or .gz); '-' reads standard input."),
     json_out: JsonOpt = False,
@@ -47,7 +49,7 @@ def explain(
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
 
     Every error in the log gets a verdict: known, unknown-environment (an environment failure compat cannot
-    name) or not-environment. Exit code: 0 a known failure matched, 1 nothing known, 2 usage or data error.
+    name) or not-environment.
     """
     from compat import api
     from compat.report.explain import render_json, render_text
@@ -74,7 +76,7 @@ def explain(
 
         ids = [m.signature.id for m in result.matches]
         sys.stdout.write(render_pages(ids[:top] if top else ids, base))
-    raise typer.Exit(0 if result.known else 1)
+    raise typer.Exit(ExitCode.OK if result.known else ExitCode.VERDICT)
 
 
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024

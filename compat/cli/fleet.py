@@ -12,6 +12,7 @@ import typer
 from compat.cli import app
 from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings
 from compat.cli.doctor import FailOn
+from compat.cli.exit_codes import ExitCode, documents_exits
 
 BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
@@ -21,6 +22,7 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a ch
 
 
 @app.command()
+@documents_exits("fleet")
 def fleet(
     directory: Path | None = typer.Argument(None, metavar="DIR", help="A directory of `compat facts` files, one per node (NODE.json)."),
     slurm: bool = typer.Option(False, "--slurm", help="Inside a Slurm allocation: srun `compat facts` on every node first."),
@@ -38,10 +40,7 @@ def fleet(
     strict: StrictOpt = False,
     matrix: MatrixOpt = None,
 ) -> None:
-    """Judge every node of a multi-node job: doctor on each, then what differs between them.
-
-    Exit code: 0 clean, 1 differences, findings or silent nodes at or above --fail-on, 2 usage or data error.
-    """
+    """Judge every node of a multi-node job: doctor on each, then what differs between them."""
     from compat import api
     from compat.model.findings import Severity
 
@@ -50,7 +49,7 @@ def fleet(
         timeout=timeout, fail_on=Severity(fail_on.value), strict=strict, matrix=overlays(matrix), settings=settings(),
     ))
     _emit(report, json_out=json_out, output=None)
-    raise typer.Exit(1 if report.failed else 0)
+    raise typer.Exit(ExitCode.VERDICT if report.failed else ExitCode.OK)
 
 
 def _emit(report: object, *, json_out: bool, output: Path | None) -> None:

@@ -25,10 +25,7 @@ from compat.cli._common import (
     search_progress,
     settings,
 )
-
-NO_COMPATIBLE_SET = 4
-"""`compat plan`'s exit code when no set meets the targets: 1 there means steps to run, and 3 is
-kept for compat's own failures, so a script can tell "no way there" from a bug."""
+from compat.cli.exit_codes import ExitCode, documents_exits
 
 
 class Format(str, Enum):
@@ -54,6 +51,7 @@ MinorCompatOpt = typer.Option(
 
 
 @app.command()
+@documents_exits("lock")
 def lock(
     targets: list[str] = typer.Argument(..., metavar="TARGET", help="Requirements to lock: trl[vllm], vllm>=0.7.2, flash-attn, ..."),
     fmt: Format = typer.Option(Format.requirements, "--format", help="requirements (pip -r), constraints (pip -c) or json."),
@@ -88,10 +86,7 @@ def lock(
         help="With --full: when the index cannot be used, write the tracked pins alone (unhashed) instead of failing.",
     ),
 ) -> None:
-    """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout.
-
-    Exit code: 0 locked, 1 no compatible set (the conflict is explained on stderr), 2 usage or data error.
-    """
+    """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout."""
     from compat import api
     from compat.cli._output import write_file
     from compat.errors import UsageError
@@ -126,7 +121,7 @@ def lock(
         result = api.lock_full(request, progress) if full else api.lock(request, progress)
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.VERDICT)
     text = render_full(result) if isinstance(result, api.FullLock) else render_lock(result, LockFormat(fmt.value))
     if isinstance(result, api.FullLock) and result.text is None:
         typer.echo(f"compat: partial lock (--allow-partial): only the {len(result.lock.pins)} tracked pins, "
@@ -142,6 +137,7 @@ def lock(
 
 
 @app.command()
+@documents_exits("plan")
 def plan(
     targets: list[str] = typer.Argument(
         None, metavar="TARGET", help="Where to go (default: the installed top-level tracked packages, fixed).",
@@ -159,10 +155,7 @@ def plan(
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
 ) -> None:
-    """Print the ordered commands that take this environment to a good set; compat installs nothing.
-
-    Exit code: 0 nothing to change, 1 steps to run, 2 usage or data error, 3 no compatible set.
-    """
+    """Print the ordered commands that take this environment to a good set; compat installs nothing."""
     from compat import api
     from compat.report.lock import render_conflict
     from compat.report.plan import render_json, render_text
@@ -180,6 +173,6 @@ def plan(
         ), progress)
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
-        raise typer.Exit(NO_COMPATIBLE_SET)
+        raise typer.Exit(ExitCode.NO_COMPATIBLE_SET)
     sys.stdout.write(render_json(result) if json_out else render_text(result))
-    raise typer.Exit(1 if result.steps else 0)
+    raise typer.Exit(ExitCode.VERDICT if result.steps else ExitCode.OK)

@@ -10,6 +10,7 @@ import typer
 
 from compat.cli import app
 from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings, terminal
+from compat.cli.exit_codes import ExitCode, documents_exits
 
 matrix_app = typer.Typer(
     name="matrix",
@@ -21,6 +22,7 @@ app.add_typer(matrix_app, name="matrix")
 
 
 @matrix_app.command("show")
+@documents_exits("matrix")
 def show(
     package: Annotated[str, typer.Argument(metavar="PACKAGE", help="A tracked package (vllm, trl, torch, ...).")],
     json_out: JsonOpt = False,
@@ -40,6 +42,7 @@ def show(
 
 
 @matrix_app.command("validate")
+@documents_exits("matrix")
 def validate(
     directory: Annotated[Path | None, typer.Argument(metavar="DIRECTORY",
     help="A matrix directory to check as an overlay on the shipped one.")] = None,
@@ -53,16 +56,17 @@ def validate(
     result = api.matrix_validate(api.ValidateRequest(directory=directory, alone=alone, audit=audit))
     if not result.ok:
         typer.echo(render_validation_problems(result), err=True, nl=False)
-        raise typer.Exit(2)
+        raise typer.Exit(ExitCode.USAGE)
     typer.echo(render_validation_ok(result), nl=False)
 
 
 @matrix_app.command("refresh")
+@documents_exits("matrix")
 def refresh(
     packages: Annotated[list[str] | None, typer.Argument(metavar="PACKAGE",
     help="Packages to refresh (default: every tracked package).")] = None,
     index_url: Annotated[
-        str | None, typer.Option("--index-url", metavar="URL", help="Simple API root (default: PIP_INDEX_URL, else pip's default index).")
+        str | None, typer.Option("--index-url", metavar="URL", help="Simple API root (default: PIP_INDEX_URL; one of the two is required).")
     ] = None,
     out: Annotated[Path | None, typer.Option(
         "--out", metavar="DIR", help="Directory of the releases files (default: the shipped matrix/releases).",
@@ -107,6 +111,7 @@ def refresh(
 
 
 @matrix_app.command("site")
+@documents_exits("matrix")
 def site(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write the pages (created if missing).")],
     matrix: MatrixOpt = None,
@@ -120,6 +125,7 @@ def site(
 
 
 @matrix_app.command("api")
+@documents_exits("matrix")
 def api_command(
     package: Annotated[str, typer.Argument(metavar="PACKAGE", help="A package (trl), or a release (trl==0.15.2) with --imports.")],
     name: Annotated[str | None, typer.Argument(metavar="NAME", help=(
