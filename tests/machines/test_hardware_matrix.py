@@ -42,15 +42,8 @@ TARGETS = {
     "vllm==0.8.5.post1+deepspeed": ("vllm==0.8.5.post1", "deepspeed==0.16.8"),
 }
 
-CPU_RESOLVER_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="resolvelib InconsistentCandidate on torch's +cpu build with vllm in the set (issue 20; being fixed in main)",
-)
-KNOWN_BUGS = {
-    (machine, target): CPU_RESOLVER_BUG
-    for machine in ("cpu", "none")
-    for target in ("trl[vllm]", "vllm", "vllm==0.7.2", "trl[vllm]==0.15.1", "vllm==0.8.5.post1+deepspeed")
-}
+# Cells that are known to end in a bug, each marked xfail(strict=True) with its reason, so a fix flips them: none.
+KNOWN_BUGS: dict[tuple[str, str], pytest.MarkDecorator] = {}
 
 
 def _outcome(call: Callable[[], object]) -> str:
@@ -115,8 +108,7 @@ def test_doctor_never_ends_in_a_bug(installed: Path, machine: str) -> None:
     assert outcome in ("ok", "usage")
 
 
-# Undeclared on this GPU-less host, plan locks for the CPU build too: the same bug.
-PLAN_BUGS = {machine: CPU_RESOLVER_BUG for machine in ("undeclared", "cpu", "none")}
+PLAN_BUGS: dict[str, pytest.MarkDecorator] = {}
 
 
 @pytest.mark.parametrize(
