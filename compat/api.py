@@ -338,6 +338,7 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
                 accelerate_config=env.accelerate_config,
                 script=env.script,
                 cache_dir=request.settings.cache_dir,
+                torch_timeout=request.settings.torch_timeout,
             ),
             matrix,
         )
@@ -789,7 +790,10 @@ def fleet_torch(request: FleetRequest) -> FleetReport | None:
     # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
     python = Path(sys.executable)
     gathered = gather_torch(
-        lambda: probe(ProbeRequest(python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir), m),
+        lambda: probe(ProbeRequest(
+            python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir,
+            torch_timeout=request.settings.torch_timeout,
+        ), m),
         timeout=request.timeout, smoke=request.smoke, smoke_bytes=request.smoke_bytes, smoke_timeout=request.smoke_timeout,
     )
     if gathered is None:

@@ -9,6 +9,7 @@ monkeypatching the process environment.
     COMPAT_NO_CACHE    any non-empty value: read and write no cache at all
     PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
     COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
+    COMPAT_TORCH_TIMEOUT  seconds doctor allows `import torch` (default: 60, more where Python starts slowly)
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
 """
@@ -30,6 +31,8 @@ class Settings:
     (pip.conf is not read, and compat does not guess a registry)."""
     report_url: str | None = None
     """Base URL of the pages `compat matrix site` builds; finding ids in reports link there. None: no links."""
+    torch_timeout: float | None = None
+    """Seconds allowed to `import torch` when probing; None: the bound adapts to the machine."""
 
 
 def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
@@ -39,7 +42,20 @@ def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         cache_dir=_cache_dir(env, home),
         index_url=env.get("PIP_INDEX_URL", "").strip() or None,
         report_url=env.get("COMPAT_REPORT_URL", "").strip() or None,
+        torch_timeout=_seconds(env.get("COMPAT_TORCH_TIMEOUT", "")),
     )
+
+
+def _seconds(text: str) -> float | None:
+    """A positive number of seconds; anything else (empty, not a number, 5,000 digits) is the default."""
+    text = text.strip()
+    if not text or len(text) > 12:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value < 86400 else None
 
 
 def _cache_dir(env: Mapping[str, str], home: Path | None) -> Path | None:

@@ -144,3 +144,20 @@ def test_the_text_report_names_the_consequence_the_catalog_entry_and_what_strict
     # declared GPUs: /dev/shm (an error-level check) cannot be judged; no launcher: a warning-level one
     summary = " ".join(result.stdout.split("\n\n")[-1].split())
     assert "2 check(s) could not run (see above); --strict counts 1 of them as failures (error or worse)." in summary
+
+
+def test_a_torch_import_slower_than_its_bound_cannot_be_checked(tmp_path, doctor, monkeypatch):
+    """A loaded machine: torch imports, only slowly. That is "cannot check" with the bound, never an error."""
+    from tests.fakeenv import make_env
+
+    python = make_env(tmp_path / "env", {"torch": "2.5.1+cu124"})
+    pkg = next((tmp_path / "env" / "lib").glob("python3*/site-packages")) / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setenv("COMPAT_TORCH_TIMEOUT", "1")
+    code, report = doctor("--python", str(python), "--gpus", "1xH100", "--driver", "550.54.15", "--fail-on", "error")
+    assert "torch-import-fails" not in ids(report)
+    (slow,) = [f for f in report["findings"] if f["id"] == "torch-import-fails"]
+    assert slow["status"] == "cannot-check"
+    assert slow["unknown"][0].startswith("import torch did not finish within 1 s")
+    assert code == 0

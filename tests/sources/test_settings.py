@@ -51,3 +51,9 @@ def test_the_cli_passes_its_settings_to_the_matrix_loader(monkeypatch, tmp_path)
     monkeypatch.setenv("COMPAT_NO_CACHE", "1")
     assert CliRunner().invoke(app, ["matrix", "show", "trl", "--json"]).exit_code == 0
     assert not (tmp_path / "off").exists()
+
+
+def test_compat_torch_timeout_is_a_positive_number_of_seconds_or_the_adaptive_default():
+    assert read_settings({"COMPAT_TORCH_TIMEOUT": " 90 "}).torch_timeout == 90.0
+    for text in ("", "0", "-5", "soon", "nan", "9" * 5000):
+        assert read_settings({"COMPAT_TORCH_TIMEOUT": text}).torch_timeout is None

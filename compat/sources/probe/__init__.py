@@ -39,7 +39,9 @@ class ProbeRequest:
     script: Path | None = None
     """Training script to read (never run)."""
     timeout: float = 10.0
-    """Seconds allowed to each external command."""
+    """Seconds allowed to each external command but the torch import."""
+    torch_timeout: float | None = None
+    """Seconds allowed to `import torch`; None: at least 60 s, more where the interpreter starts slowly."""
     cache_dir: Path | None = None
     """compat's cache directory (the torch import report is kept there); None: no cache."""
 
@@ -89,7 +91,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
+            result = fetch_torch_import(python, timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
             torch = parse_torch(result, torch_dist, matrix)
         hw = hardware.result() if hardware is not None else _not_probed()
         system = dataclasses.replace(tools.result(), platform=found.platform)
