@@ -365,6 +365,7 @@ def facts(request: FactsRequest) -> Facts:
 
 def doctor(request: DoctorRequest) -> DoctorResult:
     """What is wrong or at risk in the environment, and whether that fails the request's threshold."""
+    from compat.judge.commands import for_interpreter
     from compat.judge.diagnose import diagnose, fails
     from compat.judge.ignores import apply_ignores, fails_waivers
 
@@ -375,7 +376,7 @@ def doctor(request: DoctorRequest) -> DoctorResult:
     env = _gather(request, m)
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
-    findings = diagnose(env, m, api=_installed_api(request, env, m))
+    findings = for_interpreter(diagnose(env, m, api=_installed_api(request, env, m)), _named_python(request, env))
     findings, waivers = apply_ignores(findings, config.ignore if config else (), request.today or date.today())
     return DoctorResult(
         facts=env,
@@ -586,9 +587,14 @@ def plan(request: PlanRequest) -> Plan | Conflict:
         result = resolve(wanted, env, m, prefer_installed=not request.latest, minor_compat=request.minor_compat)
     except ResolutionError as exc:
         return Conflict(targets=tuple(wanted), error=exc)
-    # --python may name an environment directory: the commands run its interpreter.
+    return make_plan(env, result, findings, installer=request.installer, python=_named_python(request, env))
+
+
+def _named_python(request: FactsRequest, env: Facts) -> str | None:
+    """The judged interpreter when --python named it (an interpreter or an environment directory):
+    fix commands then run it (`ENV/bin/python -m pip`), not whichever `pip` is first on PATH."""
     python = env.python.executable if request.environment.python is not None else None
-    return make_plan(env, result, findings, installer=request.installer, python=python if isinstance(python, str) else None)
+    return python if isinstance(python, str) else None
 
 
 def matrix_show(request: ShowRequest) -> PackageReleases:
