@@ -81,7 +81,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requirements
 
-            packages = read_requirements(request.requirements, matrix)
+            packages = read_requirements(request.requirements, matrix, markers=found.python.markers)
         else:
             packages = found.distributions
         torch_dist = next((d for d in packages if d.name == "torch"), None)
