@@ -17,7 +17,7 @@ writes one.
 from __future__ import annotations
 
 import re
-import tomllib
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +30,11 @@ from compat.errors import UsageError
 from compat.model.facts import Distribution
 from compat.redact import redact_text
 from compat.regular_file import read_regular
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -123,7 +128,7 @@ def _requirements(path: Path, seen: list[Path]) -> Iterator[tuple[str, str, Requ
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """(first line number, line) with comments gone and `\\` continuations joined, as pip joins them."""
-    start, parts = 0, []
+    start, parts = 0, list[str]()
     for n, raw in enumerate(text.splitlines(), start=1):
         if not parts:
             start = n
