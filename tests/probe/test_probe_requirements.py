@@ -37,7 +37,7 @@ def test_constraints_includes_hashes_markers_and_continuations(tmp_path):
 
 def test_an_include_that_is_missing_is_named(tmp_path):
     (tmp_path / "r.txt").write_text("-r nope.txt\n")
-    with pytest.raises(UsageError, match="nope.txt does not exist"):
+    with pytest.raises(UsageError, match=r"nope\.txt does not exist"):
         _pins(tmp_path / "r.txt")
 
 
