@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from compat.errors import CompatError, ResolutionError, UsageError
 from compat.model.config import Config, Waivers
@@ -127,6 +127,11 @@ class FactsRequest:
     """Overlay directories laid over the shipped matrix."""
     settings: Settings = field(default_factory=Settings)
     """Cache directory and package index."""
+    config: Path | None = None
+    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`): its declared
+    hardware (gpus, driver, launcher) applies where `declared` gives none, for every command."""
+    find_config: bool = False
+    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,10 +140,6 @@ class DoctorRequest(FactsRequest):
     """A finding of this severity or worse makes the result `failed`; None: the config's `fail-on`, else error."""
     strict: bool = False
     """A check at that severity that could not run also makes it `failed`."""
-    config: Path | None = None
-    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`)."""
-    find_config: bool = False
-    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
     today: date | None = None
     """The date ignore expiries are compared with; None: today."""
     report_url: str | None = None
@@ -360,6 +361,7 @@ def _read_facts(path: Path) -> Facts:
 
 def facts(request: FactsRequest) -> Facts:
     """The facts of the requested environment (`compat facts`)."""
+    request, _ = _configured(request)
     return _gather(request, _matrix(request.matrix, request.settings))
 
 
@@ -369,9 +371,7 @@ def doctor(request: DoctorRequest) -> DoctorResult:
     from compat.judge.diagnose import diagnose, fails
     from compat.judge.ignores import apply_ignores, fails_waivers
 
-    config = read_config(request.config, find=request.find_config)
-    if config is not None:
-        request = _with_config(request, config)
+    request, config = _configured(request)
     m = _matrix(request.matrix, request.settings)
     env = _gather(request, m)
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
@@ -399,7 +399,19 @@ def read_config(path: Path | None = None, *, find: bool = True) -> Config | None
     return load_config(path) if path is not None else None
 
 
-def _with_config(request: DoctorRequest, config: Config) -> DoctorRequest:
+_R = TypeVar("_R", bound=FactsRequest)
+
+
+def _configured(request: _R) -> tuple[_R, Config | None]:
+    """The request with the project's config laid under it, and the config (None: none read).
+
+    One config for every command: doctor, report, facts, explain, lock and plan all take the
+    hardware declared there; what the request declares wins."""
+    config = read_config(request.config, find=request.find_config)
+    return (request if config is None else _with_config(request, config)), config
+
+
+def _with_config(request: _R, config: Config) -> _R:
     """Declared hardware from the config where the request declares none (the command line wins)."""
     from dataclasses import replace
 
@@ -455,6 +467,9 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
     from compat.explain.match import explain as run_explain
     from compat.sources.cache import DirectoryStore
 
+    d = request.declared
+    if request.use_environment or request.environment.named() or any(v is not None for v in (d.gpus, d.driver, d.launcher)):
+        request, _ = _configured(request)  # --no-env alone stays the log alone, whatever the config declares
     m = _matrix(request.matrix, request.settings)
     env, note = _explain_environment(request, m)
     cache = request.settings.cache_dir
@@ -490,6 +505,7 @@ def lock(request: LockRequest) -> Lock | Conflict:
     from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
     from compat.sources.declared import apply_declared
 
+    request, _ = _configured(request)
     m = _matrix(request.matrix, request.settings)
     check_targets(request.targets, m)
     d = request.declared
@@ -574,6 +590,7 @@ def plan(request: PlanRequest) -> Plan | Conflict:
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
 
+    request, _ = _configured(request)
     m = _matrix(request.matrix, request.settings)
     if request.targets:
         check_targets(request.targets, m)
