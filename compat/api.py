@@ -764,14 +764,19 @@ class FleetRequest:
     """Bytes per all-reduce of the smoke test."""
     smoke_timeout: float = 30.0
     """Seconds allowed to the smoke test."""
-    fail_on: Severity = Severity.ERROR
-    """A difference or finding of this severity or worse makes the result `failed`."""
+    fail_on: Severity | None = Severity.ERROR
+    """A difference or finding of this severity or worse makes the result `failed`; None: the config's
+    `fail-on`, else error."""
     strict: bool = False
-    """A check at that severity that could not run also makes it `failed`."""
+    """A check at that severity that could not run also makes it `failed` (or the config's `strict`)."""
     matrix: tuple[Path, ...] = ()
     """Overlay directories laid over the shipped matrix."""
     settings: Settings = field(default_factory=Settings)
     """Cache directory."""
+    config: Path | None = None
+    """A config file to read for `fail-on` and `strict` (the nodes' hardware is their own, never declared)."""
+    find_config: bool = False
+    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
 
 
 def fleet(request: FleetRequest) -> FleetReport:
@@ -798,7 +803,10 @@ def fleet(request: FleetRequest) -> FleetReport:
         members = gather_ray(request.ray or "", timeout=request.timeout)
         _save_members(members, request.out)
     baseline = read_members(request.baseline) if request.baseline is not None else None
-    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=request.fail_on, strict=request.strict)
+    config = read_config(request.config, find=request.find_config)
+    fail_on = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
+    strict = request.strict or (config.strict if config else False)
+    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=fail_on, strict=strict)
 
 
 def fleet_torch(request: FleetRequest) -> FleetReport | None:
@@ -824,7 +832,7 @@ def fleet_torch(request: FleetRequest) -> FleetReport | None:
     _save_members(gathered.members, request.out)
     baseline = _baseline_members(request.baseline)
     return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,
-                       baseline=baseline, fail_on=request.fail_on, strict=request.strict)
+                       baseline=baseline, fail_on=request.fail_on or Severity.ERROR, strict=request.strict)
 
 
 def _baseline_members(path: Path | None) -> list[FleetMember] | None:
