@@ -66,3 +66,17 @@ def test_facts_plan_and_explain_requests_read_the_named_config(tmp_path, monkeyp
     assert explained.exit_code == 0, explained.output
     assert "GPU 0 RTX5090 (sm_120)" in explained.stdout
     assert "GPU 0 RTX5090" not in runner.invoke(app, [*args, "--no-config"]).stdout
+
+
+def test_fleet_takes_fail_on_from_the_config(tmp_path, monkeypatch):
+    from compat.model.facts import load_facts
+    from tests.fleet import nodes
+
+    box = load_facts((DATA / "fleet" / "cpu-vm.json").read_text(encoding="utf-8"))
+    cluster = nodes.write_cluster(tmp_path / "nodes", {"a": box, "b": nodes.with_env(box, NCCL_IB_HCA="mlx5_0")})
+    monkeypatch.chdir(tmp_path)
+    assert runner.invoke(app, ["fleet", str(cluster)]).exit_code == 0  # a warning: below the default threshold
+    (tmp_path / "compat.toml").write_text('fail-on = "warning"\n')
+    assert runner.invoke(app, ["fleet", str(cluster)]).exit_code == 1
+    assert runner.invoke(app, ["fleet", str(cluster), "--fail-on", "error"]).exit_code == 0  # the command line wins
+    assert runner.invoke(app, ["fleet", str(cluster), "--no-config"]).exit_code == 0
