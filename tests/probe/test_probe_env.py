@@ -127,6 +127,10 @@ def test_hanging_import_times_out(env):
     assert build.import_error.reason.startswith("import torch did not finish within 1 s")
     assert "COMPAT_TORCH_TIMEOUT" in build.import_error.reason
     assert build.cuda == "12.4"
+    from compat.model.codec import decode, encode
+
+    assert encode(build)["import_error"] == {"unknown": build.import_error.reason}  # a snapshot keeps it unknown
+    assert decode(type(build), encode(build)) == build
 
 
 def test_a_crash_is_not_a_timeout(env):
