@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from compat.errors import CompatError, ResolutionError, UsageError
 from compat.model.config import Config, Waivers
@@ -131,6 +131,11 @@ class FactsRequest:
     """Overlay directories laid over the shipped matrix."""
     settings: Settings = field(default_factory=Settings)
     """Cache directory and package index."""
+    config: Path | None = None
+    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`): its declared
+    hardware (gpus, driver, launcher) applies where `declared` gives none, for every command."""
+    find_config: bool = False
+    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,10 +144,6 @@ class DoctorRequest(FactsRequest):
     """A finding of this severity or worse makes the result `failed`; None: the config's `fail-on`, else error."""
     strict: bool = False
     """A check at that severity that could not run also makes it `failed`."""
-    config: Path | None = None
-    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`)."""
-    find_config: bool = False
-    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
     today: date | None = None
     """The date ignore expiries are compared with; None: today."""
     report_url: str | None = None
@@ -345,6 +346,7 @@ def _gather(request: FactsRequest, matrix: Matrix) -> Facts:
                 accelerate_config=env.accelerate_config,
                 script=env.script,
                 cache_dir=request.settings.cache_dir,
+                torch_timeout=request.settings.torch_timeout,
             ),
             matrix,
         )
@@ -366,22 +368,22 @@ def _read_facts(path: Path) -> Facts:
 
 def facts(request: FactsRequest) -> Facts:
     """The facts of the requested environment (`compat facts`)."""
+    request, _ = _configured(request)
     return _gather(request, _matrix(request.matrix, request.settings))
 
 
 def doctor(request: DoctorRequest) -> DoctorResult:
     """What is wrong or at risk in the environment, and whether that fails the request's threshold."""
+    from compat.judge.commands import for_interpreter
     from compat.judge.diagnose import diagnose, fails
     from compat.judge.ignores import apply_ignores, fails_waivers
 
-    config = read_config(request.config, find=request.find_config)
-    if config is not None:
-        request = _with_config(request, config)
+    request, config = _configured(request)
     m = _matrix(request.matrix, request.settings)
     env = _gather(request, m)
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
-    findings = diagnose(env, m, api=_installed_api(request, env, m))
+    findings = for_interpreter(diagnose(env, m, api=_installed_api(request, env, m)), _named_python(request, env))
     findings, waivers = apply_ignores(findings, config.ignore if config else (), request.today or date.today())
     return DoctorResult(
         facts=env,
@@ -404,7 +406,19 @@ def read_config(path: Path | None = None, *, find: bool = True) -> Config | None
     return load_config(path) if path is not None else None
 
 
-def _with_config(request: DoctorRequest, config: Config) -> DoctorRequest:
+_R = TypeVar("_R", bound=FactsRequest)
+
+
+def _configured(request: _R) -> tuple[_R, Config | None]:
+    """The request with the project's config laid under it, and the config (None: none read).
+
+    One config for every command: doctor, report, facts, explain, lock and plan all take the
+    hardware declared there; what the request declares wins."""
+    config = read_config(request.config, find=request.find_config)
+    return (request if config is None else _with_config(request, config)), config
+
+
+def _with_config(request: _R, config: Config) -> _R:
     """Declared hardware from the config where the request declares none (the command line wins)."""
     from dataclasses import replace
 
@@ -462,6 +476,9 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
     from compat.explain.match import rank, read_log
     from compat.sources.cache import DirectoryStore
 
+    d = request.declared
+    if request.use_environment or request.environment.named() or any(v is not None for v in (d.gpus, d.driver, d.launcher)):
+        request, _ = _configured(request)  # --no-env alone stays the log alone, whatever the config declares
     m = _matrix(request.matrix, request.settings)
     cache = request.settings.cache_dir
     store = DirectoryStore(cache / "explain") if cache is not None else None
@@ -498,6 +515,7 @@ def lock(request: LockRequest, progress: Callable[[int, float], None] | None = N
     from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
     from compat.sources.declared import apply_declared
 
+    request, _ = _configured(request)
     m = _matrix(request.matrix, request.settings)
     check_targets(request.targets, m)
     d = request.declared
@@ -597,6 +615,7 @@ def plan(request: PlanRequest, progress: Callable[[int, float], None] | None = N
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
 
+    request, _ = _configured(request)
     m = _matrix(request.matrix, request.settings)
     if request.targets:
         check_targets(request.targets, m)
@@ -611,9 +630,14 @@ def plan(request: PlanRequest, progress: Callable[[int, float], None] | None = N
                                         bound=_bound(request.settings, progress))
     except ResolutionError as exc:
         return Conflict(targets=tuple(dict.fromkeys([*targets, *fixes])), error=exc)
-    # --python may name an environment directory: the commands run its interpreter.
+    return make_plan(env, result, findings, installer=request.installer, python=_named_python(request, env))
+
+
+def _named_python(request: FactsRequest, env: Facts) -> str | None:
+    """The judged interpreter when --python named it (an interpreter or an environment directory):
+    fix commands then run it (`ENV/bin/python -m pip`), not whichever `pip` is first on PATH."""
     python = env.python.executable if request.environment.python is not None else None
-    return make_plan(env, result, findings, installer=request.installer, python=python if isinstance(python, str) else None)
+    return python if isinstance(python, str) else None
 
 
 def matrix_show(request: ShowRequest) -> PackageReleases:
@@ -766,14 +790,19 @@ class FleetRequest:
     """Bytes per all-reduce of the smoke test."""
     smoke_timeout: float = 30.0
     """Seconds allowed to the smoke test."""
-    fail_on: Severity = Severity.ERROR
-    """A difference or finding of this severity or worse makes the result `failed`."""
+    fail_on: Severity | None = Severity.ERROR
+    """A difference or finding of this severity or worse makes the result `failed`; None: the config's
+    `fail-on`, else error."""
     strict: bool = False
-    """A check at that severity that could not run also makes it `failed`."""
+    """A check at that severity that could not run also makes it `failed` (or the config's `strict`)."""
     matrix: tuple[Path, ...] = ()
     """Overlay directories laid over the shipped matrix."""
     settings: Settings = field(default_factory=Settings)
     """Cache directory."""
+    config: Path | None = None
+    """A config file to read for `fail-on` and `strict` (the nodes' hardware is their own, never declared)."""
+    find_config: bool = False
+    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
 
 
 def fleet(request: FleetRequest) -> FleetReport:
@@ -800,7 +829,10 @@ def fleet(request: FleetRequest) -> FleetReport:
         members = gather_ray(request.ray or "", timeout=request.timeout)
         _save_members(members, request.out)
     baseline = read_members(request.baseline) if request.baseline is not None else None
-    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=request.fail_on, strict=request.strict)
+    config = read_config(request.config, find=request.find_config)
+    fail_on = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
+    strict = request.strict or (config.strict if config else False)
+    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=fail_on, strict=strict)
 
 
 def fleet_torch(request: FleetRequest) -> FleetReport | None:
@@ -815,7 +847,10 @@ def fleet_torch(request: FleetRequest) -> FleetReport | None:
     # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
     python = Path(sys.executable)
     gathered = gather_torch(
-        lambda: probe(ProbeRequest(python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir), m),
+        lambda: probe(ProbeRequest(
+            python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir,
+            torch_timeout=request.settings.torch_timeout,
+        ), m),
         timeout=request.timeout, smoke=request.smoke, smoke_bytes=request.smoke_bytes, smoke_timeout=request.smoke_timeout,
     )
     if gathered is None:
@@ -823,7 +858,7 @@ def fleet_torch(request: FleetRequest) -> FleetReport | None:
     _save_members(gathered.members, request.out)
     baseline = _baseline_members(request.baseline)
     return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,
-                       baseline=baseline, fail_on=request.fail_on, strict=request.strict)
+                       baseline=baseline, fail_on=request.fail_on or Severity.ERROR, strict=request.strict)
 
 
 def _baseline_members(path: Path | None) -> list[FleetMember] | None:

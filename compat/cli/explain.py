@@ -11,12 +11,14 @@ import typer
 from compat.cli import app
 from compat.cli._common import (
     AccelerateOpt,
+    ConfigOpt,
     DriverOpt,
     FactsOpt,
     GpusOpt,
     JsonOpt,
     LauncherOpt,
     MatrixOpt,
+    NoConfigOpt,
     PythonOpt,
     ReportUrlOpt,
     ScriptOpt,
@@ -44,6 +46,8 @@ def explain(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
     report_url: ReportUrlOpt = None,
 ) -> None:
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
@@ -59,6 +63,8 @@ def explain(
         declared=declared(gpus=gpus, driver=driver, launcher=launcher),
         matrix=overlays(matrix),
         settings=settings(),
+        config=config,
+        find_config=not no_config,
         use_environment=not no_env,
     )
     with _progress(log, api.log_size(log)) as progress:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from compat.cli import app
-from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings
+from compat.cli._common import ConfigOpt, JsonOpt, MatrixOpt, NoConfigOpt, overlays, settings
 from compat.cli.doctor import FailOn
 from compat.cli.exit_codes import ExitCode, documents_exits
 
@@ -36,9 +36,13 @@ def fleet(
         120.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds allowed to gathering; a node slower than this is reported.",
     ),
     json_out: JsonOpt = False,
-    fail_on: FailOnOpt = FailOn.error,
+    fail_on: Annotated[FailOn | None, typer.Option(
+        "--fail-on", help="Exit 1 when a difference or finding has this severity or worse (default: the config's fail-on, else error).",
+    )] = None,
     strict: StrictOpt = False,
     matrix: MatrixOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """Judge every node of a multi-node job: doctor on each, then what differs between them."""
     from compat import api
@@ -46,7 +50,8 @@ def fleet(
 
     report = api.fleet(api.FleetRequest(
         directory=directory, slurm=slurm, ray=ray, out=out, baseline=baseline, world_size=world_size,
-        timeout=timeout, fail_on=Severity(fail_on.value), strict=strict, matrix=overlays(matrix), settings=settings(),
+        timeout=timeout, fail_on=Severity(fail_on.value) if fail_on else None, strict=strict, matrix=overlays(matrix),
+        settings=settings(), config=config, find_config=not no_config,
     ))
     _emit(report, json_out=json_out, output=None)
     raise typer.Exit(ExitCode.VERDICT if report.failed else ExitCode.OK)

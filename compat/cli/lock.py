@@ -11,12 +11,14 @@ import typer
 from compat.cli import app
 from compat.cli._common import (
     AccelerateOpt,
+    ConfigOpt,
     DriverOpt,
     FactsOpt,
     GpusOpt,
     JsonOpt,
     LauncherOpt,
     MatrixOpt,
+    NoConfigOpt,
     PythonOpt,
     ScriptOpt,
     declared,
@@ -67,6 +69,8 @@ def lock(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
     exclude_newer: str | None = typer.Option(
         None, "--exclude-newer", metavar="DATE",
         help="Only releases uploaded on or before this date (2025-03-01), as uv's --exclude-newer.",
@@ -107,6 +111,8 @@ def lock(
         declared=declared(gpus=gpus, driver=driver, launcher=launcher),
         matrix=overlays(matrix),
         settings=settings(),
+        config=config,
+        find_config=not no_config,
         python_version=python_version,
         platform=platform,
         prefer_installed=prefer_installed,
@@ -154,6 +160,8 @@ def plan(
     accelerate_config: AccelerateOpt = None,
     script: ScriptOpt = None,
     matrix: MatrixOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """Print the ordered commands that take this environment to a good set; compat installs nothing."""
     from compat import api
@@ -167,6 +175,8 @@ def plan(
             declared=declared(gpus=gpus, driver=driver, launcher=launcher),
             matrix=overlays(matrix),
             settings=settings(),
+            config=config,
+            find_config=not no_config,
             latest=latest,
             minor_compat=minor_compat,
             installer=api.Installer(installer.value),

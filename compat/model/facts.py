@@ -119,8 +119,9 @@ class TorchBuild:
     """torch._C._GLIBCXX_USE_CXX11_ABI: compiled extensions must match it."""
     source: TorchSource
     """How these facts were obtained."""
-    import_error: str | None = None
-    """The error torch raised (or the signal that killed it) when it was imported, if any."""
+    import_error: str | None | Unknown = None
+    """The error torch raised (or the signal that killed it) when it was imported, if any; Unknown
+    when the import did not finish within its bound (a slow machine is not a broken build)."""
     debug: bool | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
     """torch.version.debug: a debug build."""
     hip: str | None | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))

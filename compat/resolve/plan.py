@@ -17,6 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from compat.judge.checks.requirements import MET_BY_EVERY_LOCK
+from compat.judge.commands import pip_command
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.model.lock import (
@@ -204,11 +205,7 @@ def _req(pin: Pin) -> str:
 
 
 def _cmd(installer: Installer, python: str | None, verb: str, args: Sequence[str]) -> tuple[str, ...]:
-    if installer is Installer.UV:
-        head = ["uv", "pip", verb] + (["--python", python] if python else [])
-    else:
-        head = [python or "python", "-m", "pip", verb] + (["-y"] if verb == "uninstall" else [])
-    return tuple(head + list(args))
+    return pip_command(installer, python, verb, args)
 
 
 def _attach_findings(steps: list[Step], findings: Sequence[Finding], lock: Lock) -> list[Step]:

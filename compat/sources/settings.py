@@ -10,6 +10,7 @@ monkeypatching the process environment.
     PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
     COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
     COMPAT_SEARCH_SECONDS  how long `lock` and `plan` search before they stop and say so (default 20)
+    COMPAT_TORCH_TIMEOUT  seconds doctor allows `import torch` (default: 60, more where Python starts slowly)
     COMPAT_DEBUG       1: an internal error (exit 3) prints its traceback before its one line
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
@@ -37,6 +38,8 @@ class Settings:
     """Base URL of the pages `compat matrix site` builds; finding ids in reports link there. None: no links."""
     search_seconds: float | None = None
     """How long `lock` and `plan` may search (COMPAT_SEARCH_SECONDS); None: the default bound."""
+    torch_timeout: float | None = None
+    """Seconds allowed to `import torch` when probing (COMPAT_TORCH_TIMEOUT); None: the bound adapts to the machine."""
     debug: bool = False
     """An internal error prints its traceback (COMPAT_DEBUG=1)."""
 
@@ -48,13 +51,16 @@ def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         cache_dir=_cache_dir(env, home),
         index_url=env.get("PIP_INDEX_URL", "").strip() or None,
         report_url=env.get("COMPAT_REPORT_URL", "").strip() or None,
-        search_seconds=_seconds(env.get(SEARCH_SECONDS_VARIABLE, "")),
+        search_seconds=_seconds(env, SEARCH_SECONDS_VARIABLE),
+        torch_timeout=_seconds(env, "COMPAT_TORCH_TIMEOUT"),
         debug=env.get("COMPAT_DEBUG", "").strip() not in ("", "0"),
     )
 
 
-def _seconds(text: str) -> float | None:
-    """A positive number of seconds up to a day; raises UsageError naming the variable otherwise."""
+def _seconds(env: Mapping[str, str], name: str) -> float | None:
+    """Variable `name` as a positive number of seconds up to a day; None when unset; raises UsageError naming it
+    otherwise (a typo must not silently become the default)."""
+    text = env.get(name, "")
     if not text.strip():
         return None
     try:
@@ -62,7 +68,7 @@ def _seconds(text: str) -> float | None:
     except ValueError:
         value = float("nan")
     if not 0 < value <= 86400:  # also false for NaN
-        raise UsageError(f"{SEARCH_SECONDS_VARIABLE}={text[:40]!r}: expected seconds, a number above 0 and at most 86400")
+        raise UsageError(f"{name}={text[:40]!r}: expected seconds, a number above 0 and at most 86400")
     return value
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from tests.doctor.conftest import ids
 
 
+def _pip(report) -> str:
+    """How doctor's run lines start for the environment --python named: its interpreter, never a bare pip."""
+    return f"{report['facts']['python']['executable']} -m pip"
+
+
 def _finding(report, fid):
     return next(f for f in report["findings"] if f["id"] == fid and f["status"] == "found")
 
@@ -51,7 +56,7 @@ def test_vllm_072_next_to_torch_260_is_a_broken_pin(env, doctor):
     assert "undefined symbol" in first["cause"]
     assert first["see"] == ["vllm-c-ext-torch-mismatch"]
     assert first["fix"]["requires"] == ["torch==2.5.1"]
-    assert first["fix"]["commands"] == ["pip install 'torch==2.5.1'"]
+    assert first["fix"]["commands"] == [f"{_pip(report)} install 'torch==2.5.1'"]
     # the matrix knows which vLLM releases accept the installed torch
     assert any(e.startswith("vllm 0.8.0") and e.endswith("accept torch 2.6.0") for e in first["evidence"])
     assert "keep torch 2.6.0 and move vllm" in first["fix"]["advice"]
@@ -71,7 +76,7 @@ def test_vllm_072_with_its_dependencies_missing_ranks_the_torch_pin_first(tmp_pa
     (missing,) = [f for f in found if f["id"] == "missing-requirement"]
     assert {"xformers==0.0.28.post3", "transformers>=4.48.2"} <= set(missing["fix"]["requires"])
     (command,) = missing["fix"]["commands"]
-    assert command.startswith("pip install ") and "'xformers==0.0.28.post3'" in command
+    assert command.startswith(f"{_pip(report)} install ") and "'xformers==0.0.28.post3'" in command
     assert missing["consequence"] == "wont-start"
     assert len({f["id"] for f in found}) == len(found)  # one finding per problem
 
@@ -81,7 +86,8 @@ def test_cpu_build_on_a_gpu_machine(env, doctor):
     code, report = doctor("--python", python, "--gpus", "8xH100", "--driver", "580.65.06")
     assert code == 1
     f = _finding(report, "torch-cpu-only-build")
-    assert f["fix"]["commands"] == ["pip uninstall -y torch", "pip install 'torch==2.13.0'"]
+    assert f["fix"]["commands"] == [f"{_pip(report)} uninstall -y torch", f"{_pip(report)} install 'torch==2.13.0'"]
+    assert report["facts"]["python"]["executable"].startswith(str(python).rsplit("/bin/", 1)[0])
     assert [x["id"] for x in report["findings"]].count("torch-cpu-only-build") == 1  # once, not check + catalog
 
 
@@ -144,3 +150,28 @@ def test_the_text_report_names_the_consequence_the_catalog_entry_and_what_strict
     # declared GPUs: /dev/shm (an error-level check) cannot be judged; no launcher: a warning-level one
     summary = " ".join(result.stdout.split("\n\n")[-1].split())
     assert "2 check(s) could not run (see above); --strict counts 1 of them as failures (error or worse)." in summary
+
+
+def test_a_torch_import_slower_than_its_bound_cannot_be_checked(tmp_path, doctor, monkeypatch):
+    """A loaded machine: torch imports, only slowly. That is "cannot check" with the bound, never an error."""
+    from tests.fakeenv import make_env
+
+    python = make_env(tmp_path / "env", {"torch": "2.5.1+cu124"})
+    pkg = next((tmp_path / "env" / "lib").glob("python3*/site-packages")) / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setenv("COMPAT_TORCH_TIMEOUT", "1")
+    code, report = doctor("--python", str(python), "--gpus", "1xH100", "--driver", "550.54.15", "--fail-on", "error")
+    assert "torch-import-fails" not in ids(report)
+    (slow,) = [f for f in report["findings"] if f["id"] == "torch-import-fails"]
+    assert slow["status"] == "cannot-check"
+    assert slow["unknown"][0].startswith("import torch did not finish within 1 s")
+    assert code == 0
+
+
+def test_run_lines_name_an_environment_directory_s_interpreter(env, doctor):
+    python = env(torch="2.13.0+cpu")
+    root = str(python).rsplit("/bin/", 1)[0]
+    _, report = doctor("--python", root, "--gpus", "8xH100", "--driver", "580.65.06")
+    f = _finding(report, "torch-cpu-only-build")
+    assert all(c.startswith(f"{root}/bin/python") and " -m pip " in c for c in f["fix"]["commands"]), f["fix"]["commands"]

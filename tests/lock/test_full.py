@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import subprocess
 import sys
 import time
@@ -238,3 +239,18 @@ def test_uv_output_is_read_as_offline_or_not():
     assert is_offline("error: Failed to fetch: `http://127.0.0.1:9/simple/alpha/`\n  Caused by: tcp connect error")
     assert not is_offline("  × No solution found when resolving dependencies:\n  ╰─▶ Because alpha==3.0 was not found")
     assert last_lines("") == "uv pip compile failed"
+
+
+@pytest.mark.parametrize("name", ["pylock.train.toml", "requirements.txt"])
+def test_doctor_reads_back_what_full_writes(index, overlay, tmp_path, name):
+    """compat's own lock passes compat's own gate: `doctor -r` reads the pylock.toml (PEP 751) and the
+    hashed requirements file (`\\` continuations, `--hash`) that `lock --full` writes."""
+    out = tmp_path / name
+    result = _lock(index, overlay, "alpha==1.0", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    judged = runner.invoke(app, ["doctor", "--json", "-r", str(out), "--gpus", "cpu", "--matrix", str(overlay),
+                                 "--fail-on", "warning", "--no-config"])
+    assert judged.exception is None or isinstance(judged.exception, SystemExit), judged.output
+    report = json.loads(judged.stdout)
+    assert {p["name"]: p["version"] for p in report["facts"]["packages"]} == {"alpha": "1.0", "beta": "2.0"}
+    assert judged.exit_code == 0, [f["id"] for f in report["findings"] if f["status"] == "found"]

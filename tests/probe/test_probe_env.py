@@ -10,9 +10,17 @@ import pytest
 from compat.errors import UsageError
 from compat.model.facts import Distribution, TorchSource
 from compat.model.unknown import Unknown
-from compat.sources.probe._run import RunResult
+from compat.sources.probe._run import Outcome, RunResult
 from compat.sources.probe.interpreter import fetch_interpreter
-from compat.sources.probe.torch import cuda_of_version, fetch_torch_import, parse_torch
+from compat.sources.probe.torch import (
+    IMPORT_TIMEOUT,
+    MAX_IMPORT_TIMEOUT,
+    bound_for_startup,
+    cuda_of_version,
+    fetch_torch_import,
+    import_bound,
+    parse_torch,
+)
 from tests.probe.probe_fakes import DATA
 
 ENV_DISTS = {"torch": "2.5.1+cu124", "transformers": "4.51.3", "trl": "0.15.2", "vllm": "0.7.2"}
@@ -110,10 +118,37 @@ def test_segfault_on_import_is_recorded(env):
 
 def test_hanging_import_times_out(env):
     _fake_torch(env, "hang.py")
-    build = parse_torch(fetch_torch_import(_python(env), timeout=1), _torch_dist(env), None)
+    result = fetch_torch_import(_python(env), timeout=1)
+    assert result.outcome is Outcome.TIMED_OUT and result.timed_out_after == 1
+    build = parse_torch(result, _torch_dist(env), None)
     assert build.source is TorchSource.METADATA
-    assert build.import_error == "import torch timed out after 1 s"
+    # a slow import is not a failed one: whether torch imports is unknown, with the bound used
+    assert isinstance(build.import_error, Unknown)
+    assert build.import_error.reason.startswith("import torch did not finish within 1 s")
+    assert "COMPAT_TORCH_TIMEOUT" in build.import_error.reason
     assert build.cuda == "12.4"
+    from compat.model.codec import decode, encode
+
+    assert encode(build)["import_error"] == {"unknown": build.import_error.reason}  # a snapshot keeps it unknown
+    assert decode(type(build), encode(build)) == build
+
+
+def test_a_crash_is_not_a_timeout(env):
+    _fake_torch(env, "segfault.py")
+    result = fetch_torch_import(_python(env), timeout=30)
+    assert result.outcome is Outcome.KILLED and not result.timed_out
+
+
+def test_the_adaptive_bound_is_measured_on_this_interpreter(env):
+    bound = import_bound(_python(env))
+    assert IMPORT_TIMEOUT <= bound <= MAX_IMPORT_TIMEOUT
+    assert import_bound(_python(env), override=5.0) == 5.0
+    assert import_bound(Path("/nonexistent/python")) == IMPORT_TIMEOUT
+
+
+@pytest.mark.parametrize(("startup", "bound"), [(0.02, 60.0), (0.3, 60.0), (0.6, 120.0), (10.0, 600.0)])
+def test_the_bound_grows_with_a_slow_start(startup, bound):
+    assert bound_for_startup(startup) == bound
 
 
 def test_dist_info_without_the_module_uses_metadata(tmp_path):

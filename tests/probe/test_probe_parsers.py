@@ -83,13 +83,7 @@ class _Matrix:
             return type("P", (), {"releases": (_Release("0.7.2", ("torch==2.5.1",)), _Release("0.7.3", None))})()
 
 
-def test_requirements_fallback_parser_skips_options_and_comments(tmp_path, monkeypatch):
-    import pip_api
-
-    def refuse(*args, **kwargs):
-        raise pip_api.exceptions.PipError("unknown option")
-
-    monkeypatch.setattr(pip_api, "parse_requirements", refuse)
+def test_requirements_parser_skips_options_and_comments(tmp_path):
     req = tmp_path / "r.txt"
     req.write_text("# pinned\n--index-url https://example.invalid/simple\n-c constraints.txt\n\nvllm==0.7.2  # ok\nTRL===0.15.2\n")
     dists = {d.name: d for d in read_requirements(req, _Matrix())}
@@ -98,10 +92,7 @@ def test_requirements_fallback_parser_skips_options_and_comments(tmp_path, monke
     assert dists["trl"].requires == ()
 
 
-def test_requirements_fallback_names_the_bad_line(tmp_path, monkeypatch):
-    import pip_api
-
-    monkeypatch.setattr(pip_api, "parse_requirements", lambda *a, **k: 1 / 0)
+def test_requirements_parser_names_the_bad_line(tmp_path):
     req = tmp_path / "r.txt"
     req.write_text("vllm==0.7.2\nthis is not a requirement\n")
     with pytest.raises(UsageError, match=r"r\.txt:2: 'this is not a requirement' is not a requirement"):
@@ -115,10 +106,7 @@ def test_requirements_of_a_release_without_recorded_requirements(tmp_path):
     assert (dist.name, dist.version, dist.requires) == ("vllm", "0.7.3", ())
 
 
-def test_an_unreadable_requirements_file(tmp_path, monkeypatch):
-    import pip_api
-
-    monkeypatch.setattr(pip_api, "parse_requirements", lambda *a, **k: 1 / 0)
+def test_an_unreadable_requirements_file(tmp_path):
     req = tmp_path / "r.txt"
     req.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(UsageError, match="cannot read"):

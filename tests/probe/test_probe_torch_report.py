@@ -57,7 +57,11 @@ def test_a_failed_import_with_unknown_packages(matrix):
 @pytest.mark.parametrize(
     ("result", "message"),
     [
-        (RunResult(argv=("python",), returncode=None, stdout="", stderr="", error="python timed out after 60 s"), "import torch timed out after 60 s"),
+        (RunResult(argv=("python",), returncode=None, stdout="", stderr="", error="python timed out after 60 s", timed_out_after=60.0),
+         "import torch did not finish within 60 s"),
+        # the outcome is read from the record, never from the wording of the error
+        (RunResult(argv=("python",), returncode=None, stdout="", stderr="", error="python timed out after 60 s"),
+         "python timed out after 60 s"),
         (RunResult(argv=("python",), returncode=None, stdout="", stderr="", error="python not found"), "python not found"),
         (RunResult(argv=("python",), returncode=-11, stdout="", stderr=""), "import torch was killed by SIGSEGV"),
         (RunResult(argv=("python",), returncode=1, stdout="", stderr=""), "python exited with status 1"),

@@ -61,8 +61,14 @@ def test_the_search_bound_is_read_from_compat_search_seconds(text, seconds):
     assert read_settings({"COMPAT_SEARCH_SECONDS": text}, home=Path("/home/u")).search_seconds == seconds
 
 
-@pytest.mark.parametrize("text", ["abc", "0", "-1", "nan", "inf", "1e400", "9" * 5000])
-def test_a_bad_search_bound_is_a_one_line_usage_error(text):
-    with pytest.raises(UsageError, match=r"^COMPAT_SEARCH_SECONDS=.*expected seconds") as caught:
-        read_settings({"COMPAT_SEARCH_SECONDS": text}, home=Path("/home/u"))
+@pytest.mark.parametrize("name", ["COMPAT_SEARCH_SECONDS", "COMPAT_TORCH_TIMEOUT"])
+@pytest.mark.parametrize("text", ["abc", "soon", "0", "-1", "-5", "nan", "inf", "1e400", "9" * 5000])
+def test_a_bad_number_of_seconds_is_a_one_line_usage_error(name, text):
+    with pytest.raises(UsageError, match=rf"^{name}=.*expected seconds") as caught:
+        read_settings({name: text}, home=Path("/home/u"))
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 200
+
+
+def test_compat_torch_timeout_is_a_positive_number_of_seconds_or_the_adaptive_default():
+    assert read_settings({"COMPAT_TORCH_TIMEOUT": " 90 "}).torch_timeout == 90.0
+    assert read_settings({"COMPAT_TORCH_TIMEOUT": ""}).torch_timeout is None

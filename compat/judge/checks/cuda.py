@@ -115,6 +115,9 @@ def check_torch_import(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     torch = _torch(facts)
     if torch is None or torch.import_error is None:
         return
+    if isinstance(torch.import_error, Unknown):
+        yield cannot_check(matrix, IMPORT_FAILS, torch.import_error)
+        return
     yield found(matrix, IMPORT_FAILS, evidence=(f"torch {torch.version}: {torch.import_error}",))
 
 

@@ -39,7 +39,9 @@ class ProbeRequest:
     script: Path | None = None
     """Training script to read (never run)."""
     timeout: float = 10.0
-    """Seconds allowed to each external command."""
+    """Seconds allowed to each external command but the torch import."""
+    torch_timeout: float | None = None
+    """Seconds allowed to `import torch`; None: at least 60 s, more where the interpreter starts slowly."""
     cache_dir: Path | None = None
     """compat's cache directory (the torch import report is kept there); None: no cache."""
     host: bool = True
@@ -83,7 +85,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requirements
 
-            packages = read_requirements(request.requirements, matrix)
+            packages = read_requirements(request.requirements, matrix, markers=found.python.markers)
         else:
             packages = found.distributions
         torch_dist = next((d for d in packages if d.name == "torch"), None)
@@ -93,7 +95,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            result = fetch_torch_import(python, timeout=request.timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
+            result = fetch_torch_import(python, timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
             torch = parse_torch(result, torch_dist, matrix)
         hw = hardware.result() if hardware is not None else _not_probed(request.host)
         system = dataclasses.replace(tools.result(), platform=found.platform) if tools is not None else Unknown(reason=NOT_THE_HOST)

@@ -15,9 +15,21 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import IO
 
 from compat.sources import children
+
+
+class Outcome(Enum):
+    """How a child ended, as a value: callers branch on this, never on the wording of `problem`."""
+
+    OK = "ok"
+    FAILED = "failed"  # ran to its end with a non-zero status
+    KILLED = "killed"  # ended by a signal it did not ask for (a crash)
+    TIMED_OUT = "timed-out"  # still running at the bound, and killed there: says nothing about the child
+    STOPPED = "stopped"  # printed more than compat keeps, and killed there
+    NOT_RUN = "not-run"  # not found, not executable, could not be started
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,14 +44,30 @@ class RunResult:
     """Captured standard error (undecodable bytes replaced)."""
     error: str | None = None
     """Why the command did not run to completion (not found, timed out), if it did not."""
+    timed_out_after: float | None = None
+    """The bound in seconds when the child was killed for running past it; None otherwise."""
+    overflowed: bool = False
+    """True when the child was killed for printing more than compat keeps."""
 
     @property
     def ok(self) -> bool:
-        return self.error is None and self.returncode == 0
+        return self.outcome is Outcome.OK
 
     @property
     def timed_out(self) -> bool:
-        return self.error is not None and "timed out" in self.error
+        return self.timed_out_after is not None
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.timed_out_after is not None:
+            return Outcome.TIMED_OUT
+        if self.overflowed:
+            return Outcome.STOPPED
+        if self.error is not None or self.returncode is None:
+            return Outcome.NOT_RUN
+        if self.returncode < 0:
+            return Outcome.KILLED
+        return Outcome.FAILED if self.returncode else Outcome.OK
 
     @property
     def name(self) -> str:
@@ -119,21 +147,27 @@ def _supervise(
     for reader in readers:
         reader.start()
     error = None
+    timed_out_after = None
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         proc.wait()
         error = f"{name} timed out after {_seconds(timeout)}"
+        timed_out_after = timeout
     drained_by = time.monotonic() + _JOIN
     for reader in readers:
         reader.join(max(0.0, drained_by - time.monotonic()))
         reader.close()
     out, err = (reader.text() for reader in readers)
-    if error is None and any(reader.overflowed for reader in readers):
+    overflowed = timed_out_after is None and any(reader.overflowed for reader in readers)
+    if overflowed:
         error = f"{name} printed more than {_bytes(max_output)} and was stopped"
     if error is not None:
-        return RunResult(argv=argv, returncode=None, stdout=out, stderr=err, error=error)
+        return RunResult(
+            argv=argv, returncode=None, stdout=out, stderr=err, error=error,
+            timed_out_after=timed_out_after, overflowed=overflowed,
+        )
     return RunResult(argv=argv, returncode=proc.returncode, stdout=out, stderr=err)
 
 
@@ -205,6 +239,11 @@ def _text(data: bytes | None) -> str:
 
 def _bytes(size: int) -> str:
     return f"{size // (1024 * 1024)} MiB" if size >= 1024 * 1024 else f"{size} bytes"
+
+
+def seconds(timeout: float) -> str:
+    """A bound as people read it ("60 s", "1.5 s")."""
+    return _seconds(timeout)
 
 
 def _seconds(timeout: float) -> str:

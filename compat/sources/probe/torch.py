@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 from compat.matrix import Matrix
@@ -17,12 +18,43 @@ from compat.matrix.torch import variant_cuda
 from compat.model.facts import Distribution, TorchBuild, TorchSource
 from compat.model.unknown import Unknown
 from compat.sources.cache import store
-from compat.sources.probe._run import MAX_MEMORY, RunResult, marked_json, run
+from compat.sources.probe._run import MAX_MEMORY, Outcome, RunResult, marked_json, run, seconds
 from compat.sources.probe.interpreter import SAFE_PATH, child_env
 
 MARK = "COMPAT-TORCH:"
 TORCH_MAX_MEMORY = 8 * MAX_MEMORY
 """Data memory the torch-importing child may use (32 GiB): a CUDA build's host side is a few GiB."""
+
+IMPORT_TIMEOUT = 60.0
+"""Seconds `import torch` is given at the least. A CUDA build maps about 2 GB of libraries; on a
+login node with a cold page cache and a busy file system that alone takes tens of seconds, so the
+10 s that suits nvidia-smi reports a torch that imports fine as broken."""
+STARTUP_FACTOR = 200.0
+"""The import is given this many times the measured start-up of the same interpreter when that is
+more than IMPORT_TIMEOUT: a bare `python -c pass` costs about 20 ms on an idle machine and an import
+of torch about 2 s (100 times), so a machine slow enough to start Python in 0.3 s gets 60 s and a
+slower one more."""
+MAX_IMPORT_TIMEOUT = 600.0
+"""Never more than this: a hang is still reported within ten minutes."""
+
+
+def import_bound(python: Path, *, override: float | None = None) -> float:
+    """Seconds to allow `import torch` in `python`: `override` when given (COMPAT_TORCH_TIMEOUT),
+    else IMPORT_TIMEOUT, stretched on a machine where starting the interpreter is itself slow."""
+    if override is not None:
+        return override
+    start = time.monotonic()
+    probe = run([str(python), "-S", "-c", "pass"], timeout=IMPORT_TIMEOUT, env=child_env(os.environ))
+    startup = time.monotonic() - start
+    if probe.outcome is not Outcome.OK:
+        return IMPORT_TIMEOUT  # the import itself will say what is wrong with this interpreter
+    return bound_for_startup(startup)
+
+
+def bound_for_startup(startup: float) -> float:
+    """The import bound for an interpreter that took `startup` seconds to run `pass` (pure)."""
+    return min(MAX_IMPORT_TIMEOUT, max(IMPORT_TIMEOUT, startup * STARTUP_FACTOR))
+
 
 CHILD = SAFE_PATH + r'''
 import json
@@ -79,8 +111,12 @@ print("COMPAT-TORCH:" + json.dumps({
 '''
 
 
-def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None, cache_dir: Path | None = None) -> RunResult:
+def fetch_torch_import(
+    python: Path, *, timeout: float | None = None, stamp: str | None = None, cache_dir: Path | None = None,
+) -> RunResult:
     """Import torch in a child of `python`; with a `stamp`, reuse the report of an identical install.
+
+    `timeout` None: the bound adapts to the machine (`import_bound`), measured only on a cache miss.
 
     Importing torch costs a second or more. The report depends only on the files the stamp
     digests and on the library search path, so a successful import is cached under that key.
@@ -100,7 +136,8 @@ def fetch_torch_import(python: Path, *, timeout: float, stamp: str | None = None
             if report is not None and report.get("installed") is True:  # only what the store below writes
                 return hit
     # Importing torch with CUDA maps its libraries and creates host buffers: room for that, not for a runaway.
-    result = run([str(python), "-c", CHILD], timeout=timeout, env=child_env(os.environ), max_memory=TORCH_MAX_MEMORY)
+    bound = import_bound(python) if timeout is None else timeout
+    result = run([str(python), "-c", CHILD], timeout=bound, env=child_env(os.environ), max_memory=TORCH_MAX_MEMORY)
     if entry is not None and result.ok:
         line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
         if line is not None and '"installed": true' in line:
@@ -147,13 +184,17 @@ def parse_torch(result: RunResult, dist: Distribution | None | Unknown, matrix: 
         return None
     if isinstance(dist, Unknown):
         return Unknown(reason=f"import torch failed ({error}) and the installed packages are unknown")
+    if result.timed_out_after is not None:
+        # A slow import is not a failed one: whether torch imports here is not known.
+        why = f"{error}; set COMPAT_TORCH_TIMEOUT to allow more"
+        return from_metadata(dist.version, matrix, import_error=Unknown(reason=why), why=why)
     return from_metadata(dist.version, matrix, import_error=error)
 
 
 def import_error(result: RunResult) -> str:
     """One line saying how `import torch` failed."""
-    if result.timed_out:
-        return f"import torch {result.error.split(' ', 1)[1]}" if result.error else "import torch timed out"
+    if result.timed_out_after is not None:
+        return f"import torch did not finish within {seconds(result.timed_out_after)}"
     if result.error:
         return result.error
     if result.returncode is not None and result.returncode < 0:
@@ -165,7 +206,9 @@ def import_error(result: RunResult) -> str:
     return result.problem or "import torch printed nothing"
 
 
-def from_metadata(version: str, matrix: Matrix, *, import_error: str | None, why: str | None = None) -> TorchBuild:
+def from_metadata(
+    version: str, matrix: Matrix, *, import_error: str | None | Unknown, why: str | None = None,
+) -> TorchBuild:
     """What the version string and the matrix say about a build that was not imported."""
     reason = why or "torch could not be imported"
     return TorchBuild(
