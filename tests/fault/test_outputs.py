@@ -85,12 +85,12 @@ def test_a_full_stdout_is_one_line_and_exit_2_not_120():
 
 
 def test_a_reader_that_leaves_ends_compat_quietly():
-    child = subprocess.Popen([sys.executable, "-m", "compat", *LOCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env={**os.environ, "PYTHONPATH": str(REPO), "COMPAT_NO_CACHE": "1"})
-    assert child.stdout is not None and child.stderr is not None
-    child.stdout.close()  # `| head -0`
-    err = child.stderr.read()
-    assert child.wait(timeout=60) == 0
+    with subprocess.Popen([sys.executable, "-m", "compat", *LOCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env={**os.environ, "PYTHONPATH": str(REPO), "COMPAT_NO_CACHE": "1"}) as child:
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()  # `| head -0`
+        err = child.stderr.read()
+        assert child.wait(timeout=60) == 0
     assert err == b""
 
 
