@@ -777,12 +777,13 @@ def fleet(request: FleetRequest) -> FleetReport:
     return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=request.fail_on, strict=request.strict)
 
 
-def fleet_torch(request: FleetRequest) -> FleetReport | None:
-    """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None."""
+def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
+    """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None,
+    or a line saying why they could not take part (the store unreachable or gone; rank 0 reports them)."""
     import sys
 
     from compat.judge.fleet import judge_fleet
-    from compat.sources.fleet.torch_dist import gather_torch
+    from compat.sources.fleet.torch_dist import Departed, gather_torch
     from compat.sources.probe import ProbeRequest, probe
 
     m = _matrix(request.matrix, request.settings)
@@ -794,6 +795,8 @@ def fleet_torch(request: FleetRequest) -> FleetReport | None:
     )
     if gathered is None:
         return None
+    if isinstance(gathered, Departed):
+        return f"rank {gathered.rank}: {gathered.reason} (rank 0 reports this rank as silent)"
     _save_members(gathered.members, request.out)
     baseline = _baseline_members(request.baseline)
     return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,

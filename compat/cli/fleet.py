@@ -98,7 +98,11 @@ def gather(
         settings=settings(),
     ))
     code = 0
-    if report is not None:
+    if isinstance(report, str):
+        # A rank other than 0 that could not take part says why and exits 0: a non-zero exit makes
+        # torchrun stop every rank, rank 0's report included.
+        typer.echo(f"compat: warning: {report}", err=True)
+    elif report is not None:
         _emit(report, json_out=json_out, output=output)
         code = 1 if report.failed else 0
     sys.stdout.flush()
@@ -108,11 +112,27 @@ def gather(
 
 
 def gather_main() -> None:
+    """The same contract as `compat`: a user's error is one line and exit 2, a bug one line and exit 3."""
+    from compat.cli import INTERNAL_ERROR, _innermost, _one_line, _usage_error, _UsageError
     from compat.errors import CompatError
 
     try:
-        gather_app(prog_name="python -m compat.fleet")
+        # standalone_mode=False: a bad option reaches us and is one line, as in `compat`.
+        result = gather_app(standalone_mode=False, prog_name="python -m compat.fleet")
+    except _UsageError as exc:
+        code = _usage_error(exc)
     except CompatError as exc:
-        typer.echo(f"compat: error: {exc}", err=True)
-        sys.stdout.flush()
-        os._exit(2)
+        typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
+        code = 2
+    except KeyboardInterrupt:
+        typer.echo("compat: interrupted", err=True)
+        code = 130
+    except Exception as exc:
+        typer.echo(f"compat: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]}{_innermost(exc)} "
+                   "(a bug in compat; please report it)", err=True)
+        code = INTERNAL_ERROR
+    else:
+        code = result if isinstance(result, int) else 0  # --help
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
