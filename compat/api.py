@@ -761,6 +761,7 @@ def fleet(request: FleetRequest) -> FleetReport:
         raise UsageError("name one source of facts: DIR, --slurm or --ray" if not modes else f"give one of {', '.join(modes)}")
     m = _matrix(request.matrix, request.settings)
     world = request.world_size
+    baseline = read_members(request.baseline) if request.baseline is not None else None  # said before gathering
     if request.directory is not None:
         members = read_members(request.directory)
     elif request.slurm:
@@ -773,7 +774,6 @@ def fleet(request: FleetRequest) -> FleetReport:
 
         members = gather_ray(request.ray or "", timeout=request.timeout)
         _save_members(members, request.out)
-    baseline = read_members(request.baseline) if request.baseline is not None else None
     return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=request.fail_on, strict=request.strict)
 
 
@@ -787,6 +787,7 @@ def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
     from compat.sources.probe import ProbeRequest, probe
 
     m = _matrix(request.matrix, request.settings)
+    baseline = _baseline_members(request.baseline)  # a wrong --baseline is said before anyone waits on the store
     # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
     python = Path(sys.executable)
     gathered = gather_torch(
@@ -798,7 +799,6 @@ def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
     if isinstance(gathered, Departed):
         return f"rank {gathered.rank}: {gathered.reason} (rank 0 reports this rank as silent)"
     _save_members(gathered.members, request.out)
-    baseline = _baseline_members(request.baseline)
     return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,
                        baseline=baseline, fail_on=request.fail_on, strict=request.strict)
 

@@ -17,6 +17,8 @@ BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
 )]
 FailOnOpt = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a difference or finding has this severity or worse.")]
+MAX_SECONDS = 7 * 86400.0
+"""The longest bound a gathering takes (a week): a larger one is a typo, and torch's timedelta overflows on some."""
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a check at that severity could not run.")]
 
 
@@ -31,7 +33,8 @@ def fleet(
     baseline: BaselineOpt = None,
     world_size: int | None = typer.Option(None, "--world-size", min=1, metavar="N", help="The job's world size, checked against the GPUs."),
     timeout: float = typer.Option(
-        120.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds allowed to gathering; a node slower than this is reported.",
+        120.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS",
+        help="Seconds allowed to gathering; a node slower than this is reported.",
     ),
     json_out: JsonOpt = False,
     fail_on: FailOnOpt = FailOn.error,
@@ -77,9 +80,11 @@ gather_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, r
 @gather_app.command()
 def gather(
     smoke: bool = typer.Option(False, "--smoke", help="Also run a short all-reduce on the job's backend (NCCL on GPUs, else gloo)."),
-    smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, help="MiB per all-reduce of the smoke test."),
-    smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, help="Seconds allowed to the smoke test."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts."),
+    smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, max=2.0**20, help="MiB per all-reduce of the smoke test."),
+    smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, max=MAX_SECONDS, help="Seconds allowed to the smoke test."),
+    timeout: float = typer.Option(
+        60.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts.",
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Rank 0 writes the report here instead of standard output."),
     save: Path | None = typer.Option(None, "--save", help="Rank 0 saves each node's facts here (NODE.json), for a later --baseline."),
     baseline: BaselineOpt = None,

@@ -419,11 +419,11 @@ def _members(payloads: Mapping[int, str], world: int, timeout: float, *, silent:
     node_of = {r: n for n, rs in layout.items() for r in rs}
     docs = _docs(payloads)
     node_facts: dict[str, Facts | str] = {}
-    for r, doc in docs.items():
-        if isinstance(doc, dict) and doc.get("facts"):
-            text = doc["facts"] if isinstance(doc["facts"], str) else json.dumps(doc["facts"])
+    for r, sent in docs.items():
+        if isinstance(sent, dict) and sent.get("facts"):
+            text = sent["facts"] if isinstance(sent["facts"], str) else json.dumps(sent["facts"])
             node_facts[node_of[r]] = read_snapshot(text, origin=f"rank {r}")
-    group_node = {str(doc.get("group_rank")): node_of[r] for r, doc in docs.items() if isinstance(doc, dict)}
+    group_node = {str(d.get("group_rank")): node_of[r] for r, d in docs.items() if isinstance(d, dict)}
     sizes = [int(d["local_world"]) for d in docs.values()
              if isinstance(d, dict) and str(d.get("local_world") or "").isdigit() and len(str(d["local_world"])) <= 9]
     local_ranks = [d["local_rank"] for d in docs.values() if isinstance(d, dict) and 0 <= d["local_rank"] < _MAX_WORLD]
@@ -442,8 +442,10 @@ def _members(payloads: Mapping[int, str], world: int, timeout: float, *, silent:
             continue
         node, local = node_of[r], int(doc["local_rank"])
         seconds = doc.get("seconds")
-        common = {"node": node, "rank": r, "local_rank": local,
-                  "seconds": float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None}
+        common: dict[str, Any] = {
+            "node": node, "rank": r, "local_rank": local,
+            "seconds": float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None,
+        }
         facts = node_facts.get(node)
         if "error" in doc:
             members.append(Member(**common, state=MemberState.FAILED, detail=" ".join(str(doc["error"]).split())[:500]))
