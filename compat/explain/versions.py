@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 from compat.explain.roots import package_of
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
+from compat.version_text import unreadable_version
 
 
 class Change(str, Enum):
@@ -97,7 +98,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"cluster was started with:\s*Ray: (" + _VER + r")\s.{0,2000}?was started with:\s*Ray: (" + _VER + r")(?:\s|$)",
                 re.S), "ray"),
     # The NVIDIA driver on your system is too old (found version 11040)
-    (re.compile(r"driver on your system is too old \(found version (\d+)\)"), "driver"),
+    (re.compile(r"driver on your system is too old \(found version (\d{1,9})\)"), "driver"),
     # built for torch 2.4.0, you have 2.5.1 / compiled against torch 2.4 but ... torch 2.5
     (re.compile(r"(?:built|compiled) (?:for|against|with|using) (" + _PKG + r") (?:version )?(" + _VER + r")[,;]?\s"
                 r"(?:[^.\n]{0,300}?\b(?:you have|found|installed|have|running|but|is)\b)[^\d\n]{0,40}?(" + _VER
@@ -110,6 +111,8 @@ def stated_versions(text: str) -> tuple[StatedVersion, ...]:
     out: list[StatedVersion] = []
     seen: set[tuple[str, str, str | None]] = set()
     for sv in _read(text):
+        if unreadable_version(sv.wanted) or (sv.found is not None and unreadable_version(sv.found)):
+            continue  # a number no version has: not a statement compat can check
         key = (sv.subject, sv.wanted, sv.found)
         if key not in seen:
             seen.add(key)

@@ -11,6 +11,7 @@ from packaging.utils import canonicalize_name
 from compat.errors import UsageError
 from compat.model.facts import Distribution
 from compat.redact import redact_text
+from compat.version_text import huge_number, short
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -42,6 +43,8 @@ def _pins(path: Path) -> list[tuple[str, str]]:
         reqs = _parse_lines(path)
     out = []
     for text, req in reqs:
+        if huge_number(text):  # packaging would turn the number into an int: a traceback, not a verdict
+            raise UsageError(f"{path}: {short(redact_text(text))} holds a number no version has")
         specs = list(req.specifier)
         if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
             raise UsageError(f"{path}: {redact_text(text)!r} is not pinned; compat needs name==version for every line")
