@@ -62,3 +62,15 @@ def test_a_huge_number_in_a_facts_file_is_one_line(tmp_path, field):
 def test_the_helpers():
     assert unreadable_version(HUGE) and unreadable_version("1." + "0" * 300) and not unreadable_version("2.5.1+cu124")
     assert huge_number(f"torch>={HUGE}") and not huge_number("torch>=2.5.1,<3")
+
+
+def test_a_10_mb_requirement_line_is_one_line_and_10k_requirements_are_read(tmp_path):
+    long = tmp_path / "long.txt"
+    long.write_text("torch==2.5.1 ; " + "python_version > '3' and " * 400_000 + "python_version > '3'\n")
+    result = compat_cli("doctor", "-r", str(long), "--gpus", "1xH100", "--driver", "550.54.15", timeout=60)
+    assert result.returncode == 2, result.stderr[-500:]
+    assert "long.txt:1: a line longer than 65536 characters" in one_line_error(result)
+    many = tmp_path / "many.txt"
+    many.write_text("".join(f"pkg{i}==1.0\n" for i in range(10_000)))
+    result = compat_cli("doctor", "-r", str(many), "--gpus", "1xH100", "--driver", "550.54.15", timeout=120)
+    assert result.returncode == 0, result.stderr[-500:]

@@ -32,6 +32,7 @@ def _pins(path: Path) -> list[tuple[str, str]]:
         # is_file follows links and is False for a FIFO or a device, which would block or never end.
         what = "is not a regular file" if path.exists() else "does not exist"
         raise UsageError(f"requirements file {path} {what}")
+    _check_line_lengths(path)
     try:
         import pip_api
 
@@ -50,6 +51,21 @@ def _pins(path: Path) -> list[tuple[str, str]]:
             raise UsageError(f"{path}: {redact_text(text)!r} is not pinned; compat needs name==version for every line")
         out.append((req.name, specs[0].version))
     return out
+
+
+MAX_REQUIREMENT_LINE = 64 * 1024
+"""Characters one requirements line may have: a real one (markers, hashes) is a few hundred, and
+the parsers' time grows faster than the line."""
+
+
+def _check_line_lengths(path: Path) -> None:
+    try:
+        with path.open("rb") as f:
+            for n, line in enumerate(iter(lambda: f.readline(MAX_REQUIREMENT_LINE + 2), b""), start=1):
+                if len(line.rstrip(b"\r\n")) > MAX_REQUIREMENT_LINE:
+                    raise UsageError(f"{path}:{n}: a line longer than {MAX_REQUIREMENT_LINE} characters is not a requirement")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
 def _parse_lines(path: Path) -> list[tuple[str, Requirement]]:
