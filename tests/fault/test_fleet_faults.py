@@ -318,3 +318,17 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@pytest.mark.needs_torch
+def test_a_rank_that_never_started_is_named_by_the_real_store(tmp_path):
+    """Rank 0 hosts the store (no torchrun agent) and rank 1 is dead: torch's TCPStore gives up
+    waiting for it, and rank 0 reports rank 1 silent with torch's own reason."""
+    out = tmp_path / "report.json"
+    env = {**launcher(0, world=2, local_world=1), "MASTER_PORT": str(_closed_port())}
+    result = fleet_module("--timeout", "2", "--json", "-o", str(out), env=env, timeout=90)
+    assert result.returncode == 1, result.stderr[-800:]
+    assert "Traceback" not in result.stderr.decode()
+    (missing,) = json.loads(out.read_text())["missing"]
+    assert missing["member"] == "rank-1[rank 1]" and missing["state"] == "timed-out"
+    assert "could not be reached: DistStoreError: Timed out" in missing["detail"]
