@@ -816,6 +816,7 @@ def fleet(request: FleetRequest) -> FleetReport:
         raise UsageError("name one source of facts: DIR, --slurm or --ray" if not modes else f"give one of {', '.join(modes)}")
     m = _matrix(request.matrix, request.settings)
     world = request.world_size
+    baseline = read_members(request.baseline) if request.baseline is not None else None  # said before gathering
     if request.directory is not None:
         members = read_members(request.directory)
     elif request.slurm:
@@ -828,22 +829,23 @@ def fleet(request: FleetRequest) -> FleetReport:
 
         members = gather_ray(request.ray or "", timeout=request.timeout)
         _save_members(members, request.out)
-    baseline = read_members(request.baseline) if request.baseline is not None else None
     config = read_config(request.config, find=request.find_config)
     fail_on = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
     return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=fail_on, strict=strict)
 
 
-def fleet_torch(request: FleetRequest) -> FleetReport | None:
-    """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None."""
+def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
+    """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None,
+    or a line saying why they could not take part (the store unreachable or gone; rank 0 reports them)."""
     import sys
 
     from compat.judge.fleet import judge_fleet
-    from compat.sources.fleet.torch_dist import gather_torch
+    from compat.sources.fleet.torch_dist import Departed, gather_torch
     from compat.sources.probe import ProbeRequest, probe
 
     m = _matrix(request.matrix, request.settings)
+    baseline = _baseline_members(request.baseline)  # a wrong --baseline is said before anyone waits on the store
     # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
     python = Path(sys.executable)
     gathered = gather_torch(
@@ -855,8 +857,9 @@ def fleet_torch(request: FleetRequest) -> FleetReport | None:
     )
     if gathered is None:
         return None
+    if isinstance(gathered, Departed):
+        return f"rank {gathered.rank}: {gathered.reason} (rank 0 reports this rank as silent)"
     _save_members(gathered.members, request.out)
-    baseline = _baseline_members(request.baseline)
     return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,
                        baseline=baseline, fail_on=request.fail_on or Severity.ERROR, strict=request.strict)
 

@@ -18,6 +18,8 @@ BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
 )]
 FailOnOpt = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a difference or finding has this severity or worse.")]
+MAX_SECONDS = 7 * 86400.0
+"""The longest bound a gathering takes (a week): a larger one is a typo, and torch's timedelta overflows on some."""
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a check at that severity could not run.")]
 
 
@@ -33,7 +35,8 @@ def fleet(
     baseline: BaselineOpt = None,
     world_size: int | None = typer.Option(None, "--world-size", min=1, metavar="N", help="The job's world size, checked against the GPUs."),
     timeout: float = typer.Option(
-        120.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds allowed to gathering; a node slower than this is reported.",
+        120.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS",
+        help="Seconds allowed to gathering; a node slower than this is reported.",
     ),
     json_out: JsonOpt = False,
     fail_on: Annotated[FailOn | None, typer.Option(
@@ -81,9 +84,11 @@ gather_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, r
 @gather_app.command()
 def gather(
     smoke: bool = typer.Option(False, "--smoke", help="Also run a short all-reduce on the job's backend (NCCL on GPUs, else gloo)."),
-    smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, help="MiB per all-reduce of the smoke test."),
-    smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, help="Seconds allowed to the smoke test."),
-    timeout: float = typer.Option(60.0, "--timeout", min=1.0, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts."),
+    smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, max=2.0**20, help="MiB per all-reduce of the smoke test."),
+    smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, max=MAX_SECONDS, help="Seconds allowed to the smoke test."),
+    timeout: float = typer.Option(
+        60.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts.",
+    ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Rank 0 writes the report here instead of standard output."),
     save: Path | None = typer.Option(None, "--save", help="Rank 0 saves each node's facts here (NODE.json), for a later --baseline."),
     baseline: BaselineOpt = None,
@@ -102,7 +107,11 @@ def gather(
         settings=settings(),
     ))
     code = 0
-    if report is not None:
+    if isinstance(report, str):
+        # A rank other than 0 that could not take part says why and exits 0: a non-zero exit makes
+        # torchrun stop every rank, rank 0's report included.
+        typer.echo(f"compat: warning: {report}", err=True)
+    elif report is not None:
         _emit(report, json_out=json_out, output=output)
         code = 1 if report.failed else 0
     sys.stdout.flush()
@@ -112,6 +121,8 @@ def gather(
 
 
 def gather_main() -> None:
+    """The same contract as `compat`: a user's error is one line and exit 2, a bug one line and exit 3."""
+    from compat.cli import INTERNAL_ERROR, _innermost, _one_line, _usage_error, _UsageError
     from compat.cli._common import terminal
     from compat.cli._output import SafeStream
     from compat.errors import CompatError
@@ -123,8 +134,22 @@ def gather_main() -> None:
     sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)
     sys.stderr = SafeStream(sys.stderr, colour=terminal(sys.stderr).color)
     try:
-        gather_app(prog_name="python -m compat.fleet")
+        # standalone_mode=False: a bad option reaches us and is one line, as in `compat`.
+        result = gather_app(standalone_mode=False, prog_name="python -m compat.fleet")
+    except _UsageError as exc:
+        code = _usage_error(exc)
     except CompatError as exc:
-        typer.echo(f"compat: error: {exc}", err=True)
-        sys.stdout.flush()
-        os._exit(2)
+        typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
+        code = 2
+    except KeyboardInterrupt:
+        typer.echo("compat: interrupted", err=True)
+        code = 130
+    except Exception as exc:
+        typer.echo(f"compat: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]}{_innermost(exc)} "
+                   "(a bug in compat; please report it)", err=True)
+        code = INTERNAL_ERROR
+    else:
+        code = result if isinstance(result, int) else 0  # --help
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

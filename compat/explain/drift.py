@@ -116,7 +116,9 @@ _MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)'")
 _ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 _KEYWORD = re.compile(r"(?:^|[\s(])([\w.]+)\(\) got an unexpected keyword argument '(\w+)'")
 _POSITIONAL = re.compile(r"(?:^|[\s(])([\w.]+)\(\) missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
-_CHOICE = re.compile(r"(?:^|\n|\s)(?:([\w .-]+): )?error: argument [^:\n]*: invalid choice: '([\w.:-]+)'")
+# Bounded repeats: a program name may hold spaces, so an unbounded one is tried from every space of a
+# long line to its end (quadratic).
+_CHOICE = re.compile(r"(?:^|\n|\s)(?:([\w .-]{1,100}): )?error: argument [^:\n]{0,300}: invalid choice: '([\w.:-]+)'")
 _USAGE = re.compile(r"usage: ([\w.-]+)")
 _MODEL_TYPE = re.compile(r"model type [`'\"]([\w.-]+)[`'\"] but Transformers does not recognize")
 _ARCH = re.compile(r"Model architectures? \['(\w+)'")
@@ -141,7 +143,7 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
         return ApiQuestion(missing=Missing.KEYWORD, name=m.group(2), module=m.group(1), caller=caller)
     if m := _POSITIONAL.search(text):
         return ApiQuestion(missing=Missing.POSITIONAL, name=m.group(2), module=m.group(1), caller=caller)
-    if m := _CHOICE.search(text):
+    if "invalid choice" in text and (m := _CHOICE.search(text)):
         prog = usage or (m.group(1) or "").strip() or None
         return ApiQuestion(missing=Missing.CLI_CHOICE, name=m.group(2), module=prog, caller=None)
     if m := _MODEL_TYPE.search(text):

@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 from compat.explain.roots import package_of
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
+from compat.version_text import unreadable_version
 
 
 class Change(str, Enum):
@@ -57,7 +58,8 @@ class StatedVersion:
 
 _NAMES = {"pytorch": "torch", "numpy": "numpy", "cuda": "cuda", "ray": "ray", "nccl": "nccl", "glibc": "glibc", "glibcxx": "glibcxx"}
 _VER = r"\d(?:[\w+*-]|\.(?=\w))*"
-_PKG = r"[A-Za-z][\w.-]*"
+_PKG = r"(?<![\w.-])[A-Za-z][\w.-]*"
+"""A package name, starting a word: tried at word starts only, or one long word is read n times (quadratic)."""
 
 
 def _name(text: str) -> str:
@@ -77,11 +79,11 @@ def _spec(text: str) -> str:
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # version `GLIBC_2.32' not found (required by /x/lib.so)
-    (re.compile(r"version [`'](GLIBC(?:XX)?)_([\d.]+)' not found(?: \(required by ([^)]+)\))?"), "glibc"),
+    (re.compile(r"version [`'](GLIBC(?:XX)?)_([\d.]+)' not found(?: \(required by ([^)\n]{1,500})\))?"), "glibc"),
     # A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0
     (re.compile(r"compiled using NumPy (" + _VER + r") cannot be run in\s+NumPy (" + _VER + r")(?:\s|$|\.\s)"), "numpy"),
     # transformers' require_version: tokenizers>=0.19,<0.20 is required for ..., but found tokenizers==0.21.0.
-    (re.compile(r"(" + _PKG + r")\s*((?:[<>=!~]=?\s*[\w.*+]+\s*,?\s*)+) is required[^,]*, "
+    (re.compile(r"(" + _PKG + r")\s*((?:[<>=!~]=?\s*[\w.*+]+\s*(?:,\s*)?)+) is required[^,]{0,300}, "
                 r"but found (" + _PKG + r")==(" + _VER + r")(?:\.?\s|\.?$)"), "require"),
     # pip: vllm 0.7.2 requires torch==2.5.1, but you have torch 2.6.0 which is incompatible.
     (re.compile(r"(" + _PKG + r") " + _VER + r" requires (" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?)+), "
@@ -93,12 +95,14 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1
     (re.compile(r"(PyTorch|torch) has CUDA Version=(" + _VER + r") and (" + _PKG + r") has CUDA Version=(" + _VER + r")"), "two-cuda"),
     # Ray: The cluster was started with: Ray: 2.9.0 ... This process ... was started with: Ray: 2.10.0
-    (re.compile(r"cluster was started with:\s*Ray: (" + _VER + r")\s.*?was started with:\s*Ray: (" + _VER + r")(?:\s|$)", re.S), "ray"),
+    (re.compile(r"cluster was started with:\s*Ray: (" + _VER + r")\s.{0,2000}?was started with:\s*Ray: (" + _VER + r")(?:\s|$)",
+                re.S), "ray"),
     # The NVIDIA driver on your system is too old (found version 11040)
-    (re.compile(r"driver on your system is too old \(found version (\d+)\)"), "driver"),
+    (re.compile(r"driver on your system is too old \(found version (\d{1,9})\)"), "driver"),
     # built for torch 2.4.0, you have 2.5.1 / compiled against torch 2.4 but ... torch 2.5
     (re.compile(r"(?:built|compiled) (?:for|against|with|using) (" + _PKG + r") (?:version )?(" + _VER + r")[,;]?\s"
-                r"(?:[^.\n]*?\b(?:you have|found|installed|have|running|but|is)\b)[^\d\n]{0,40}?(" + _VER + r")(?:[\s,.;)]|$)"), "built"),
+                r"(?:[^.\n]{0,300}?\b(?:you have|found|installed|have|running|but|is)\b)[^\d\n]{0,40}?(" + _VER
+                + r")(?:[\s,.;)]|$)"), "built"),
 )
 
 
@@ -107,6 +111,8 @@ def stated_versions(text: str) -> tuple[StatedVersion, ...]:
     out: list[StatedVersion] = []
     seen: set[tuple[str, str, str | None]] = set()
     for sv in _read(text):
+        if unreadable_version(sv.wanted) or (sv.found is not None and unreadable_version(sv.found)):
+            continue  # a number no version has: not a statement compat can check
         key = (sv.subject, sv.wanted, sv.found)
         if key not in seen:
             seen.add(key)

@@ -226,6 +226,21 @@ def changes(old: list[Member], new: list[Member]) -> tuple[Change, ...]:
     return tuple(sorted(out, key=lambda c: (c.member, c.aspect.value, c.subject)))
 
 
+def _reduced(members: list[Member]) -> list[dict[Key, str | None] | None]:
+    """Each member's aspects; ranks of one node and nodes cloned from one image share one facts object,
+    reduced once (10,000 nodes of a few images cost a few reductions)."""
+    seen: dict[int, dict[Key, str | None]] = {}
+    out: list[dict[Key, str | None] | None] = []
+    for m in members:
+        if m.facts is None:
+            out.append(None)
+            continue
+        if id(m.facts) not in seen:
+            seen[id(m.facts)] = aspects(m.facts)
+        out.append(seen[id(m.facts)])
+    return out
+
+
 def _diagnosed(members: list[Member], matrix: Matrix) -> list[tuple[Finding, ...] | None]:
     """Doctor's findings per member; identical facts (ranks of one node, cloned nodes) are judged once."""
     seen: dict[str, tuple[Finding, ...]] = {}
@@ -255,7 +270,7 @@ def judge_fleet(
     strict: bool = False,
 ) -> FleetReport:
     ordered = sorted(members, key=lambda m: (m.node, m.rank if m.rank is not None else -1))
-    values = [aspects(m.facts) if m.facts is not None else None for m in ordered]
+    values = _reduced(ordered)
     found = _diagnosed(ordered, matrix)
     shared = shared_findings(ordered, found)
     missing = tuple(

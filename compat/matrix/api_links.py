@@ -85,6 +85,7 @@ class ApiSource:
         self._roots = tuple(roots)
         self._loaded: dict[str, PackageApi | Unknown] = {}
         self._indexed: tuple[str, ...] | None = None
+        self._known_names: frozenset[str] | None = None
         self._extra = {canonicalize_name(k): v for k, v in (extra or {}).items()}
         self._edges: dict[tuple[str, str, str], tuple[ImportEdge, ...] | Unknown] = {}
         self._startup: dict[tuple[str, str, str], tuple[ImportEdge, ...]] = {}
@@ -98,7 +99,9 @@ class ApiSource:
         api = self._loaded.get(name)
         if api is None:
             api = Unknown(reason=f"{name} has no API index")
-            for root in reversed(self._roots):
+            # One listing of the index directories, not a file lookup per installed package (an
+            # environment may hold 400,000, with names no file system takes).
+            for root in reversed(self._roots) if name in self._known() else ():
                 try:
                     found = load_api(name, root)
                 except MatrixError as exc:
@@ -108,6 +111,11 @@ class ApiSource:
                     break
             self._loaded[name] = api
         return api
+
+    def _known(self) -> frozenset[str]:
+        if self._known_names is None:
+            self._known_names = frozenset(self.indexed())
+        return self._known_names
 
     def release(self, package: str, version: str) -> ReleaseApi | Unknown:
         """What answers for `version` of `package`: the index when it has read that release, else `extra`."""

@@ -350,3 +350,74 @@ class _Reader:
             # Without a "no" branch the group may match nothing.
             return Alt(options=options if len(options) == 2 else (*options, Seq(items=())))
         return body
+
+
+def backtracking_problems(pattern: str) -> tuple[str, ...]:
+    """What in `pattern` makes Python's `re` backtrack exponentially on a line that nearly matches:
+    a repeat of unbounded count inside another (`(a+)+`), or alternatives that start alike inside
+    one (`(a|aa)+`). Hyperscan runs such a pattern in linear time, but the pure-Python engine (and
+    every confirming `re.search`) does not; the catalog refuses them so that no engine can hang."""
+    try:
+        tree = parse_pattern(pattern).tree
+    except PatternSyntaxError as exc:
+        return (f"unreadable ({exc})",)
+    found: list[str] = []
+    _nested(tree, inside=False, found=found)
+    return tuple(dict.fromkeys(found))
+
+
+def _nested(node: Node, *, inside: bool, found: list[str], lead: str | None = None) -> None:
+    """`lead`: the literal every iteration of the enclosing unbounded repeat starts with (`(\\.\\d+)*`);
+    a repeat inside that cannot match it cannot run into the next iteration, so it is safe."""
+    if isinstance(node, Repeat):
+        if inside and node.lo != node.hi and (lead is None or any(_may_match(c, lead) for c in _chars(node.body))):
+            found.append("a repeat inside an unbounded repeat, as in (a+)+")
+        if node.hi is None:
+            first = node.body.items[0] if isinstance(node.body, Seq) and node.body.items else node.body
+            inner_lead = first.literal if isinstance(first, Char) else None
+            _nested(node.body, inside=True, found=found, lead=inner_lead if not inside else lead and inner_lead)
+        else:
+            _nested(node.body, inside=inside, found=found, lead=lead)
+    elif isinstance(node, Seq):
+        for item in node.items:
+            _nested(item, inside=inside, found=found, lead=lead)
+    elif isinstance(node, Alt):
+        if inside:
+            starts = [_first(option) for option in node.options]
+            known = [s for s in starts if s is not None]
+            if len(known) != len(set(known)):
+                found.append("alternatives that start alike inside an unbounded repeat, as in (a|aa)+")
+        for option in node.options:
+            _nested(option, inside=inside, found=found, lead=lead)
+
+
+def _chars(node: Node) -> list[Char]:
+    if isinstance(node, Char):
+        return [node]
+    if isinstance(node, Seq):
+        return [c for item in node.items for c in _chars(item)]
+    if isinstance(node, Alt):
+        return [c for option in node.options for c in _chars(option)]
+    if isinstance(node, Repeat):
+        return _chars(node.body)
+    return []
+
+
+def _may_match(char: Char, text: str) -> bool:
+    try:
+        return re.fullmatch(char.source, text, char.flags) is not None
+    except re.error:
+        return True  # not understood: assume the worst
+
+
+def _first(node: Node) -> str | None:
+    """The source of the first character `node` matches, when it is one fixed element."""
+    while True:
+        if isinstance(node, Char):
+            return node.source
+        if isinstance(node, Seq) and node.items:
+            node = node.items[0]
+        elif isinstance(node, Repeat) and node.lo > 0:
+            node = node.body
+        else:
+            return None

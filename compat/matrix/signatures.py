@@ -2,7 +2,10 @@
 
 Loading validates the shape of every entry, that each regex compiles, and that it uses nothing an
 automaton cannot run (back-references, lookaround, ...): the patterns are then linear-time by
-construction on the Hyperscan engine, and `compat matrix validate` needs no timing audit.
+construction on the Hyperscan engine, and `compat matrix validate` needs no timing audit. Patterns
+on which Python's `re` (the pure-Python engine, and every confirming search) backtracks
+exponentially, a repeat inside an unbounded repeat (`(a+)+`) or alike alternatives inside one
+(`(a|aa)+`), are refused too.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.matrix._toml import Table, read_toml
-from compat.matrix.pattern_syntax import engine_problems
+from compat.matrix.pattern_syntax import backtracking_problems, engine_problems
 from compat.matrix.when import When, parse_when
 from compat.model.findings import Consequence, Fix, Severity
 
@@ -76,6 +79,10 @@ def _regexes(t: Table, key: str, default: object) -> tuple[str, ...]:
         problems = engine_problems(pattern)
         if problems:
             t.fail(f"{key}[{i}]", f"uses {', '.join(problems)}, which the automaton engine cannot run; rewrite it without")
+        risky = backtracking_problems(pattern)
+        if risky:
+            t.fail(f"{key}[{i}]", f"has {', '.join(risky)}: Python's re backtracks on it for exponential time; rewrite it "
+                                  "with one repeat per stretch of text")
     return patterns
 
 

@@ -21,12 +21,14 @@ from compat.errors import FactsError
 from compat.model.facts import Facts, Gpu, Hardware, TorchBuild
 from compat.model.unknown import Unknown
 from compat.redact import redact_text
+from compat.version_text import huge_number, short, unreadable_version
 
-_DIGITS = re.compile(r"\d{19,}")
-"""A run of digits no real version has (a release number fits in 64 bits)."""
-_MAX_VERSION = 256
+_MAX_REQUIREMENT = 4096
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
+"""A distribution name (PEP 508), at most 200 characters: a longer one is no file or index entry compat reads."""
 _DRIVER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
 _CUDA = re.compile(r"\d{1,3}\.\d{1,3}(?:\.\d{1,4})?")
+_NCCL = re.compile(r"\d{1,3}\.\d{1,4}\.\d{1,4}")
 _CC = re.compile(r"\d{1,2}\.\d{1,2}")
 _MAX_MIB = 2**32  # 4 PiB of GPU memory
 _V = TypeVar("_V", bound="str | None | Unknown")
@@ -37,7 +39,13 @@ def bound_facts(facts: Facts, *, origin: str) -> Facts:
     compat cannot compare (`origin` names where the facts came from)."""
     packages = facts.packages
     for dist in () if isinstance(packages, Unknown) else packages:
-        _check_version(dist.version, f"{origin}: package {dist.name[:80]!r}")
+        if not _NAME.fullmatch(dist.name):
+            raise FactsError(f"{origin}: package name {short(dist.name)} is not a distribution name")
+        _check_version(dist.version, f"{origin}: package {dist.name!r}")
+        for req in dist.requires:
+            # A requirement is read with packaging, whose Version turns every number into an int.
+            if len(req) > _MAX_REQUIREMENT or huge_number(req):
+                raise FactsError(f"{origin}: package {dist.name!r}: requirement {short(req)} is not one compat can read")
     if not isinstance(packages, Unknown):
         # `pkg @ https://user:token@host/...` requirements: the facts never hold the credentials.
         packages = tuple(
@@ -53,15 +61,16 @@ def bound_facts(facts: Facts, *, origin: str) -> Facts:
             Version(torch.version)
         except InvalidVersion:
             # Every torch check compares this version: an import that reports another shape is unknown.
-            torch = Unknown(reason=f"torch reports the version {_short(torch.version)}, which is not a version")
+            torch = Unknown(reason=f"torch reports the version {short(torch.version)}, which is not a version")
         else:
-            torch = dataclasses.replace(torch, cuda=_shaped(torch.cuda, _CUDA, "torch's CUDA version"))
+            torch = dataclasses.replace(torch, cuda=_shaped(torch.cuda, _CUDA, "torch's CUDA version"),
+                                        nccl=_shaped(torch.nccl, _NCCL, "NCCL version torch loads"))
     return dataclasses.replace(facts, packages=packages, torch=torch, hardware=_bound_hardware(facts.hardware))
 
 
 def _check_version(text: str, where: str) -> None:
-    if len(text) > _MAX_VERSION or _DIGITS.search(text):
-        raise FactsError(f"{where}: version {_short(text)} is not a version compat can compare")
+    if unreadable_version(text):
+        raise FactsError(f"{where}: version {short(text)} is not a version compat can compare")
 
 
 def _bound_hardware(hw: Hardware) -> Hardware:
@@ -86,9 +95,5 @@ def _bound_gpu(gpu: Gpu) -> Gpu:
 
 def _shaped(value: _V, shape: re.Pattern[str], what: str) -> _V | Unknown:
     if isinstance(value, str) and not shape.fullmatch(value.strip()):
-        return Unknown(reason=f"the {what} {_short(value)} cannot be read")
+        return Unknown(reason=f"the {what} {short(value)} cannot be read")
     return value
-
-
-def _short(text: str) -> str:
-    return repr(text if len(text) <= 40 else text[:40] + "…")

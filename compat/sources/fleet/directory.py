@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from compat.errors import CompatError, UsageError
-from compat.model.facts import Facts, load_facts
+from compat.model.facts import Facts
 from compat.model.fleet import Member, MemberState
 from compat.sources.facts_file import read_text
+from compat.sources.fleet.snapshot import read_snapshot
 
 
 def read_members(directory: Path) -> list[Member]:
@@ -17,14 +18,18 @@ def read_members(directory: Path) -> list[Member]:
     members: list[Member] = []
     # Nodes cloned from one image write byte-identical snapshots: each distinct text is parsed once
     # (and, being one object, judged once).
-    parsed: dict[str, Facts] = {}
+    parsed: dict[str, Facts | str] = {}
     for path in sorted(directory.glob("*.json")):
         try:
             text = read_text(path)
-            facts = parsed.get(text) or load_facts(text, origin=path.name)
-            parsed[text] = facts
-        except CompatError as exc:  # unreadable (a FIFO, too large, not UTF-8) or not a facts document
-            members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=str(exc)))
+        except CompatError as exc:  # unreadable: a FIFO, too large, not UTF-8
+            members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=" ".join(str(exc).split())))
+            continue
+        facts = parsed.get(text)
+        if facts is None:
+            facts = parsed[text] = read_snapshot(text, origin=path.name)
+        if isinstance(facts, str):  # not a facts document, or values out of shape: this node only
+            members.append(Member(node=path.stem, state=MemberState.UNREADABLE, detail=facts))
         else:
             members.append(Member(node=path.stem, facts=facts))
     if not members:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from compat.errors import UsageError
-from compat.model.facts import load_facts
 from compat.model.fleet import Member, MemberState
+from compat.sources.fleet.snapshot import read_snapshot
 
 
 def node_facts(timeout: float) -> tuple[str, str, float]:
@@ -57,9 +57,15 @@ def gather_ray(address: str, *, timeout: float) -> list[Member]:
                 continue
             try:
                 _, text, seconds = ray.get(ref, timeout=timeout)
-                members.append(Member(node=name, facts=load_facts(text, origin=name), seconds=round(seconds, 3)))
             except Exception as exc:  # the task raised, or its worker died
-                members.append(Member(node=name, state=MemberState.FAILED, detail=str(exc).strip().splitlines()[-1]))
+                lines = str(exc).strip().splitlines() or [type(exc).__name__]
+                members.append(Member(node=name, state=MemberState.FAILED, detail=lines[-1]))
+                continue
+            facts = read_snapshot(str(text), origin=name)
+            if isinstance(facts, str):
+                members.append(Member(node=name, state=MemberState.FAILED, detail=facts))
+            else:
+                members.append(Member(node=name, facts=facts, seconds=round(float(seconds), 3)))
         return members
     finally:
         ray.shutdown()

@@ -21,6 +21,7 @@ import os
 import socket
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,8 +29,9 @@ from typing import Any
 
 from compat.errors import UsageError
 from compat.model import codec
-from compat.model.facts import Facts, Launch, dump_facts, load_facts
+from compat.model.facts import Facts, Launch, dump_facts
 from compat.model.fleet import Member, MemberState, PairTiming, RankTiming, Smoke
+from compat.sources.fleet.snapshot import read_snapshot
 from compat.sources.probe.launch import probe_launch
 
 MAX_PAIRS = 64
@@ -71,15 +73,60 @@ def launcher_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+_MAX_WORLD = 1 << 20
+"""Ranks a job may have: more is a launcher variable out of shape, not a job."""
+
+
 def launcher_rank(environ: Mapping[str, str]) -> tuple[int, int, int]:
-    """RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them; a UsageError without a launcher."""
-    try:
-        return int(environ["RANK"]), int(environ["WORLD_SIZE"]), int(environ.get("LOCAL_RANK", "0"))
-    except (KeyError, ValueError) as exc:
-        raise UsageError(
-            "python -m compat.fleet runs under a launcher (torchrun, srun, mpirun) that sets RANK, WORLD_SIZE, "
-            "MASTER_ADDR and MASTER_PORT; outside one, use `compat fleet DIR`, --slurm or --ray"
-        ) from exc
+    """RANK, WORLD_SIZE and LOCAL_RANK as the launcher set them; a UsageError without a launcher or
+    with values out of shape."""
+    if not environ.get("RANK") or not environ.get("WORLD_SIZE"):
+        raise UsageError(_NO_LAUNCHER)
+    rank, world, local = (_small_int(environ, n, default) for n, default in (("RANK", None), ("WORLD_SIZE", None),
+                                                                             ("LOCAL_RANK", "0")))
+    if not 1 <= world <= _MAX_WORLD or rank >= world:
+        raise UsageError(f"the launcher set RANK={rank} and WORLD_SIZE={world}: a rank is 0 to WORLD_SIZE - 1")
+    return rank, world, local
+
+
+def store_address(environ: Mapping[str, str]) -> str:
+    """MASTER_ADDR:MASTER_PORT, which torch's env:// rendezvous reads; a UsageError when missing or out of shape."""
+    missing = [n for n in ("MASTER_ADDR", "MASTER_PORT") if not environ.get(n)]
+    if missing:
+        raise UsageError(f"{' and '.join(missing)} not set: {_NO_LAUNCHER}")
+    port = _small_int(environ, "MASTER_PORT", None)
+    if not 1 <= port <= 65535:
+        raise UsageError(f"the launcher set MASTER_PORT={port}, which is not a TCP port")
+    return f"{environ['MASTER_ADDR']}:{port}"
+
+
+_NO_LAUNCHER = ("python -m compat.fleet runs under a launcher (torchrun, srun, mpirun) that sets RANK, WORLD_SIZE, "
+                "MASTER_ADDR and MASTER_PORT; outside one, use `compat fleet DIR`, --slurm or --ray")
+
+
+def _small_int(environ: Mapping[str, str], name: str, default: str | None) -> int:
+    text = environ.get(name, default) or ""
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        raise UsageError(f"the launcher set {name}={shown!r}, which is not a small non-negative integer")
+    return int(text)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Departed:
+    """A rank other than 0 that could not take part: why (rank 0 reports it as silent)."""
+
+    rank: int
+    """Its global rank."""
+    reason: str
+    """What torch.distributed said, in one line."""
+
+
+def _why(exc: BaseException) -> str:
+    """torch.distributed's error in one line (its messages carry C++ frames and blank lines)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 def gather_torch(
@@ -90,34 +137,68 @@ def gather_torch(
     smoke_bytes: int = 8 * 2**20,
     smoke_timeout: float = 30.0,
     environ: Mapping[str, str] | None = None,
-) -> Gathered | None:
-    """Gather every rank's facts; rank 0 returns them, the other ranks return None."""
+    dist: Any = None,
+) -> Gathered | Departed | None:
+    """Gather every rank's facts; rank 0 returns them, the other ranks None (or why they left early).
+
+    The store is the launcher's: when it cannot be reached or dies, rank 0 still reports (itself,
+    and every other rank as silent with the reason), and the other ranks leave without a traceback.
+    `dist` stands for torch.distributed in tests."""
     env = launcher_env(os.environ if environ is None else environ)
     rank, world, local_rank = launcher_rank(env)
+    where = store_address(env)
+    if dist is None:
+        # c10d logs every failed connect with its C++ frames; compat reports the failure in one line
+        # itself. A level the user set is kept.
+        os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "Failed to initialize NumPy": compat needs no numpy
+                import torch.distributed as dist
+        except ImportError as exc:
+            raise UsageError("python -m compat.fleet needs torch (torch.distributed) in this environment") from exc
     try:
-        import torch.distributed as dist
-    except ImportError as exc:
-        raise UsageError("python -m compat.fleet needs torch (torch.distributed) in this environment") from exc
-    store, rank, world = next(dist.rendezvous("env://", rank, world, timeout=timedelta(seconds=timeout)))
-    store = dist.PrefixStore("compat-fleet", store)
+        store, rank, world = next(dist.rendezvous("env://", rank, world, timeout=timedelta(seconds=timeout)))
+        store = dist.PrefixStore("compat-fleet", store)
+    except Exception as exc:  # no store: unreachable, refused, or the launcher's agent is gone
+        reason = f"the launcher's store at {where} could not be reached: {_why(exc)}"
+        if rank != 0:
+            return Departed(rank=rank, reason=reason)
+        own = _payload(probe_facts, env, local_rank)
+        return Gathered(members=_members({0: own}, world, timeout, silent=reason), world_size=world, smoke=None)
     payload = _payload(probe_facts, env, local_rank)
-    store.set(f"facts/{rank}", payload)
-    if rank == 0:
-        arrived = _wait_keys(store, [f"facts/{r}" for r in range(world)], deadline=time.monotonic() + timeout)
-        store.set("present", json.dumps(sorted(arrived)))
-    else:
-        store.wait(["present"], timedelta(seconds=2 * timeout + 30))
-        arrived = set(json.loads(store.get("present")))
+    lost: str | None = None
     payloads: dict[int, str] = {}
-    if rank == 0:
-        payloads = {r: store.get(f"facts/{r}").decode("utf-8") for r in sorted(arrived)}
+    arrived: set[int] = set()
+    try:
+        store.set(f"facts/{rank}", payload)
+        if rank == 0:
+            arrived = _wait_keys(store, [f"facts/{r}" for r in range(world)], deadline=time.monotonic() + timeout)
+            store.set("present", json.dumps(sorted(arrived)))
+        else:
+            store.wait(["present"], timedelta(seconds=2 * timeout + 30))
+            arrived = set(json.loads(store.get("present")))
+        if rank == 0:
+            for r in sorted(arrived):
+                payloads[r] = store.get(f"facts/{r}").decode("utf-8", "replace")
+    except Exception as exc:  # the store died or rank 0 never answered: a rank's answer, not a crash of the job
+        if rank != 0:
+            _finish(dist)
+            return Departed(rank=rank, reason=f"the store at {where} failed: {_why(exc)}")
+        lost = f"the store at {where} failed: {_why(exc)}"
+        payloads[0] = payload  # what the other ranks sent before it failed is kept
+        arrived = set(payloads)
     smoke_result: Smoke | None = None
-    if smoke and len(arrived) == world:
-        smoke_result = _smoke(dist, store, rank, world, local_rank, payloads, smoke_bytes, smoke_timeout)
+    if smoke and lost is None and len(arrived) == world:
+        try:
+            smoke_result = _smoke(dist, store, rank, world, local_rank, payloads, smoke_bytes, smoke_timeout)
+        except Exception as exc:  # the store failed under the smoke test: the facts are still reported
+            smoke_result = Smoke(backend="gloo", size_bytes=smoke_bytes, timeout_s=smoke_timeout, ranks=(), pairs=(),
+                                 error=f"the store at {where} failed: {_why(exc)}") if rank == 0 else None
     if rank != 0:
         _finish(dist)
         return None
-    members = _members(payloads, world, timeout)
+    members = _members(payloads, world, timeout, silent=lost)
     _finish(dist)
     return Gathered(members=members, world_size=world, smoke=smoke_result)
 
@@ -179,12 +260,28 @@ def _form_group(dist: Any, store: Any, rank: int, world: int, timeout: float) ->
     return None
 
 
-def _layout(payloads: Mapping[int, str]) -> dict[str, list[int]]:
-    """Node name -> its ranks, from the hosts and node ranks the ranks reported."""
-    keys: dict[int, tuple[str, str]] = {}
+def _docs(payloads: Mapping[int, str]) -> dict[int, dict[str, Any] | str]:
+    """Each rank's payload as a document, or why it cannot be read (a rank of another compat, a torn value)."""
+    docs: dict[int, dict[str, Any] | str] = {}
     for r, text in payloads.items():
-        doc = json.loads(text)
-        keys[r] = (str(doc["host"]), str(doc.get("group_rank")))
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            docs[r] = f"its answer is not JSON: {' '.join(str(exc).split())[:200]}"
+            continue
+        if not isinstance(doc, dict) or not isinstance(doc.get("host"), str) or not isinstance(doc.get("local_rank"), int):
+            docs[r] = "its answer is not the document compat.fleet sends (another version of compat?)"
+            continue
+        docs[r] = doc
+    return docs
+
+
+def _layout(payloads: Mapping[int, str]) -> dict[str, list[int]]:
+    """Node name -> its ranks, from the hosts and node ranks the ranks reported (a rank whose answer
+    cannot be read is a node of its own, `rank-N`)."""
+    keys: dict[int, tuple[str, str]] = {}
+    for r, doc in _docs(payloads).items():
+        keys[r] = (doc["host"][:200], str(doc.get("group_rank"))[:20]) if isinstance(doc, dict) else (f"rank-{r}", "")
     hosts: dict[str, set[str]] = {}
     for host, group in keys.values():
         hosts.setdefault(host, set()).add(group)
@@ -313,35 +410,56 @@ def _finish(dist: Any) -> None:
             pass  # leaving is best effort: the report is what matters
 
 
-def _members(payloads: Mapping[int, str], world: int, timeout: float) -> tuple[Member, ...]:
-    """Rank 0's view: every rank's Member; a non-zero local rank shares its node's facts with its own launch."""
+def _members(payloads: Mapping[int, str], world: int, timeout: float, *, silent: str | None = None) -> tuple[Member, ...]:
+    """Rank 0's view: every rank's Member; a non-zero local rank shares its node's facts with its own launch.
+
+    A rank without a payload is TIMED_OUT (`silent` says why, when the store failed); one whose
+    payload or facts cannot be read is FAILED with the reason: never an exception for the others."""
     layout = _layout(payloads)
     node_of = {r: n for n, rs in layout.items() for r in rs}
-    docs = {r: json.loads(text) for r, text in payloads.items()}
-    node_facts: dict[str, Facts] = {}
-    for r, doc in docs.items():
-        if doc.get("facts"):
-            node_facts[node_of[r]] = load_facts(doc["facts"], origin=f"rank {r}")
-    group_node = {str(doc.get("group_rank")): node_of[r] for r, doc in docs.items()}
-    sizes = [int(d["local_world"]) for d in docs.values() if str(d.get("local_world") or "").isdigit()]
-    local_world = max(sizes) if sizes else max((int(d["local_rank"]) for d in docs.values()), default=0) + 1
+    docs = _docs(payloads)
+    node_facts: dict[str, Facts | str] = {}
+    for r, sent in docs.items():
+        if isinstance(sent, dict) and sent.get("facts"):
+            text = sent["facts"] if isinstance(sent["facts"], str) else json.dumps(sent["facts"])
+            node_facts[node_of[r]] = read_snapshot(text, origin=f"rank {r}")
+    group_node = {str(d.get("group_rank")): node_of[r] for r, d in docs.items() if isinstance(d, dict)}
+    sizes = [int(d["local_world"]) for d in docs.values()
+             if isinstance(d, dict) and str(d.get("local_world") or "").isdigit() and len(str(d["local_world"])) <= 9]
+    local_ranks = [d["local_rank"] for d in docs.values() if isinstance(d, dict) and 0 <= d["local_rank"] < _MAX_WORLD]
+    local_world = max(sizes) if sizes else max(local_ranks, default=0) + 1
     members: list[Member] = []
     for r in range(world):
         doc = docs.get(r)
         if doc is None:
             # torchrun numbers ranks node by node: a silent rank belongs to node r // local world size.
-            node = group_node.get(str(r // local_world), f"rank-{r}")
-            members.append(Member(node=node, rank=r, state=MemberState.TIMED_OUT, detail=f"no facts within {timeout:g} s"))
+            node = group_node.get(str(r // max(local_world, 1)), f"rank-{r}")
+            members.append(Member(node=node, rank=r, state=MemberState.TIMED_OUT,
+                                  detail=silent or f"no facts within {timeout:g} s"))
+            continue
+        if isinstance(doc, str):
+            members.append(Member(node=node_of[r], rank=r, state=MemberState.FAILED, detail=doc))
             continue
         node, local = node_of[r], int(doc["local_rank"])
-        common = {"node": node, "rank": r, "local_rank": local, "seconds": doc.get("seconds")}
+        seconds = doc.get("seconds")
+        common: dict[str, Any] = {
+            "node": node, "rank": r, "local_rank": local,
+            "seconds": float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None,
+        }
+        facts = node_facts.get(node)
         if "error" in doc:
-            members.append(Member(**common, state=MemberState.FAILED, detail=str(doc["error"])))
-        elif doc.get("facts"):
-            members.append(Member(**common, facts=node_facts[node]))
-        elif node in node_facts:
-            launch = codec.decode(Launch, doc["launch"])
-            members.append(Member(**common, facts=dataclasses.replace(node_facts[node], launch=launch)))
-        else:
+            members.append(Member(**common, state=MemberState.FAILED, detail=" ".join(str(doc["error"]).split())[:500]))
+        elif isinstance(facts, str):
+            members.append(Member(**common, state=MemberState.FAILED, detail=facts))
+        elif facts is None:
             members.append(Member(**common, state=MemberState.FAILED, detail="its node's local rank 0 sent no facts"))
+        elif doc.get("facts"):
+            members.append(Member(**common, facts=facts))
+        else:
+            try:
+                launch = codec.decode(Launch, doc.get("launch"))
+            except (codec.DecodeError, RecursionError) as exc:
+                members.append(Member(**common, state=MemberState.FAILED, detail=f"its launch variables: {exc}"[:500]))
+            else:
+                members.append(Member(**common, facts=dataclasses.replace(facts, launch=launch)))
     return tuple(members)

@@ -30,6 +30,7 @@ from compat.errors import UsageError
 from compat.model.facts import Distribution
 from compat.redact import redact_text
 from compat.regular_file import read_regular
+from compat.version_text import huge_number, short
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,6 +40,8 @@ else:  # pragma: no cover - exercised on 3.10 only
 if TYPE_CHECKING:
     from compat.matrix import Matrix
 
+MAX_REQUIREMENT_LINE = 64 * 1024
+"""Characters one requirement may have: a real one (markers, hashes) is a few hundred."""
 MAX_FILE = 64 * 1024 * 1024
 """Bytes read of one requirements file or lock (the largest real lock is well under 1 MiB)."""
 MAX_INCLUDES = 64
@@ -119,6 +122,10 @@ def _requirements(path: Path, seen: list[Path]) -> Iterator[tuple[str, str, Requ
             # -c FILE (constraints install nothing), --index-url, -f, ...: nothing about pins
             continue
         text = _requirement_part(line)
+        if len(text) > MAX_REQUIREMENT_LINE:  # the parsers' time grows faster than the line
+            raise UsageError(f"{path}:{n}: a line longer than {MAX_REQUIREMENT_LINE} characters is not a requirement")
+        if huge_number(text):  # packaging would turn the number into an int: a traceback, not a verdict
+            raise UsageError(f"{path}:{n}: {short(redact_text(text))} holds a number no version has")
         try:
             yield f"{path}:{n}", text, Requirement(text)
         except InvalidRequirement as exc:

@@ -1,0 +1,76 @@
+"""A 5000-digit number wherever a version or integer is read: a one-line error (exit 2) or an
+unknown, never an internal error. Python 3.11+ cannot turn such a string into an int, and
+packaging's Version tries to; every reader asks compat.version_text first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compat.explain.versions import stated_versions
+from compat.model.facts import dump_facts
+from compat.version_text import huge_number, unreadable_version
+from tests.fault.fakes import compat_cli, one_line_error
+from tests.fault.inputs import facts_with
+
+HUGE = "9" * 5000
+FLEET_FACTS = Path(__file__).resolve().parents[1] / "data" / "fleet" / "h100-8x.json"
+
+
+@pytest.mark.parametrize("line", [
+    f"RuntimeError: requires torch>={HUGE} but found 2.3.1",
+    f"RuntimeError: The NVIDIA driver on your system is too old (found version {HUGE})",
+    f"ERROR: vllm 0.7.2 requires torch=={HUGE}, but you have torch 2.6.0 which is incompatible.",
+    f"ImportError: tokenizers>={HUGE} is required for a normal functioning of this module, but found tokenizers==0.14.1.",
+    f"ImportError: built for torch {HUGE}, you have 2.5.1 ",
+])
+def test_a_huge_version_in_a_log_is_not_a_statement_and_not_a_crash(tmp_path, line):
+    assert stated_versions(line) == ()
+    log = tmp_path / "train.log"
+    log.write_text(line + "\n")
+    result = compat_cli("explain", str(log), "--facts", str(FLEET_FACTS), timeout=60)
+    assert result.returncode in (0, 1), result.stderr[-500:]
+    assert b"internal error" not in result.stderr
+
+
+@pytest.mark.parametrize("line", [f"torch=={HUGE}", f"torch==2.{HUGE}.0", f"vllm=={HUGE}  # pinned"])
+def test_a_huge_version_in_a_requirements_file_is_one_line(tmp_path, line):
+    req = tmp_path / "requirements.txt"
+    req.write_text(line + "\n")
+    result = compat_cli("doctor", "-r", str(req), "--gpus", "1xH100", "--driver", "550.54.15", timeout=60)
+    assert result.returncode == 2, result.stderr[-500:]
+    assert "holds a number no version has" in one_line_error(result)
+
+
+@pytest.mark.parametrize("field", ["package-name", "requirement", "requirement-parenthesised"])
+def test_a_huge_number_in_a_facts_file_is_one_line(tmp_path, field):
+    doc = json.loads(dump_facts(facts_with(torch="2.5.1+cu124")))
+    dist = doc["packages"][0]
+    if field == "package-name":
+        dist["name"] = HUGE
+    else:
+        dist["requires"] = [f"torch>={HUGE}" if field == "requirement" else f"torch (>={HUGE})"]
+    facts = tmp_path / "facts.json"
+    facts.write_text(json.dumps(doc))
+    result = compat_cli("doctor", "--facts", str(facts), timeout=60)
+    assert result.returncode == 2, result.stderr[-500:]
+    assert str(facts) in one_line_error(result)
+
+
+def test_the_helpers():
+    assert unreadable_version(HUGE) and unreadable_version("1." + "0" * 300) and not unreadable_version("2.5.1+cu124")
+    assert huge_number(f"torch>={HUGE}") and not huge_number("torch>=2.5.1,<3")
+
+
+def test_a_10_mb_requirement_line_is_one_line_and_10k_requirements_are_read(tmp_path):
+    long = tmp_path / "long.txt"
+    long.write_text("torch==2.5.1 ; " + "python_version > '3' and " * 400_000 + "python_version > '3'\n")
+    result = compat_cli("doctor", "-r", str(long), "--gpus", "1xH100", "--driver", "550.54.15", timeout=60)
+    assert result.returncode == 2, result.stderr[-500:]
+    assert "long.txt:1: a line longer than 65536 characters" in one_line_error(result)
+    many = tmp_path / "many.txt"
+    many.write_text("".join(f"pkg{i}==1.0\n" for i in range(10_000)))
+    result = compat_cli("doctor", "-r", str(many), "--gpus", "1xH100", "--driver", "550.54.15", timeout=120)
+    assert result.returncode == 0, result.stderr[-500:]
