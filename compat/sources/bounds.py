@@ -24,8 +24,9 @@ from compat.redact import redact_text
 from compat.version_text import huge_number, short, unreadable_version
 
 _MAX_REQUIREMENT = 4096
-_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,198}[A-Za-z0-9])?")
-"""A distribution name (PEP 508), at most 200 characters: a longer one is no file or index entry compat reads."""
+_MAX_NAME = 200
+"""Characters of a distribution name: a longer one is no file or index entry compat reads (other
+odd names are kept and escaped where printed)."""
 _DRIVER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
 _CUDA = re.compile(r"\d{1,3}\.\d{1,3}(?:\.\d{1,4})?")
 _NCCL = re.compile(r"\d{1,3}\.\d{1,4}\.\d{1,4}")
@@ -39,8 +40,8 @@ def bound_facts(facts: Facts, *, origin: str) -> Facts:
     compat cannot compare (`origin` names where the facts came from)."""
     packages = facts.packages
     for dist in () if isinstance(packages, Unknown) else packages:
-        if not _NAME.fullmatch(dist.name):
-            raise FactsError(f"{origin}: package name {short(dist.name)} is not a distribution name")
+        if len(dist.name) > _MAX_NAME:
+            raise FactsError(f"{origin}: package name {short(dist.name)} is longer than any distribution name")
         _check_version(dist.version, f"{origin}: package {dist.name!r}")
         for req in dist.requires:
             # A requirement is read with packaging, whose Version turns every number into an int.
