@@ -20,13 +20,21 @@ def read_requirements(path: Path, matrix: Matrix | None) -> tuple[Distribution, 
     """Pinned distributions, sorted by name; raises UsageError on an unpinned or bad line."""
     pins = _pins(path)
     dists = {}
-    for name, version in pins:
+    for name, version, _ in pins:
         key = str(canonicalize_name(name))
         dists[key] = Distribution(name=key, version=version, requires=_requires_of(matrix, key, version), installer=None)
     return tuple(dists[k] for k in sorted(dists))
 
 
-def _pins(path: Path) -> list[tuple[str, str]]:
+def read_requested(path: Path) -> tuple[str, ...]:
+    """The lines that ask for extras by name, as `name[extra,...]` sorted (`trl[vllm]==0.15.2` gives `trl[vllm]`):
+    the one record of which extras were wanted, since installed metadata keeps none."""
+    lines = {f"{canonicalize_name(name)}[{','.join(sorted(str(canonicalize_name(e)) for e in extras))}]"  # PEP 685
+             for name, _, extras in _pins(path) if extras}
+    return tuple(sorted(lines))
+
+
+def _pins(path: Path) -> list[tuple[str, str, frozenset[str]]]:
     if not path.is_file():
         # is_file follows links and is False for a FIFO or a device, which would block or never end.
         what = "is not a regular file" if path.exists() else "does not exist"
@@ -45,7 +53,7 @@ def _pins(path: Path) -> list[tuple[str, str]]:
         specs = list(req.specifier)
         if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
             raise UsageError(f"{path}: {redact_text(text)!r} is not pinned; compat needs name==version for every line")
-        out.append((req.name, specs[0].version))
+        out.append((req.name, specs[0].version, frozenset(req.extras)))
     return out
 
 
