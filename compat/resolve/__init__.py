@@ -36,7 +36,7 @@ from compat.resolve.catalog import (
 from compat.resolve.conflicts import explain_conflict
 from compat.resolve.filters import Filters
 from compat.resolve.hardware import require_hardware, target_hardware
-from compat.resolve.provider import Need
+from compat.resolve.provider import Need, is_exact
 from compat.resolve.target import declared_target, parse_targets, target_facts
 
 __all__ = [
@@ -95,7 +95,8 @@ def resolve(
     needs = parse_targets(targets)
     extensions = extensions if extensions is not None else matrix.extensions
     hw = target_hardware(facts, matrix)
-    filters = Filters(facts, matrix, extensions, hw, minor_compat, exclude_newer)
+    source_builds = frozenset(n.name for n in needs if extensions.find(n.name) is not None and is_exact(n.specifier))
+    filters = Filters(facts, matrix, extensions, hw, minor_compat, exclude_newer, source_builds)
     preferred: dict[str, Version] = {}
     if prefer_installed and not isinstance(facts.packages, Unknown):
         for dist in facts.packages:
@@ -113,7 +114,8 @@ def resolve(
     except SearchStopped as stopped:
         raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=stopped.clock.bound.seconds,
                                              backtracked=stopped.clock.busiest(), attempts=(attempt,)),)) from None
-    lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions)
+    lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions,
+                      source_builds=source_builds)
     left = still_matching(found.mapping, facts, matrix)
     if left:
         lock = dataclasses.replace(lock, notes=lock.notes + left)
