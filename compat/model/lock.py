@@ -134,6 +134,7 @@ class LockNoteKind(str, enum.Enum):
     REQUIREMENTS_UNKNOWN = "requirements-unknown"  # sdist only: pip resolves its requirements
     AFTER_TORCH = "after-torch"  # compiles against torch: install it after the rest
     FROM_SOURCE = "from-source"  # a pinned extension with no prebuilt wheel for the set: pip compiles it
+    HELD_BACK = "held-back"  # torch is the newest an extension's prebuilt wheels cover; a newer one fits the machine
     STILL_MATCHES = "still-matches"  # a known failure with a version fix still applies to the set
 
 
@@ -145,7 +146,7 @@ class LockNote:
     """Which kind of note."""
     reason: str | None = None
     """Why a fact is unknown, as the probe recorded it (GPUS_UNKNOWN, DRIVER_UNKNOWN); which wheels the release
-    has and what the set needs (FROM_SOURCE)."""
+    has and what the set needs (FROM_SOURCE); which wheels hold torch back and what a newer torch needs (HELD_BACK)."""
     gpu_index: int | None = None
     """The GPU concerned (GPU_ARCH_UNKNOWN)."""
     gpu: str | None = None

@@ -157,6 +157,12 @@ def test_flash_attn_follows_torch_and_installs_last(matrix, extensions):
     assert versions(got)["flash-attn"] == "2.8.3"  # 2.8.3.post2 wheels are not curated
     assert got.pin("torch").version == "2.8.0"  # newest torch with flash-attn 2.8.3 wheels
     assert got.pin("flash-attn").after_torch
+    # the lock says which package held torch back, and what a newer torch needs
+    from compat.model.lock import LockNoteKind
+
+    (held,) = [n for n in got.notes if n.kind is LockNoteKind.HELD_BACK]
+    assert held.package == "flash-attn" and "so torch stays at 2.8.0 although torch 2.15.0 fits" in (held.reason or "")
+    assert "pin flash-attn==2.8.3 beside it" in render_lock(got, LockFormat.REQUIREMENTS)
     assert got.unpinned == ("numpy>=2",)
     text = render_lock(got, LockFormat.REQUIREMENTS)
     assert "pip install --no-build-isolation flash-attn==2.8.3" in text
@@ -177,9 +183,9 @@ def test_a_flash_attn_the_targets_pin_is_built_from_source_rather_than_rolling_t
     got = lock(matrix, extensions, ["flash-attn==2.8.3.post2"])
     (note,) = [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
     assert "no prebuilt wheel of flash-attn 2.8.3.post2 is known" in (note.reason or "")
-    # where a prebuilt wheel fits, no note
+    # where a prebuilt wheel fits, no note; and an exact pin is the user's choice, not a package holding torch back
     got = lock(matrix, extensions, ["flash-attn==2.8.3", "torch==2.8.0"])
-    assert not [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
+    assert not [n for n in got.notes if n.kind in (LockNoteKind.FROM_SOURCE, LockNoteKind.HELD_BACK)]
 
 
 def test_flash_attn_refuses_pre_ampere(matrix, extensions):
