@@ -20,6 +20,7 @@ from compat.judge.diagnose import diagnose
 from compat.matrix import load_matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Severity, Status
+from compat.sources.probe.torch import from_metadata
 from tests.fakeenv import requires_of
 from tests.lock.conftest import make_facts
 
@@ -33,6 +34,10 @@ DEFENDED: dict[str, str] = {
     "torch26-weights-only-resume": (
         "transformers 4.51.x reads its RNG state with torch.load(weights_only=True) on torch >= 2.6 and a resume fails"
         " (huggingface/transformers#37162, fixed in 4.52.0): true of these sets, whose runs trained without resuming"),
+    "extension-without-wheel-for-torch": (
+        "flash-attn's own releases have no wheel for these sets' torch (matrix/extensions.toml, from each tag's"
+        " publish.yml): the projects compiled it against that torch or took another publisher's wheel, and one built"
+        " for another torch fails with `undefined symbol`, which is what the warning asks to check"),
 }
 """Warnings a tested set may get, each with why it is right to warn about a set that ran."""
 
@@ -52,7 +57,10 @@ def _facts(entry: dict) -> Facts:
         Distribution(name=name, version=version, requires=tuple(requires_of(name, version)))
         for name, version in sorted(entry["set"].items())
     )
-    return dataclasses.replace(facts, packages=packages)
+    # as `doctor -r` reads a pinned file: the torch build from its version, not from an import
+    torch = from_metadata(entry["set"]["torch"], _matrix(), import_error=None, why="recorded set, not imported") \
+        if "torch" in entry["set"] else None
+    return dataclasses.replace(facts, packages=packages, torch=torch)
 
 
 @cache
