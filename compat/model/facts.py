@@ -266,6 +266,9 @@ class Facts:
     """Names of facts given on the command line rather than probed ("gpus", "driver")."""
     system: System | Unknown = field(default_factory=lambda: Unknown(reason="not probed"))
     """Operating system, CPU and build tools."""
+    requested: tuple[str, ...] = ()
+    """Extras asked for by name, as `name[extra,...]` (a requirements file's or a lock's lines), sorted; empty
+    where nothing records them (pip and uv keep no record of the extras an install asked for)."""
 
     def visible_gpus(self) -> int | Unknown:
         """GPUs a training process will see: CUDA_VISIBLE_DEVICES narrows probed ones, not declared ones."""

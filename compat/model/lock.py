@@ -133,6 +133,8 @@ class LockNoteKind(str, enum.Enum):
     DRIVER_UNKNOWN = "driver-unknown"  # CUDA builds not checked against the driver
     REQUIREMENTS_UNKNOWN = "requirements-unknown"  # sdist only: pip resolves its requirements
     AFTER_TORCH = "after-torch"  # compiles against torch: install it after the rest
+    FROM_SOURCE = "from-source"  # a pinned extension with no prebuilt wheel for the set: pip compiles it
+    HELD_BACK = "held-back"  # torch is the newest an extension's prebuilt wheels cover; a newer one fits the machine
     STILL_MATCHES = "still-matches"  # a known failure with a version fix still applies to the set
 
 
@@ -143,7 +145,8 @@ class LockNote:
     kind: LockNoteKind
     """Which kind of note."""
     reason: str | None = None
-    """Why a fact is unknown, as the probe recorded it (GPUS_UNKNOWN, DRIVER_UNKNOWN)."""
+    """Why a fact is unknown, as the probe recorded it (GPUS_UNKNOWN, DRIVER_UNKNOWN); which wheels the release
+    has and what the set needs (FROM_SOURCE); which wheels hold torch back and what a newer torch needs (HELD_BACK)."""
     gpu_index: int | None = None
     """The GPU concerned (GPU_ARCH_UNKNOWN)."""
     gpu: str | None = None

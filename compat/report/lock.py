@@ -191,6 +191,11 @@ def note_text(n: LockNote) -> str:
         return f"driver unknown ({n.reason}): CUDA builds not checked against it; declare --driver"
     if n.kind is LockNoteKind.REQUIREMENTS_UNKNOWN:
         return f"{n.package} {n.version}: its requirements are unknown to the matrix (sdist only); pip resolves them"
+    if n.kind is LockNoteKind.HELD_BACK:
+        return n.reason or f"{n.package} {n.version} holds torch back"
+    if n.kind is LockNoteKind.FROM_SOURCE:
+        return (f"{n.reason}: pip builds it from source (nvcc of torch's CUDA major and ninja on the build machine; "
+                f"tens of minutes), or install a wheel another publisher built for this torch")
     if n.kind is LockNoteKind.AFTER_TORCH:
         return (f"{n.package} compiles against torch: install it after the rest with "
                 f"`pip install --no-build-isolation {n.package}=={n.version}`")

@@ -11,16 +11,17 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from packaging.version import Version
 
 from compat.errors import ResolutionError, UsageError
+from compat.judge.torch_build import TorchBuildChoice
 from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
 from compat.model.conflict import ConflictCause, ConflictKind
 from compat.model.facts import Facts
-from compat.model.lock import Lock
+from compat.model.lock import Lock, LockNote, LockNoteKind
 from compat.model.unknown import Unknown
 from compat.resolve.build import FLOATING, build_lock
 from compat.resolve.catalog import (
@@ -36,7 +37,7 @@ from compat.resolve.catalog import (
 from compat.resolve.conflicts import explain_conflict
 from compat.resolve.filters import Filters
 from compat.resolve.hardware import require_hardware, target_hardware
-from compat.resolve.provider import Need
+from compat.resolve.provider import Candidate, Need, is_exact
 from compat.resolve.target import declared_target, parse_targets, target_facts
 
 __all__ = [
@@ -95,7 +96,8 @@ def resolve(
     needs = parse_targets(targets)
     extensions = extensions if extensions is not None else matrix.extensions
     hw = target_hardware(facts, matrix)
-    filters = Filters(facts, matrix, extensions, hw, minor_compat, exclude_newer)
+    source_builds = frozenset(n.name for n in needs if extensions.find(n.name) is not None and is_exact(n.specifier))
+    filters = Filters(facts, matrix, extensions, hw, minor_compat, exclude_newer, source_builds)
     preferred: dict[str, Version] = {}
     if prefer_installed and not isinstance(facts.packages, Unknown):
         for dist in facts.packages:
@@ -113,11 +115,49 @@ def resolve(
     except SearchStopped as stopped:
         raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=stopped.clock.bound.seconds,
                                              backtracked=stopped.clock.busiest(), attempts=(attempt,)),)) from None
-    lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions)
+    lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions,
+                      source_builds=source_builds)
+    held = _held_back(found.mapping, filters, extensions, source_builds, matrix)
+    if held:
+        lock = dataclasses.replace(lock, notes=lock.notes + held)
     left = still_matching(found.mapping, facts, matrix)
     if left:
         lock = dataclasses.replace(lock, notes=lock.notes + left)
     return lock
+
+
+def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: ExtensionTable, source_builds: frozenset[str],
+               matrix: Matrix) -> tuple[LockNote, ...]:
+    """A note for each extension whose prebuilt wheels stop at the chosen torch while a newer torch fits the target:
+    the set may be older than it needs to be because of that one package, and the lock says so."""
+    torch = mapping.get("torch")
+    releases = matrix.releases.get("torch")
+    if torch is None or torch.version is None or releases is None:
+        return ()
+    fitting = [r.version for r in releases.releases
+               if not r.yanked and not r.version.is_prerelease and r.version > torch.version
+               and filters.release_fits("torch", r) is None
+               and isinstance(filters.torch_build(r.version), TorchBuildChoice)]
+    if not fitting:
+        return ()
+    newest = max(fitting)
+    notes = []
+    for cand in mapping.values():
+        ext = extensions.find(cand.name)
+        if ext is None or cand.version is None or cand.extras or cand.name in source_builds:
+            continue
+        row = ext.release(cand.version)
+        # Held back only at the wheels' ceiling: a newer torch they cover that fits (a plan keeping the installed
+        # torch) means something else chose this torch.
+        if row is None or any(row.torch.contains(v, prereleases=True) for v in fitting):
+            continue
+        notes.append(LockNote(
+            kind=LockNoteKind.HELD_BACK, package=cand.name, version=str(cand.version),
+            reason=(f"{cand.name} {cand.version}'s prebuilt wheels cover torch {row.torch} ({row.source}), so torch stays at"
+                    f" {torch.version} although torch {newest} fits this target; for a newer torch pin {cand.name}=={cand.version}"
+                    " beside it (pip builds it from source) or install a wheel another publisher built for that torch"),
+        ))
+    return tuple(notes)
 
 
 def resolve_from_installed(

@@ -10,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from compat.judge.torch_build import same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.builds import CudaBuild
-from compat.matrix.extensions import ExtensionTable
+from compat.matrix.extensions import Extension, ExtensionTable
 from compat.matrix.torch import variant_cuda
 from compat.model.asker import AskerKind
 from compat.model.facts import Facts
@@ -46,6 +46,8 @@ def build_lock(
     criteria: Mapping[str, Any],
     imposed: Sequence[Constraint],
     extensions: ExtensionTable,
+    *,
+    source_builds: frozenset[str] = frozenset(),
 ) -> Lock:
     pins: list[Pin] = []
     unpinned: list[str] = []
@@ -102,6 +104,9 @@ def build_lock(
         )
         if ext is not None:
             notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version)))
+            missing = _no_wheel(ext, cand, torch, facts.python.version) if cand.name in source_builds else None
+            if missing is not None:
+                notes.append(LockNote(kind=LockNoteKind.FROM_SOURCE, package=cand.name, version=str(cand.version), reason=missing))
     return Lock(
         schema_version=LOCK_SCHEMA_VERSION,
         targets=tuple(targets),
@@ -113,6 +118,25 @@ def build_lock(
         constraints=tuple(imposed),
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _no_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: str) -> str | None:
+    """What the set needs that the pinned extension release has no prebuilt wheel for; None when one fits."""
+    assert cand.version is not None
+    row = ext.release(cand.version)
+    if row is None:
+        return f"no prebuilt wheel of {cand.name} {cand.version} is known (matrix/extensions.toml has no row for it)"
+    wants = []
+    if torch is not None and torch.version is not None and not row.torch.contains(torch.version, prereleases=True):
+        wants.append(f"torch {torch.version} (its wheels cover torch {row.torch})")
+    cuda = variant_cuda(torch.variant) if torch is not None and torch.variant else None
+    if cuda is not None and int(cuda.split(".")[0]) not in row.cuda_majors:
+        wants.append(f"CUDA {cuda.split('.')[0]} (its wheels: CUDA {', '.join(map(str, row.cuda_majors))})")
+    if not row.python.contains(python, prereleases=True):
+        wants.append(f"Python {python} (its wheels: {row.python})")
+    if not wants:
+        return None
+    return f"{cand.name} {cand.version} has no prebuilt wheel for {' and '.join(wants)}; source: {row.source}"
 
 
 def _cuda_build(matrix: Matrix, cand: Candidate, torch: Candidate | None, python: str) -> CudaBuild | None:

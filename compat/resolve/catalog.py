@@ -141,7 +141,7 @@ def search(state: State, s: Search) -> Found:
     # A required fix is a requirement, not only a bound: it brings in a package the set lacks (accelerate).
     required = tuple(n for name in sorted(state.constraints) for n in state.constraints[name])
     mapping, criteria = _run(provider, (*s.needs, *required), state.imposed, s.clock)
-    wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions)
+    wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions, s.filters.source_builds)
     if wrong_cuda is not None:
         name, version = wrong_cuda.package, wrong_cuda.version
         s.filters.rejected[(name, version)] = wrong_cuda
@@ -201,8 +201,9 @@ class _Reporter(BaseReporter):
         self.clock.backtracked[candidate.name] += 1
 
 
-def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable) -> Rejection | None:
-    """An extension whose prebuilt wheels are not built for the CUDA major of the chosen torch build."""
+def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable, source_builds: frozenset[str]) -> Rejection | None:
+    """An extension whose prebuilt wheels are not built for the CUDA major of the chosen torch build (one the
+    targets pin is built from source instead)."""
     torch = mapping.get("torch")
     cuda = variant_cuda(torch.variant or "") if torch is not None else None
     if cuda is None:
@@ -210,7 +211,7 @@ def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable) -> R
     major = int(cuda.split(".")[0])
     for cand in mapping.values():
         ext = extensions.find(cand.name)
-        if ext is None or cand.version is None or cand.extras:
+        if ext is None or cand.version is None or cand.extras or cand.name in source_builds:
             continue
         row = ext.release(cand.version)
         if row is not None and major not in row.cuda_majors:

@@ -50,9 +50,12 @@ class Filters:
 
     def __init__(
         self, facts: Facts, matrix: Matrix, extensions: ExtensionTable, hw: TargetHardware, minor_compat: bool,
-        exclude_newer: str | None = None,
+        exclude_newer: str | None = None, source_builds: frozenset[str] = frozenset(),
     ) -> None:
         self.exclude_newer = exclude_newer
+        # Extensions the targets pin to one release: that release is installed whatever its wheels cover (pip builds
+        # it from source where no prebuilt wheel fits), so its wheels never hold torch back.
+        self.source_builds = source_builds
         self.matrix = matrix
         self.extensions = extensions
         self.hw = hw
@@ -142,6 +145,8 @@ class Filters:
                 return Rejection(kind=RejectionKind.EXTENSION_MIN_ARCH, package=ext.package, version=str(v),
                                  min_compute_capability=ext.min_compute_capability,
                                  compute_capability=old[0][0], gpu=old[0][1])
+        if ext.package in self.source_builds:
+            return None
         row = ext.release(v)
         if row is None:
             return Rejection(kind=RejectionKind.EXTENSION_NOT_CURATED, package=ext.package, version=str(v))

@@ -475,7 +475,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
 
     def _extension_needs(self, cand: Candidate) -> list[Need]:
         ext = self.filters.extensions.find(cand.name)
-        if ext is None or cand.version is None or cand.extras:
+        if ext is None or cand.version is None or cand.extras or cand.name in self.filters.source_builds:
             return []
         row = ext.release(cand.version)
         if row is None:

@@ -121,11 +121,28 @@ def test_bad_facts_file_is_one_line_exit_2(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_an_extra_in_effect_is_judged_and_one_the_catalog_names_is_reported_once(env, doctor):
-    code, report = doctor("--python", env(trl="0.15.2", liger_kernel="0.5.2"), "--gpus", "cpu")
-    (extra,) = [f for f in report["findings"] if f["id"] == "unsatisfied-extra-requirement"]
+def _extra_findings(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["id"] == "unsatisfied-extra-requirement" and f["status"] == "found"]
+
+
+def test_an_extra_asked_for_is_judged_and_one_the_catalog_names_is_reported_once(env, doctor, tmp_path):
+    # Installed beside trl, nothing says trl[liger] was wanted: its range is shown at info, the set passes.
+    _, report = doctor("--python", env(trl="0.15.2", liger_kernel="0.5.2"), "--gpus", "cpu")
+    (extra,) = _extra_findings(report)
     assert extra["title"] == "trl 0.15.2 [liger] requires liger-kernel==0.5.3, but liger-kernel 0.5.2 is installed"
-    assert code == 1
+    assert extra["severity"] == "info"
+    assert any("nothing asks for trl[liger] by name" in e for e in extra["evidence"])
+    # A requirements line that names the extra is what `pip install trl[liger]` would check: an error.
+    req = tmp_path / "requirements.txt"
+    req.write_text("trl[liger]==0.15.2\nliger-kernel==0.5.2\n", encoding="utf-8")
+    code, report = doctor("-r", str(req), "--gpus", "cpu")
+    (extra,) = _extra_findings(report)
+    assert extra["severity"] == "error" and code == 1
+    assert "trl[liger] is asked for by name" in extra["evidence"]
+    # The same pins without the extra named: info again.
+    req.write_text("trl==0.15.2\nliger-kernel==0.5.2\n", encoding="utf-8")
+    _, report = doctor("-r", str(req), "--gpus", "cpu")
+    assert [f["severity"] for f in _extra_findings(report)] == ["info"]
     # trl 0.18's [vllm] extra wants vllm>=0.8.3; the catalog's entry for that pair says why: only it is reported
     _, report = doctor("--python", env(trl="0.18.0", vllm="0.7.3"), "--gpus", "cpu")
     found = ids(report)
@@ -133,6 +150,20 @@ def test_an_extra_in_effect_is_judged_and_one_the_catalog_names_is_reported_once
     # torch under transformers[torch] is there for vLLM's sake: that extra is not in effect
     _, report = doctor("--python", env(trl="0.19.0", vllm="0.9.1", transformers="4.52.4", accelerate="1.7.0"), "--gpus", "cpu")
     assert "unsatisfied-extra-requirement" not in ids(report)
+
+
+def test_a_script_that_uses_vllm_puts_trls_vllm_extra_in_effect(env, doctor, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("from trl import GRPOConfig\nconfig = GRPOConfig(use_vllm=True)\n", encoding="utf-8")
+    python = env(trl="0.15.2", vllm="0.6.6")
+    code, report = doctor("--python", python, "--gpus", "cpu", "--script", str(script))
+    (extra,) = _extra_findings(report)
+    assert extra["title"] == "trl 0.15.2 [vllm] requires vllm==0.7.2, but vllm 0.6.6 is installed"
+    assert extra["severity"] == "error" and code == 1
+    assert f"{script} sets use_vllm=True" in extra["evidence"]
+    # without the script, the installed vLLM alone does not say trl[vllm] was wanted
+    _, report = doctor("--python", python, "--gpus", "cpu")
+    assert [f["severity"] for f in _extra_findings(report)] == ["info"]
 
 
 def test_the_text_report_names_the_consequence_the_catalog_entry_and_what_strict_counts(env):

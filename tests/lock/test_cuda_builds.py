@@ -97,3 +97,11 @@ def test_the_full_lock_asks_uv_for_a_url_build_by_its_url(monkeypatch):
     assert any(r.startswith("vllm @ https://") for r in request.requirements)
     assert not any(c.startswith(("vllm==", "xformers==")) for c in request.constraints)
     assert "torch==2.5.1+cu118" in request.constraints
+
+
+@pytest.mark.parametrize("target", ["torch==2.10.0+cu129", "torch==2.9.1+cu129", "torch==2.9.0+cu129"])
+def test_torch_cu129_builds_of_2_9_and_2_10_lock(shipped, target):
+    lock = resolve([target], make_facts(gpus=8, driver="580.95.05"), shipped)  # R575+ runs CUDA 12.9
+    torch = lock.pin("torch")
+    assert torch is not None and torch.full_version == target.split("==")[1]
+    assert torch.index_url is not None and torch.index_url.endswith("/cu129")

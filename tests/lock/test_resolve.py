@@ -171,11 +171,35 @@ def test_flash_attn_follows_torch_and_installs_last(matrix, extensions):
     assert versions(got)["flash-attn"] == "2.8.3"  # 2.8.3.post2 wheels are not curated
     assert got.pin("torch").version == "2.8.0"  # newest torch with flash-attn 2.8.3 wheels
     assert got.pin("flash-attn").after_torch
+    # the lock says which package held torch back, and what a newer torch needs
+    from compat.model.lock import LockNoteKind
+
+    (held,) = [n for n in got.notes if n.kind is LockNoteKind.HELD_BACK]
+    assert held.package == "flash-attn" and "so torch stays at 2.8.0 although torch 2.15.0 fits" in (held.reason or "")
+    assert "pin flash-attn==2.8.3 beside it" in render_lock(got, LockFormat.REQUIREMENTS)
     assert got.unpinned == ("numpy>=2",)
     text = render_lock(got, LockFormat.REQUIREMENTS)
     assert "pip install --no-build-isolation flash-attn==2.8.3" in text
     assert "\nflash-attn==" not in text  # pip must not build it in isolation
     assert "\nflash-attn==2.8.3" in render_lock(got, LockFormat.CONSTRAINTS)
+
+
+def test_a_flash_attn_the_targets_pin_is_built_from_source_rather_than_rolling_torch_back(matrix, extensions):
+    from compat.model.lock import LockNoteKind
+
+    got = lock(matrix, extensions, ["flash-attn==2.8.3", "torch==2.11.0"])
+    assert versions(got)["flash-attn"] == "2.8.3" and got.pin("torch").version == "2.11.0"
+    (note,) = [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
+    assert note.package == "flash-attn" and "no prebuilt wheel for torch 2.11.0" in (note.reason or "")
+    text = render_lock(got, LockFormat.REQUIREMENTS)
+    assert "pip builds it from source" in text and "pip install --no-build-isolation flash-attn==2.8.3" in text
+    # a release with no known wheels at all is kept too, and says so
+    got = lock(matrix, extensions, ["flash-attn==2.8.3.post2"])
+    (note,) = [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
+    assert "no prebuilt wheel of flash-attn 2.8.3.post2 is known" in (note.reason or "")
+    # where a prebuilt wheel fits, no note; and an exact pin is the user's choice, not a package holding torch back
+    got = lock(matrix, extensions, ["flash-attn==2.8.3", "torch==2.8.0"])
+    assert not [n for n in got.notes if n.kind in (LockNoteKind.FROM_SOURCE, LockNoteKind.HELD_BACK)]
 
 
 def test_flash_attn_refuses_pre_ampere(matrix, extensions):
@@ -213,7 +237,7 @@ def _rejections(err) -> list:
 @pytest.mark.parametrize(("targets", "kw", "kind"), [
     (["trl==1.16.0"], {"python": "3.10"}, RejectionKind.REQUIRES_PYTHON),
     (["vllm>0.31.0,<0.32"], {}, RejectionKind.YANKED),
-    (["flash-attn==2.8.3.post2"], {}, RejectionKind.EXTENSION_NOT_CURATED),
+    (["flash-attn>2.8.3.post1"], {}, RejectionKind.EXTENSION_NOT_CURATED),
     (["flash-attn"], {"cc": "7.0"}, RejectionKind.EXTENSION_MIN_ARCH),
     (["vllm==0.7.2"], {"cc": "12.0"}, RejectionKind.DEAD_DEPENDENCY),
 ])

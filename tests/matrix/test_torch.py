@@ -105,6 +105,9 @@ def test_release_strips_the_local_tag_and_rejects_junk(torch):
         ("2.10.0", "cu128", "12.1", True),  # GB10 runs sm_120 cubins
         ("2.10.0", "cu128", "13.0", False),  # a newer major needs PTX; cu128 ships none
         ("2.11.0", "cu130", "13.0", True),  # ... cu130 ships compute_120
+        ("2.9.0", "cu129", "7.0", True),  # the cu129 builds of 2.9 and 2.10 exist (projects install them) ...
+        ("2.9.1", "cu129", "13.0", True),  # ... and ship compute_120 as 2.8's did
+        ("2.10.0", "cu129", "9.0", True),
         ("2.5.1+cu124", "cu124", "9.0", True),
         ("2.0.1", "cu117", "9.0", False),  # H100 on the 2.0 default build
         ("2.0.1", "cu118", "9.0", True),
@@ -118,6 +121,7 @@ def test_runs_on(torch, version, variant, cc, runs):
 def test_runs_on_is_none_when_not_curated(torch):
     assert torch.runs_on("1.13.1", "cu117", "8.0") is None
     assert torch.runs_on("2.11.0", "cu118", "8.0") is None  # no such build
+    assert torch.runs_on("2.11.0", "cu129", "9.0") is None  # 2.11 has no cu129 build
 
 
 def test_index_url(torch):

@@ -57,12 +57,14 @@ def test_probe_with_script_stub_until_the_reader_lands(tmp_path, monkeypatch):
 
 def test_requirements_file_replaces_installed_packages(tmp_path, monkeypatch):
     req = tmp_path / "requirements.txt"
-    req.write_text("--extra-index-url https://example.invalid/whl/cu124\n# pins\ntorch==2.5.1+cu124\nTRL==0.15.2\nvllm==0.7.2 ; sys_platform == 'linux'\n")
+    req.write_text("--extra-index-url https://example.invalid/whl/cu124\n# pins\ntorch==2.5.1+cu124\nTRL[vllm,Peft]==0.15.2\nvllm==0.7.2 ; sys_platform == 'linux'\n")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     facts = probe(ProbeRequest(requirements=req, hardware=False, python=Path(sys.executable)), None)
     assert [(d.name, d.version) for d in facts.packages] == [("torch", "2.5.1+cu124"), ("trl", "0.15.2"), ("vllm", "0.7.2")]
     assert facts.torch.source is TorchSource.METADATA and facts.torch.cuda == "12.4"
     assert facts.torch.import_error is None
+    # the one record of the extras asked for: installed metadata keeps none
+    assert facts.requested == ("trl[peft,vllm]",)
 
 
 def test_requirements_requires_come_from_the_matrix(tmp_path):

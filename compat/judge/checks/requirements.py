@@ -6,8 +6,10 @@ package would accept the version that is installed ("keep torch 2.6.0, use vllm 
 Three refinements over `pip check`: an exact torch pin that is broken is a compiled extension
 that will not load (reported first, and pointed at the log line it ends in); every missing
 dependency goes into one finding with one install command; and the ranges of an extra apply
-when the extra is in effect, i.e. when the packages it names are installed (trl's `[vllm]` extra
-beside an installed vLLM), although pip only checks the extras that were asked for by name.
+when the extra was asked for by name (`trl[vllm]==0.15.2` in the requirements file or the lock
+judged) or the run uses its feature (a script with `use_vllm=True`, a DeepSpeed launch), which pip
+cannot see; an extra whose packages are merely installed (torch installs triton, a project pins its
+own bitsandbytes) is shown at info only: installed metadata does not say the extra was wanted.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from packaging.version import InvalidVersion, Version
 from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import evaluate, in_spec, marker_holds
 from compat.matrix import Matrix
-from compat.model.facts import Distribution, Facts
-from compat.model.findings import Finding
+from compat.model.facts import Distribution, Facts, Launcher
+from compat.model.findings import Finding, Severity
 from compat.model.unknown import Unknown
 
 WRONG_VERSION = "unsatisfied-requirement"
@@ -244,46 +246,81 @@ def _in_effect(named: set[str], installed: dict[str, Distribution], required: fr
     return bool(named) and all(n in installed for n in named) and not named <= required
 
 
+def _asked(facts: Facts) -> dict[str, frozenset[str]]:
+    """The extras asked for by name, per project (`trl[vllm]` in the requirements or the lock judged)."""
+    out: dict[str, frozenset[str]] = {}
+    for text in facts.requested:
+        req = _parse(text)
+        if req is not None:
+            key = str(canonicalize_name(req.name))
+            out[key] = out.get(key, frozenset()) | frozenset(str(canonicalize_name(e)) for e in req.extras)  # PEP 685
+    return out
+
+
+def _used(facts: Facts) -> dict[str, str]:
+    """Extras whose feature the run uses, whichever project declares them, with the fact that says so."""
+    used: dict[str, str] = {}
+    if facts.script is not None and facts.script.use_vllm is True:
+        used["vllm"] = f"{facts.script.path} sets use_vllm=True"
+    accelerate = facts.launch.accelerate
+    if facts.launch.launcher is Launcher.DEEPSPEED:
+        used["deepspeed"] = "training is launched with deepspeed"
+    elif accelerate is not None and not isinstance(accelerate, Unknown) and accelerate.distributed_type == "DEEPSPEED":
+        used["deepspeed"] = f"{accelerate.path} sets distributed_type: DEEPSPEED"
+    return used
+
+
 def _extras(
     packages: tuple[Distribution, ...], facts: Facts, installed: dict[str, Distribution], required: frozenset[str],
     matrix: Matrix, env: dict[str, str],
 ) -> Iterator[Finding]:
-    """Ranges of the extras in effect: an extra is in effect when every tracked package it names is
-    installed and one of them was installed for its own sake (nothing else installed requires it).
+    """Ranges of the extras that were asked for or whose feature the run uses, at the catalog's severity; ranges
+    of an extra that is only installed, at info.
 
-    pip checks an extra only when it was asked for (`pip install trl[vllm]`), and metadata does
-    not record that it was; a vLLM that nothing requires, beside trl, is what `trl[vllm]` leaves.
-    A package that is there anyway (torch under transformers[torch], triton under deepspeed[triton])
-    says nothing about the extra. Ranges on installed packages are judged; absent ones are not.
+    pip checks an extra only when it was asked for (`pip install trl[vllm]`), and installed metadata
+    does not record that it was: a requirements line or a lock target that names it does, and so does
+    a script or launch that uses the feature. An extra whose packages are merely there says little:
+    torch installs triton (deepspeed's `[triton]`), a project pins its own bitsandbytes (trl's
+    `[quantization]`), and sets that upstream CI ran that way are not broken. Such an extra is shown
+    at info when every tracked package it names is installed and one of them is there for its own
+    sake (nothing else installed requires it). Ranges on installed packages are judged; absent ones are not.
     """
     from compat.matrix.releases import TRACKED
 
     tracked = frozenset(TRACKED)
+    asked, used = _asked(facts), _used(facts)
     for dist in packages:
         by_extra: dict[str, list[str]] = {}
         for text in dist.requires:
             m = _EXTRA_NAME.search(text.partition(";")[2])
             if m is not None and not _DEV_EXTRA.search(m.group(1).lower()):
                 by_extra.setdefault(m.group(1), []).append(text)
-        unmet: dict[str, tuple[Distribution, list[Requirement], list[str]]] = {}
+        # package -> (installed, unmet requirements, extras, why each extra applies; "" when only installed)
+        unmet: dict[str, tuple[Distribution, list[Requirement], list[str], list[str]]] = {}
         for extra, lines in sorted(by_extra.items()):
+            why = (f"{dist.name}[{extra}] is asked for by name" if canonicalize_name(extra) in asked.get(dist.name, frozenset())
+                   else used.get(extra, ""))
             # Most extras name a tracked package that is absent: decided on the names, before any parse.
-            if not _in_effect({_name(text) for text in lines} & tracked, installed, required):
+            names = {_name(text) for text in lines} & tracked
+            if not (names & set(installed) if why else _in_effect(names, installed, required)):
                 continue
             reqs = [r for r in map(_parse, lines) if r is not None]
             applying = [r for r in reqs if r.marker is None or marker_holds(r.marker, env, extra=extra) is True]
-            if not _in_effect({str(canonicalize_name(r.name)) for r in applying} & tracked, installed, required):
+            names = {str(canonicalize_name(r.name)) for r in applying} & tracked
+            if not (names & set(installed) if why else _in_effect(names, installed, required)):
                 continue
             for req in applying:
                 dep = installed.get(str(canonicalize_name(req.name)))
                 if dep is None or not str(req.specifier) or in_spec(dep.version, req.specifier):
                     continue
-                _, specs, extras = unmet.setdefault(dep.name, (dep, [], []))
+                _, specs, extras, whys = unmet.setdefault(dep.name, (dep, [], [], []))
                 if req not in specs:
                     specs.append(req)
                 extras.append(extra)
+                if why and why not in whys:
+                    whys.append(why)
         for name in sorted(unmet):
-            dep, specs, extras = unmet[name]
+            dep, specs, extras, whys = unmet[name]
             if _catalog_speaks(matrix, facts, dist.name, dep.name):
                 continue
             spec = specs[0].specifier
@@ -292,11 +329,14 @@ def _extras(
             wanted = f"{specs[0].name}{spec}"
             shown = ", ".join(dict.fromkeys(extras))
             evidence = [f"{dist.name} {dist.version} [{shown}] declares {wanted}", f"{dep.name} {dep.version} is installed"]
+            evidence += whys or [f"nothing asks for {dist.name}[{shown}] by name (no requirements line, lock target, script"
+                                 " or launch that uses it): its range is shown, not held against the set"]
             alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env, extras=tuple(extras))
             if alternatives:
                 evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
             yield found(
                 matrix, EXTRA, requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence),
+                severity=None if whys else Severity.INFO,
                 values={"dist": f"{dist.name} {dist.version}", "project": dist.name, "extras": shown,
                         "wanted": wanted, "dep": f"{dep.name} {dep.version}", "name": dep.name},
             )

@@ -83,11 +83,13 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
             python = selected.python
             found = fetch_interpreter(python, timeout=request.timeout)
         if request.requirements is not None:
-            from compat.sources.probe.requirements import read_requirements
+            from compat.sources.probe.requirements import read_requested, read_requirements
 
             packages = read_requirements(request.requirements, matrix, markers=found.python.markers)
+            requested = read_requested(request.requirements, markers=found.python.markers)
         else:
             packages = found.distributions
+            requested = ()
         torch_dist = next((d for d in packages if d.name == "torch"), None)
         torch: TorchBuild | None | Unknown
         if request.requirements is not None:
@@ -108,6 +110,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         launch=launch,
         script=script,
         system=system,
+        requested=requested,
     )
 
 

@@ -65,6 +65,16 @@ def read_requirements(
     return tuple(dists[k] for k in sorted(dists))
 
 
+def read_requested(path: Path, *, markers: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The lines that ask for extras by name, as `name[extra,...]` sorted (`trl[vllm]==0.15.2` gives `trl[vllm]`):
+    the one record of which extras were wanted, since installed metadata keeps none (a pylock names none)."""
+    if _is_toml(path):
+        return ()
+    lines = {f"{canonicalize_name(req.name)}[{','.join(sorted(str(canonicalize_name(e)) for e in req.extras))}]"  # PEP 685
+             for _, _, req in _requirements(path, [path]) if req.extras and _applies(req.marker, markers)}
+    return tuple(sorted(lines))
+
+
 def _is_toml(path: Path) -> bool:
     return path.name.lower().endswith(".toml")
 
