@@ -376,20 +376,20 @@ def stage_train(args: list[str]) -> None:
     trainers = [a for a in args if not a.startswith("--")]
     launched = "--launched" in args
     where = os.getcwd()
-    with step("tiny model") as detail:
+    prefix = f"accelerate launch x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
+    with step(prefix + "tiny model") as detail:
         # Under a launcher every rank builds the same files: each into its own folder.
         path = tiny_model(os.path.join(where, f"rank{_rank()}") if launched else where)
         detail.append("Llama, 2 layers, hidden 16, word-level tokenizer")
-    if "tiny model" in FAILED:
+    if FAILED:
         return
-    with step("import trl") as detail:
+    with step(prefix + "import trl") as detail:
         import trl  # noqa: F401
 
         detail.append(f"trl {_version('trl')}, transformers {_version('transformers')}, accelerate {_version('accelerate')}")
-    if "import trl" in FAILED:
+    if FAILED:
         return
     saved: Any = None
-    prefix = f"accelerate launch x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
     for kind in trainers:
         with step(prefix + kind) as detail:
             trainer, result = _train_one(kind, path, os.path.join(where, f"out-{kind}"), lora=False)
