@@ -30,9 +30,9 @@ def diagnosis(explanation: Explanation) -> Diagnosis:
     known = next((e for e in errors if e.verdict is ErrorVerdict.KNOWN and e.api is not None), None)
     if known is not None and known.api is not None:
         words = api_text(known.api)
-        fix = " or ".join(known.api.fix) if known.api.fix else None
+        either = " or ".join(known.api.fix)
         return Diagnosis(verdict=verdict, cause_id=f"api:{known.api.key}", title=words[0].removeprefix("api: ") if words
-                         else _headline(known.root), fix=f"install {fix}" if fix else None)
+                         else _headline(known.root), fix=f"install {either}" if either else None)
     if errors:
         return Diagnosis(verdict=verdict, cause_id=None, title=_headline(errors[0].root), fix=None)
     return Diagnosis(verdict=verdict, cause_id=None, title="no error found in the stage's output", fix=None)

@@ -87,7 +87,7 @@ def stage_import(args: list[str]) -> None:
                 detail.append(f"{dist} {_version(dist)}")
         if module == "bitsandbytes" and "import bitsandbytes" not in FAILED:
             with step("extension bitsandbytes native library"):
-                import bitsandbytes  # type: ignore[import-not-found]
+                import bitsandbytes
 
                 lib = getattr(getattr(bitsandbytes, "cextension", None), "lib", None)
                 if lib is None:
@@ -203,7 +203,7 @@ def stage_kernels(args: list[str]) -> None:
             raise Skip("no CUDA device: flash-attn runs on GPUs only")
         if _version("flash-attn") is None:
             raise Skip("flash-attn is not installed")
-        from flash_attn import flash_attn_func  # type: ignore[import-not-found]
+        from flash_attn import flash_attn_func
 
         q = torch.randn(1, 64, 2, 64, device=dev, dtype=torch.bfloat16, requires_grad=True)
         flash_attn_func(q, q, q, causal=True).sum().backward()
@@ -239,11 +239,11 @@ def tiny_model(where: str) -> str:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    words = ("the quick brown fox jumps over the lazy dog a cat sat on mat hello world "
-             "user assistant system yes no good bad answer question one two three").split()
+    text = ("the quick brown fox jumps over the lazy dog a cat sat on mat hello world "
+            "user assistant system yes no good bad answer question one two three")
     raw = Tokenizer(models.WordLevel(unk_token="<unk>"))
     raw.pre_tokenizer = pre_tokenizers.Whitespace()
-    raw.train_from_iterator([" ".join(words)] * 4, trainers.WordLevelTrainer(
+    raw.train_from_iterator([text] * 4, trainers.WordLevelTrainer(
         special_tokens=["<unk>", "<pad>", "<s>", "</s>", "<|user|>", "<|assistant|>", "<|system|>"]))
     tok = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>", bos_token="<s>",
                                   eos_token="</s>")
@@ -271,7 +271,7 @@ def stage_serve(args: list[str]) -> None:
     if "tiny model" in FAILED:
         return
     with step("vllm engine") as detail:
-        from vllm import LLM, SamplingParams  # type: ignore[import-not-found]
+        from vllm import LLM, SamplingParams
 
         kwargs: dict[str, Any] = {"model": path, "max_model_len": 128, "gpu_memory_utilization": 0.2,
                                   "enforce_eager": True}
@@ -340,14 +340,14 @@ def _reward(completions: list[Any], **kwargs: Any) -> list[float]:
 
 
 def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
-    import trl  # type: ignore[import-not-found]
+    import trl
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForCausalLM.from_pretrained(model_path)
     peft_config = None
     if lora:
-        from peft import LoraConfig  # type: ignore[import-not-found]
+        from peft import LoraConfig
 
         peft_config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
     if kind == "sft":
