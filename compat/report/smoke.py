@@ -25,7 +25,8 @@ def diagnosis(explanation: Explanation) -> Diagnosis:
         sig = best.signature
         fix = [*(["install " + ", ".join(sig.fix.requires)] if sig.fix.requires else []),
                *([sig.fix.advice] if sig.fix.advice else []), *best.notes]
-        return Diagnosis(verdict=verdict, cause_id=sig.id, title=sig.title, fix=". ".join(fix) or None)
+        text = " ".join(part if part.rstrip().endswith((".", ")")) else part + "." for part in fix)
+        return Diagnosis(verdict=verdict, cause_id=sig.id, title=sig.title, fix=text or None)
     errors = [e for e in explanation.errors if not e.wrapper] or list(explanation.errors)
     known = next((e for e in errors if e.verdict is ErrorVerdict.KNOWN and e.api is not None), None)
     if known is not None and known.api is not None:

@@ -56,8 +56,9 @@ def step(name: str) -> Iterator[list[str]]:
     except BaseException as exc:  # SystemExit from a library is this step's failure too
         traceback.print_exc()
         sys.stderr.flush()
-        last = f"{type(exc).__name__}: {exc}".strip().splitlines()
-        emit(name, "fail", time.monotonic() - started, last[-1][:500] if last else type(exc).__name__)
+        # The first line names the error; libraries append advice lines ("Try: pip install ...") after it.
+        lines = [ln for ln in f"{type(exc).__name__}: {exc}".splitlines() if ln.strip()]
+        emit(name, "fail", time.monotonic() - started, lines[0][:500] if lines else type(exc).__name__)
         FAILED.append(name)
     else:
         emit(name, "pass", time.monotonic() - started, detail[0] if detail else None)
