@@ -74,6 +74,7 @@ __all__ = [
     "Settings",
     "ShowRequest",
     "SiteRequest",
+    "SmokeRequest",
     "SiteResult",
     "ValidateRequest",
     "doctor",
@@ -93,6 +94,7 @@ __all__ = [
     "read_config",
     "read_log",
     "read_settings",
+    "smoke",
 ]
 
 
