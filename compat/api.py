@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from compat.model.smoke import Diagnosis as SmokeDiagnosis
     from compat.model.smoke import SmokeReport
     from compat.model.smoke import StageResult as SmokeStageResult
+    from compat.model.smoke import Verification as SmokeVerification
     from compat.resolve import SearchBound
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "SiteResult",
     "SmokeRequest",
     "ValidateRequest",
+    "VerifyRequest",
     "doctor",
     "explain",
     "facts",
@@ -84,6 +86,7 @@ __all__ = [
     "fleet_torch",
     "lock",
     "lock_full",
+    "lock_verify",
     "matrix_api",
     "matrix_refresh",
     "matrix_refresh_api",
@@ -903,3 +906,46 @@ def _smoke_diagnosis(output: str, env: Facts, matrix: Matrix) -> SmokeDiagnosis 
     if not output.strip():
         return None
     return diagnosis(run_explain(output.splitlines(keepends=True), matrix, env, environment="the smoked environment"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyRequest:
+    """`compat lock --verify`: lock, install the set into a throwaway venv with uv, smoke it there."""
+
+    lock: LockRequest
+    """What to lock."""
+    find_links: tuple[str, ...] = ()
+    """Folders of wheels uv searches besides the indexes (a local torch wheel)."""
+    offline: bool = False
+    """Install only from uv's cache and `find_links`."""
+    trainers: tuple[str, ...] = ()
+    """The trainers the smoke's train stage runs (default: SFT)."""
+    budget: float = 900.0
+    """Bound on the smoke run."""
+    processes: int = 2
+    """Processes of the smoke's `accelerate launch` run."""
+
+
+def lock_verify(request: VerifyRequest) -> SmokeVerification | Conflict:
+    """The lock, and whether it installs and runs on this machine; the caller writes it only when it passed."""
+    from compat.model.smoke import Verification
+    from compat.report.lock import LockFormat, render_lock
+    from compat.sources.smoke.install import InstallFailed, InstallRequest, install_lock
+    from compat.sources.smoke.run import scratch
+
+    locked = lock(request.lock)
+    if isinstance(locked, Conflict):
+        return locked
+    settings = request.lock.settings
+    with scratch() as root:
+        installed = install_lock(InstallRequest(
+            requirements=render_lock(locked, LockFormat.REQUIREMENTS), python_version=locked.python_version,
+            index_url=request.lock.index_url or settings.index_url, find_links=request.find_links,
+            offline=request.offline,
+        ), root)
+        if isinstance(installed, InstallFailed):
+            return Verification(lock=locked, install_error=installed.reason, smoke=None, install_s=installed.seconds)
+        report = smoke(SmokeRequest(environment=Environment(python=installed.python), trainers=request.trainers,
+                                    budget=request.budget, processes=request.processes, matrix=request.lock.matrix,
+                                    settings=settings))
+    return Verification(lock=locked, install_error=None, smoke=report, install_s=installed.seconds)

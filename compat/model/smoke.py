@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from compat.model.lock import Lock
+
 SCHEMA_VERSION = 1
 
 
@@ -141,3 +143,22 @@ class SmokeReport:
     def failed(self) -> bool:
         """Some stage failed (exit 1)."""
         return any(s.status is Status.FAIL for s in self.stages)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verification:
+    """`compat lock --verify`: the lock installed into a throwaway venv and smoked there."""
+
+    lock: Lock
+    """The set that was verified (written only when `passed`)."""
+    install_error: str | None
+    """Why the set could not be installed (uv's last lines); None when it installed."""
+    smoke: SmokeReport | None
+    """The smoke run in the new venv; None when the install failed."""
+    install_s: float
+    """Time to create and fill the venv."""
+
+    @property
+    def passed(self) -> bool:
+        """Installed, and no stage that ran failed (skipped stages are what this machine could not verify)."""
+        return self.install_error is None and self.smoke is not None and not self.smoke.failed

@@ -9,7 +9,7 @@ from compat import __version__
 from compat.explain.match import Explanation
 from compat.explain.verdict import ErrorVerdict
 from compat.model import codec
-from compat.model.smoke import SCHEMA_VERSION, Diagnosis, SmokeReport, StageResult, Status
+from compat.model.smoke import SCHEMA_VERSION, Diagnosis, SmokeReport, StageResult, Status, Verification
 from compat.report.explain import _headline, api_text
 from compat.report.markdown import escape
 
@@ -129,3 +129,23 @@ def render_junit(report: SmokeReport) -> str:
 def render_progress(result: StageResult) -> str:
     """One line on stderr as each stage ends."""
     return f"compat smoke: {result.stage.value}: {result.status.value} ({result.seconds:.1f} s)\n"
+
+
+def render_verification(v: Verification) -> str:
+    """What `compat lock --verify` proved on this machine, what it could not, and whether the lock is written."""
+    if v.install_error is not None or v.smoke is None:
+        return f"compat lock --verify: the lock is not written: the set did not install ({v.install_s:.1f} s): " \
+               f"{v.install_error}\n"
+    out = [render_text(v.smoke).rstrip("\n"), f"installed in a throwaway venv in {v.install_s:.1f} s"]
+    ran = [s for s in v.smoke.stages if s.status is Status.PASS]
+    skipped = [s for s in v.smoke.stages if s.status is Status.SKIPPED]
+    failed = [s for s in v.smoke.stages if s.status is Status.FAIL]
+    if ran:
+        out.append("verified here: " + ", ".join(s.stage.value + (f" ({', '.join(v.smoke.trainers)})" if
+                                                                   s.stage.value == "train" else "") for s in ran))
+    if skipped:
+        out.append("not verified here: " + "; ".join(f"{s.stage.value}: {s.reason}" for s in skipped))
+    if failed:
+        out.append("compat lock --verify: the lock is not written: " + ", ".join(s.stage.value for s in failed)
+                   + " failed in the installed set")
+    return "\n".join(out) + "\n"
