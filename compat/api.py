@@ -26,7 +26,7 @@ Usage errors (a bad option value, an unreadable file) raise compat.errors.UsageE
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -49,6 +49,10 @@ if TYPE_CHECKING:
     from compat.matrix.api_links import ApiSource
     from compat.matrix.releases import PackageReleases
     from compat.model.api_outcome import ApiOutcome
+    from compat.model.smoke import Diagnosis as SmokeDiagnosis
+    from compat.model.smoke import SmokeReport
+    from compat.model.smoke import StageResult as SmokeStageResult
+    from compat.model.smoke import Verification as SmokeVerification
     from compat.resolve import SearchBound
 
 __all__ = [
@@ -72,7 +76,9 @@ __all__ = [
     "ShowRequest",
     "SiteRequest",
     "SiteResult",
+    "SmokeRequest",
     "ValidateRequest",
+    "VerifyRequest",
     "doctor",
     "explain",
     "facts",
@@ -80,6 +86,7 @@ __all__ = [
     "fleet_torch",
     "lock",
     "lock_full",
+    "lock_verify",
     "matrix_api",
     "matrix_refresh",
     "matrix_refresh_api",
@@ -90,6 +97,7 @@ __all__ = [
     "read_config",
     "read_log",
     "read_settings",
+    "smoke",
 ]
 
 
@@ -885,3 +893,113 @@ def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
             write_output(out / f"{member.node}.json", redact_text(dump_facts(member.facts)).encode("utf-8"))
         except OSError as exc:
             raise UsageError(f"cannot write {out / member.node}.json: {exc.strerror or exc}") from exc
+
+
+# ----------------------------------------------------------------------------- smoke
+
+
+@dataclass(frozen=True, kw_only=True)
+class SmokeRequest(FactsRequest):
+    """`compat smoke`: run the stack of the environment doctor would judge (or `environment.python`), stage by stage."""
+
+    trainers: tuple[str, ...] = ()
+    """TRL trainers the train stage runs two steps of (sft, dpo, grpo); empty: those the script uses, else sft."""
+    budget: float = 900.0
+    """Seconds the whole run may take, the probe included; a stage that cannot start within it is skipped."""
+    processes: int = 2
+    """Processes of the train stage's `accelerate launch` run (1: none)."""
+
+
+def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | None = None) -> SmokeReport:
+    """Each stage in a child of the judged interpreter, in a temp dir removed afterwards; a failing stage's output
+    explained against the environment. `progress` is called with each stage's result as it ends."""
+    import time
+
+    from compat.model.smoke import SmokeReport, Status
+    from compat.model.unknown import Unknown
+    from compat.smoke.parse import failure_output, out_of_budget, skipped, stage_result
+    from compat.smoke.plan import plan_stages
+    from compat.sources.smoke.run import child_env, run_stage, scratch, this_environment
+
+    started = time.monotonic()
+    deadline = started + request.budget
+    if request.environment.facts_file is not None:
+        raise UsageError("compat smoke runs an interpreter: give --python, not --facts")
+    m = _matrix(request.matrix, request.settings)
+    env = _gather(request, m)
+    python = env.python.executable
+    if isinstance(python, Unknown):
+        raise UsageError(f"no interpreter to run: {python.reason}")
+    plans = plan_stages(env, trainers=request.trainers, processes=request.processes)
+    results = []
+    with scratch() as root:
+        child = child_env(this_environment(), root)
+        for plan in plans:
+            if plan.skip is not None:
+                result = skipped(plan)
+            elif deadline - time.monotonic() < 1.0:
+                result = out_of_budget(plan.stage, request.budget)
+            else:
+                children = run_stage(python, plan, root=root, env=child, deadline=deadline)
+                result = stage_result(plan.stage, children)
+                if result.status is Status.FAIL:
+                    result = replace(result, diagnosis=_smoke_diagnosis(failure_output(children), env, m))
+            results.append(result)
+            if progress is not None:
+                progress(result)
+    trainers = next((tuple(a for a in p.args if not a.startswith("--")) for p in plans if p.stage.value == "train"), ())
+    return SmokeReport(python=python, stages=tuple(results), budget_s=request.budget,
+                       seconds=round(time.monotonic() - started, 3), trainers=trainers)
+
+
+def _smoke_diagnosis(output: str, env: Facts, matrix: Matrix) -> SmokeDiagnosis | None:
+    """explain's reading of a failing stage's output, against the smoked environment; None for no output."""
+    from compat.explain.match import explain as run_explain
+    from compat.report.smoke import diagnosis
+
+    if not output.strip():
+        return None
+    return diagnosis(run_explain(output.splitlines(keepends=True), matrix, env, environment="the smoked environment"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyRequest:
+    """`compat lock --verify`: lock, install the set into a throwaway venv with uv, smoke it there."""
+
+    lock: LockRequest
+    """What to lock."""
+    find_links: tuple[str, ...] = ()
+    """Folders of wheels uv searches besides the indexes (a local torch wheel)."""
+    offline: bool = False
+    """Install only from uv's cache and `find_links`."""
+    trainers: tuple[str, ...] = ()
+    """The trainers the smoke's train stage runs (default: SFT)."""
+    budget: float = 900.0
+    """Bound on the smoke run."""
+    processes: int = 2
+    """Processes of the smoke's `accelerate launch` run."""
+
+
+def lock_verify(request: VerifyRequest) -> SmokeVerification | Conflict:
+    """The lock, and whether it installs and runs on this machine; the caller writes it only when it passed."""
+    from compat.model.smoke import Verification
+    from compat.report.lock import LockFormat, render_lock
+    from compat.sources.smoke.install import InstallFailed, InstallRequest, install_lock
+    from compat.sources.smoke.run import scratch
+
+    locked = lock(request.lock)
+    if isinstance(locked, Conflict):
+        return locked
+    settings = request.lock.settings
+    with scratch() as root:
+        installed = install_lock(InstallRequest(
+            requirements=render_lock(locked, LockFormat.REQUIREMENTS), python_version=locked.python_version,
+            index_url=request.lock.index_url or settings.index_url, find_links=request.find_links,
+            offline=request.offline,
+        ), root)
+        if isinstance(installed, InstallFailed):
+            return Verification(lock=locked, install_error=installed.reason, smoke=None, install_s=installed.seconds)
+        report = smoke(SmokeRequest(environment=Environment(python=installed.python), trainers=request.trainers,
+                                    budget=request.budget, processes=request.processes, matrix=request.lock.matrix,
+                                    settings=settings))
+    return Verification(lock=locked, install_error=None, smoke=report, install_s=installed.seconds)

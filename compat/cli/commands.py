@@ -6,4 +6,5 @@ from compat.cli import (
     fleet,  # noqa: F401
     lock,  # noqa: F401
     matrix,  # noqa: F401
+    smoke,  # noqa: F401
 )

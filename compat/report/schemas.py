@@ -19,10 +19,11 @@ from typing import Any, Union
 from compat.model.facts import Facts
 from compat.model.findings import Finding
 from compat.model.lock import Lock, Plan
+from compat.model.smoke import SmokeReport
 from compat.model.unknown import Unknown
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-OUTPUTS = ("facts", "doctor", "explain", "lock", "plan")
+OUTPUTS = ("facts", "doctor", "explain", "lock", "plan", "smoke")
 """Every command whose --json output has a schema (fleet joins when it lands)."""
 
 
@@ -173,6 +174,20 @@ def _explain() -> dict[str, Any]:
     return _document("explain", "compat explain --json", root, {"Match": match})
 
 
+def _smoke() -> dict[str, Any]:
+    """The SmokeReport record with the envelope render_json adds (schema_version, compat_version, failed)."""
+    defs: dict[str, Any] = {}
+    schema_of(SmokeReport, defs)
+    record = defs.pop("SmokeReport")
+    root = {
+        **record,
+        "properties": {"schema_version": {"const": 1}, "compat_version": {"type": "string"},
+                       "failed": {"type": "boolean"}, **record["properties"]},
+        "required": ["schema_version", "compat_version", "failed", *record["required"]],
+    }
+    return _document("smoke", "compat smoke --json", root, defs)
+
+
 def schemas() -> dict[str, dict[str, Any]]:
     """Every output's schema, by command name."""
     return {
@@ -181,6 +196,7 @@ def schemas() -> dict[str, dict[str, Any]]:
         "explain": _explain(),
         "lock": _record("lock", "compat lock --json", Lock),
         "plan": _record("plan", "compat plan --json", Plan),
+        "smoke": _smoke(),
     }
 
 

@@ -30,6 +30,7 @@ SAMPLES: dict[str, list[Path]] = {
     "explain": [GOLDEN / "explain-h100.json.txt", GOLDEN / "explain-nofacts.json.txt", GOLDEN / "explain-none.json.txt"],
     "lock": sorted(p for p in LOCKS.glob("*.json") if not p.name.startswith("plan-")),
     "plan": sorted(LOCKS.glob("plan-*.json")),
+    "smoke": [GOLDEN / "smoke.json"],
 }
 
 

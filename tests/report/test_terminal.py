@@ -88,7 +88,7 @@ def test_errors_are_one_line(args):
 
 
 COMMANDS = [(), ("doctor",), ("report",), ("facts",), ("explain",), ("lock",), ("plan",), ("matrix",),
-            ("matrix", "show"), ("matrix", "validate"), ("matrix", "refresh"), ("matrix", "site"), ("matrix", "api"), ("fleet",)]
+            ("matrix", "show"), ("matrix", "validate"), ("matrix", "refresh"), ("matrix", "site"), ("matrix", "api"), ("fleet",), ("smoke",)]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "compat")

@@ -1,0 +1,98 @@
+"""Which stages `compat smoke` runs, with what, and why a stage is skipped: decided from the Facts alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from compat.errors import UsageError
+from compat.model.facts import Facts
+from compat.model.smoke import Stage, StagePlan
+from compat.model.unknown import Unknown
+
+IMPORTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("torch", "torch", ()),
+    ("transformers", "transformers", ()),
+    ("tokenizers", "tokenizers", ()),
+    ("safetensors", "safetensors", ()),
+    ("datasets", "datasets", ()),
+    ("accelerate", "accelerate", ()),
+    ("peft", "peft", ()),
+    ("trl", "trl", ()),
+    ("triton", "triton", ()),
+    ("flash-attn", "flash_attn", ("flash_attn_2_cuda",)),
+    ("xformers", "xformers", ("xformers.ops",)),
+    ("vllm", "vllm", ("vllm._C",)),
+    ("bitsandbytes", "bitsandbytes", ()),
+    ("deepspeed", "deepspeed", ("deepspeed.ops",)),
+    ("liger-kernel", "liger_kernel", ("liger_kernel.ops",)),
+)
+"""(distribution, top-level module, compiled extensions or kernel modules) of the packages the import stage loads."""
+
+TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "grpo": "GRPOTrainer", "online-dpo": "OnlineDPOTrainer"}
+"""The trainers `--trainer` names, and the TRL class a script uses for each."""
+RUNNABLE = ("sft", "dpo", "grpo")
+"""Trainers with a built-in two-step run on the tiny model (online-dpo needs a judge or reward model: not yet)."""
+
+SECONDS = {Stage.IMPORT: 180.0, Stage.DEVICE: 120.0, Stage.COLLECTIVE: 120.0, Stage.KERNELS: 180.0, Stage.SERVE: 300.0,
+           Stage.TRAIN: 600.0}
+"""Each stage's own time bound; the run's budget may cut it shorter."""
+
+
+def parse_trainers(text: str) -> tuple[str, ...]:
+    """`sft,dpo,grpo` as a tuple; a UsageError names a trainer compat does not know."""
+    names = tuple(dict.fromkeys(t.strip().lower() for t in text.split(",") if t.strip()))
+    unknown = [n for n in names if n not in TRAINERS]
+    if unknown or not names:
+        raise UsageError(f"--trainer takes {', '.join(TRAINERS)} (comma-separated), not {text!r}")
+    return names
+
+
+def script_trainers(facts: Facts) -> tuple[str, ...]:
+    """The trainers the facts' training script uses (read with ast by the probe), in --trainer's names."""
+    if facts.script is None:
+        return ()
+    by_class = {cls: name for name, cls in TRAINERS.items()}
+    return tuple(by_class[c] for c in facts.script.trainers if c in by_class)
+
+
+def _installed(facts: Facts, name: str) -> bool | None:
+    found = facts.package(name)
+    return None if isinstance(found, Unknown) else found is not None
+
+
+def _gpus(facts: Facts) -> int | None:
+    visible = facts.visible_gpus()
+    return None if isinstance(visible, Unknown) else visible
+
+
+def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 2) -> tuple[StagePlan, ...]:
+    """Every stage in order, each with its arguments or why it is skipped."""
+    chosen = tuple(trainers) or script_trainers(facts) or ("sft",)
+    gpus = _gpus(facts)
+    cpu = gpus == 0
+    imports: list[str] = []
+    for dist, module, extensions in IMPORTS:
+        if _installed(facts, dist) is False:
+            continue
+        imports.append(f"{dist}={module}")
+        imports.extend(f"ext:{dist}={ext}" for ext in extensions)
+    plans = [StagePlan(stage=Stage.IMPORT, args=tuple(imports), seconds=SECONDS[Stage.IMPORT])]
+    torch_missing = "torch is not installed" if _installed(facts, "torch") is False else None
+    plans.append(StagePlan(stage=Stage.DEVICE, seconds=SECONDS[Stage.DEVICE], skip=torch_missing or (
+        "no GPU visible: a CPU machine has no CUDA device to initialise" if cpu else None)))
+    world = max(2, gpus or 0)
+    plans.append(StagePlan(stage=Stage.COLLECTIVE, processes=world, seconds=SECONDS[Stage.COLLECTIVE], skip=torch_missing))
+    plans.append(StagePlan(stage=Stage.KERNELS, seconds=SECONDS[Stage.KERNELS], skip=torch_missing))
+    serve_skip = None
+    if _installed(facts, "vllm") is False:
+        serve_skip = "vllm is not installed"
+    elif cpu:
+        serve_skip = "no GPU visible: the vLLM engine is not started on a CPU machine"
+    plans.append(StagePlan(stage=Stage.SERVE, seconds=SECONDS[Stage.SERVE], skip=serve_skip))
+    train_skip = "trl is not installed" if _installed(facts, "trl") is False else torch_missing
+    runnable = tuple(t for t in chosen if t in RUNNABLE) or chosen
+    args = runnable + (("--lora",) if _installed(facts, "peft") is not False else ())
+    launched = processes if _installed(facts, "accelerate") is not False and processes > 1 else 1
+    plans.append(StagePlan(stage=Stage.TRAIN, args=args, processes=launched, seconds=SECONDS[Stage.TRAIN],
+                           skip=train_skip))
+    return tuple(plans)

@@ -1,0 +1,441 @@
+"""The side of `compat smoke` that runs inside the judged interpreter: `python child.py STAGE [ARGS]`.
+
+Run by path, never imported by compat: the judged environment need not have compat installed, so
+this file uses the standard library and the packages it checks, nothing else. Each step prints one
+line `@@compat-smoke {json}` on stdout (name, status, seconds, detail); a failing step prints its
+traceback on stderr, which compat hands to explain. Under a launcher only the first rank reports.
+Everything written goes under the working directory, a temp dir compat removes afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+MARK = "@@compat-smoke "
+FAILED: list[str] = []
+
+
+class Skip(Exception):
+    """The step does not apply here; the message says why."""
+
+
+def _rank() -> int:
+    for name in ("RANK", "LOCAL_PROCESS_INDEX"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 0
+
+
+def emit(name: str, status: str, seconds: float, detail: str | None = None) -> None:
+    if _rank() != 0:
+        return
+    doc = {"name": name, "status": status, "seconds": round(seconds, 3), "detail": detail}
+    sys.stdout.write(MARK + json.dumps(doc, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def step(name: str) -> Iterator[list[str]]:
+    """Run one step: pass, skip (Skip raised) or fail (anything else: its traceback goes to stderr).
+    The list yielded takes a detail for a passing step (a version)."""
+    started = time.monotonic()
+    detail: list[str] = []
+    try:
+        yield detail
+    except Skip as why:
+        emit(name, "skipped", time.monotonic() - started, str(why))
+    except BaseException as exc:  # SystemExit from a library is this step's failure too
+        traceback.print_exc()
+        sys.stderr.flush()
+        # The first line names the error; libraries append advice lines ("Try: pip install ...") after it.
+        lines = [ln for ln in f"{type(exc).__name__}: {exc}".splitlines() if ln.strip()]
+        emit(name, "fail", time.monotonic() - started, lines[0][:500] if lines else type(exc).__name__)
+        FAILED.append(name)
+    else:
+        emit(name, "pass", time.monotonic() - started, detail[0] if detail else None)
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def stage_import(args: list[str]) -> None:
+    """ARGS: DIST=MODULE (a package) or ext:DIST=MODULE (a compiled extension of an installed package)."""
+    for arg in args:
+        kind, _, spec = arg.rpartition(":")
+        dist, _, module = spec.partition("=")
+        label = f"extension {module}" if kind == "ext" else f"import {module}"
+        with step(label) as detail:
+            importlib.import_module(module)
+            if kind != "ext":
+                detail.append(f"{dist} {_version(dist)}")
+        if module == "bitsandbytes" and "import bitsandbytes" not in FAILED:
+            with step("extension bitsandbytes native library"):
+                import bitsandbytes
+
+                lib = getattr(getattr(bitsandbytes, "cextension", None), "lib", None)
+                if lib is None:
+                    raise Skip("bitsandbytes exposes no native library handle in this release")
+
+
+# ----------------------------------------------------------------------------- device
+
+
+def stage_device(args: list[str]) -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        with step("cuda"):
+            raise Skip("torch.cuda.is_available() is False: no CUDA device visible to torch")
+        return
+    count = torch.cuda.device_count()
+    arch_list = torch.cuda.get_arch_list()
+    for i in range(count):
+        dev = torch.device("cuda", i)
+        major, minor = torch.cuda.get_device_capability(i)
+        with step(f"init cuda:{i}") as detail:
+            torch.cuda.init()
+            torch.zeros(1, device=dev)
+            detail.append(f"{torch.cuda.get_device_name(i)} sm_{major}{minor}")
+        with step(f"compiled architectures cuda:{i}") as detail:
+            own = f"sm_{major}{minor}"
+            ptx = [a for a in arch_list if a.startswith("compute_") and int(a[8:].rstrip("a")) <= major * 10 + minor]
+            if own not in arch_list and not ptx:
+                raise RuntimeError(f"torch {torch.__version__} has no kernel image for {own}: built for {' '.join(arch_list)}")
+            detail.append(own if own in arch_list else f"{own} by PTX {ptx[-1]}")
+        dtypes = [("fp32", torch.float32), ("fp16", torch.float16)]
+        if torch.cuda.is_bf16_supported():
+            dtypes.append(("bf16", torch.bfloat16))
+        for label, dtype in dtypes:
+            with step(f"matmul {label} cuda:{i}"):
+                a = torch.randn(64, 64, device=dev, dtype=dtype)
+                b = (a @ a).float()
+                torch.cuda.synchronize(dev)
+                if not torch.isfinite(b).all():
+                    raise RuntimeError(f"matmul in {label} on cuda:{i} gave non-finite values")
+        with step(f"matmul fp8 cuda:{i}"):
+            if (major, minor) < (8, 9) or not hasattr(torch, "float8_e4m3fn"):
+                raise Skip(f"sm_{major}{minor} has no fp8 tensor cores (needs sm_89 or newer)")
+            a = torch.randn(32, 32, device=dev).to(torch.float8_e4m3fn)
+            b = torch.randn(32, 32, device=dev).to(torch.float8_e4m3fn).t()
+            one = torch.ones((), device=dev)
+            torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            torch.cuda.synchronize(dev)
+    with step("peer access") as detail:
+        if count < 2:
+            raise Skip("one GPU visible: no peer to reach")
+        missing = [f"{i}->{j}" for i in range(count) for j in range(count)
+                   if i != j and not torch.cuda.can_device_access_peer(i, j)]
+        detail.append("every pair" if not missing else f"no peer access {' '.join(missing)} (traffic goes through the host)")
+
+
+# ----------------------------------------------------------------------------- collective
+
+
+def stage_collective(args: list[str]) -> None:
+    """Run under torchrun: one all-reduce on the job's backend (NCCL on GPUs, else gloo) over every rank."""
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+
+    rank, world, local = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", "0"))
+    use_nccl = torch.cuda.is_available() and torch.cuda.device_count() >= world and dist.is_nccl_available()
+    backend = "nccl" if use_nccl else "gloo"
+    with step(f"all-reduce {backend} x{world}") as detail:
+        device = torch.device("cuda", local) if use_nccl else torch.device("cpu")
+        if use_nccl:
+            torch.cuda.set_device(device)
+        dist.init_process_group(backend, timeout=timedelta(seconds=60))
+        tensor = torch.full((1 << 20,), float(rank + 1), device=device)
+        dist.all_reduce(tensor)
+        expected = world * (world + 1) / 2
+        if float(tensor[0]) != expected:
+            raise RuntimeError(f"all-reduce gave {float(tensor[0])}, expected {expected}")
+        dist.barrier()
+        dist.destroy_process_group()
+        detail.append(f"{backend}, {world} processes, 4 MiB")
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def stage_kernels(args: list[str]) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    cuda = torch.cuda.is_available()
+    dev = torch.device("cuda" if cuda else "cpu")
+    with step("sdpa") as detail:
+        q = torch.randn(1, 2, 16, 8, device=dev, requires_grad=True)
+        F.scaled_dot_product_attention(q, q, q, is_causal=True).sum().backward()
+        detail.append(f"on {dev.type}")
+    if cuda:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        for name in ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION"):
+            backend = getattr(SDPBackend, name, None)
+            with step(f"sdpa {name.lower()}"):
+                if backend is None:
+                    raise Skip(f"torch {torch.__version__} has no SDPBackend.{name}")
+                q = torch.randn(1, 2, 64, 64, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                with sdpa_kernel(backend):
+                    F.scaled_dot_product_attention(q, q, q, is_causal=True).sum().backward()
+                torch.cuda.synchronize()
+    with step("flash-attn forward/backward") as detail:
+        if not cuda:
+            raise Skip("no CUDA device: flash-attn runs on GPUs only")
+        if _version("flash-attn") is None:
+            raise Skip("flash-attn is not installed")
+        from flash_attn import flash_attn_func
+
+        q = torch.randn(1, 64, 2, 64, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        flash_attn_func(q, q, q, causal=True).sum().backward()
+        torch.cuda.synchronize()
+        detail.append(f"flash-attn {_version('flash-attn')}")
+    with step("triton kernel") as detail:
+        if not cuda:
+            raise Skip("no CUDA device: triton compiles for GPUs only")
+        if _version("triton") is None:
+            raise Skip("triton is not installed")
+        compiled = torch.compile(lambda x: torch.nn.functional.gelu(x) * 2)
+        compiled(torch.randn(128, device=dev))
+        torch.cuda.synchronize()
+        detail.append(f"triton {_version('triton')} via torch.compile")
+    with step("bitsandbytes 4-bit") as detail:
+        if not cuda:
+            raise Skip("no CUDA device: bitsandbytes 4-bit runs on GPUs here")
+        if _version("bitsandbytes") is None:
+            raise Skip("bitsandbytes is not installed")
+        import bitsandbytes as bnb
+
+        layer = bnb.nn.Linear4bit(64, 64, compute_dtype=torch.bfloat16, quant_type="nf4").to(dev)
+        layer(torch.randn(2, 64, device=dev, dtype=torch.bfloat16)).sum()
+        torch.cuda.synchronize()
+        detail.append(f"bitsandbytes {_version('bitsandbytes')}")
+
+
+# ----------------------------------------------------------------------------- the tiny model
+
+
+def tiny_model(where: str) -> str:
+    """A random two-layer Llama and a word-level tokenizer trained here, saved under `where`; nothing downloaded."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    text = ("the quick brown fox jumps over the lazy dog a cat sat on mat hello world "
+            "user assistant system yes no good bad answer question one two three")
+    raw = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    raw.pre_tokenizer = pre_tokenizers.Whitespace()
+    raw.train_from_iterator([text] * 4, trainers.WordLevelTrainer(
+        special_tokens=["<unk>", "<pad>", "<s>", "</s>", "<|user|>", "<|assistant|>", "<|system|>"]))
+    tok = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="<unk>", pad_token="<pad>", bos_token="<s>",
+                                  eos_token="</s>")
+    tok.chat_template = (
+        "{% for m in messages %}{{ '<|' + m['role'] + '|> ' + m['content'] + ' </s> ' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|assistant|> ' }}{% endif %}"
+    )
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=256,
+                         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = LlamaForCausalLM(config)
+    path = os.path.join(where, "tiny-llama")
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+# ----------------------------------------------------------------------------- serve
+
+
+def stage_serve(args: list[str]) -> None:
+    with step("tiny model") as detail:
+        path = tiny_model(os.getcwd())
+        detail.append("2 layers, hidden 16")
+    if "tiny model" in FAILED:
+        return
+    with step("vllm engine") as detail:
+        from vllm import LLM, SamplingParams
+
+        kwargs: dict[str, Any] = {"model": path, "max_model_len": 128, "gpu_memory_utilization": 0.2,
+                                  "enforce_eager": True}
+        if "enable_sleep_mode" in inspect.signature(LLM.__init__).parameters or hasattr(LLM, "sleep"):
+            kwargs["enable_sleep_mode"] = True
+        llm = LLM(**kwargs)
+        detail.append(f"vllm {_version('vllm')}")
+    if "vllm engine" in FAILED:
+        return
+    params = SamplingParams(max_tokens=8, temperature=0.0)
+    for n in (1, 2):
+        with step(f"generation {n}"):
+            out = llm.generate(["hello world"], params)
+            if not out or not out[0].outputs:
+                raise RuntimeError("vLLM returned no completion")
+    with step("sleep and wake"):
+        if not hasattr(llm, "sleep"):
+            raise Skip(f"vllm {_version('vllm')} has no sleep mode")
+        llm.sleep(level=1)
+        llm.wake_up()
+        llm.generate(["hello world"], params)
+
+
+# ----------------------------------------------------------------------------- train
+
+
+def _fitting(cls: Callable[..., Any], values: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments `cls` takes: option names come and go between TRL releases."""
+    params = inspect.signature(cls).parameters
+    return {k: v for k, v in values.items() if k in params}
+
+
+def _config(cls: Callable[..., Any], out: str, **extra: Any) -> Any:
+    import torch
+
+    values: dict[str, Any] = {
+        "output_dir": out, "max_steps": 2, "per_device_train_batch_size": 2, "gradient_accumulation_steps": 1,
+        "learning_rate": 1e-3, "logging_steps": 1, "save_strategy": "no", "report_to": "none",
+        "use_cpu": not torch.cuda.is_available(), "bf16": False, "fp16": False, "dataloader_num_workers": 0,
+        "disable_tqdm": True, "seed": 0, **extra,
+    }
+    return cls(**_fitting(cls, values))
+
+
+def _trainer(cls: Callable[..., Any], **values: Any) -> Any:
+    tokenizer = values.pop("tokenizer")
+    params = inspect.signature(cls).parameters
+    values["processing_class" if "processing_class" in params else "tokenizer"] = tokenizer
+    return cls(**{k: v for k, v in values.items() if k in params or k == "args"})
+
+
+def _data(kind: str) -> Any:
+    from datasets import Dataset
+
+    prompts = ["the quick brown fox", "a cat sat on the mat", "hello world", "one two three"]
+    if kind == "sft":
+        return Dataset.from_dict({"messages": [[{"role": "user", "content": p},
+                                                {"role": "assistant", "content": "yes good answer"}] for p in prompts]})
+    if kind == "dpo":
+        return Dataset.from_dict({"prompt": prompts, "chosen": [" yes good"] * 4, "rejected": [" no bad"] * 4})
+    return Dataset.from_dict({"prompt": prompts})
+
+
+def _reward(completions: list[Any], **kwargs: Any) -> list[float]:
+    return [float(len(str(c))) for c in completions]
+
+
+def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
+    import trl
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_path)
+    model = AutoModelForCausalLM.from_pretrained(model_path)
+    peft_config = None
+    if lora:
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
+    if kind == "sft":
+        args = _config(trl.SFTConfig, out, max_length=32, max_seq_length=32, packing=False)
+        trainer = _trainer(trl.SFTTrainer, model=model, args=args, train_dataset=_data("sft"), tokenizer=tok,
+                           peft_config=peft_config)
+    elif kind == "dpo":
+        args = _config(trl.DPOConfig, out, max_length=32, max_prompt_length=16, beta=0.1)
+        trainer = _trainer(trl.DPOTrainer, model=model, args=args, train_dataset=_data("dpo"), tokenizer=tok,
+                           peft_config=peft_config)
+    elif kind == "grpo":
+        args = _config(trl.GRPOConfig, out, num_generations=2, max_completion_length=8, max_prompt_length=16,
+                       generation_batch_size=2, temperature=1.0)
+        trainer = _trainer(trl.GRPOTrainer, model=model, args=args, train_dataset=_data("grpo"), tokenizer=tok,
+                           reward_funcs=_reward, peft_config=peft_config)
+    else:
+        raise Skip(f"no built-in two-step run for trainer {kind!r} yet")
+    result = trainer.train()
+    if getattr(trainer.state, "global_step", 0) != 2:
+        raise RuntimeError(f"{kind} ran {trainer.state.global_step} steps, not 2")
+    return trainer, result
+
+
+def stage_train(args: list[str]) -> None:
+    """ARGS: the trainers (sft, dpo, grpo), then --lora to add a LoRA variant of the first, --launched under a launcher."""
+    trainers = [a for a in args if not a.startswith("--")]
+    launched = "--launched" in args
+    where = os.getcwd()
+    prefix = f"accelerate launch x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
+    with step(prefix + "tiny model") as detail:
+        # Under a launcher every rank builds the same files: each into its own folder.
+        path = tiny_model(os.path.join(where, f"rank{_rank()}") if launched else where)
+        detail.append("Llama, 2 layers, hidden 16, word-level tokenizer")
+    if FAILED:
+        return
+    with step(prefix + "import trl") as detail:
+        import trl  # noqa: F401
+
+        detail.append(f"trl {_version('trl')}, transformers {_version('transformers')}, accelerate {_version('accelerate')}")
+    if FAILED:
+        return
+    saved: Any = None
+    for kind in trainers:
+        with step(prefix + kind) as detail:
+            trainer, result = _train_one(kind, path, os.path.join(where, f"out-{kind}"), lora=False)
+            processes = getattr(getattr(trainer, "accelerator", None), "num_processes", 1)
+            if launched and str(processes) != os.environ.get("WORLD_SIZE"):
+                raise RuntimeError(f"accelerate ran {processes} process(es), the launcher started {os.environ.get('WORLD_SIZE')}")
+            detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes" if launched else ""))
+            if kind == trainers[0] and not launched:
+                saved = trainer
+    if launched or saved is None:
+        return
+    with step(f"save and reload ({trainers[0]})"):
+        from transformers import AutoModelForCausalLM
+
+        target = os.path.join(where, "saved")
+        saved.save_model(target)
+        again = AutoModelForCausalLM.from_pretrained(target)
+        tok = getattr(saved, "processing_class", None) or saved.tokenizer
+        again(**tok("hello world", return_tensors="pt"))
+    if "--lora" in args:
+        with step(f"{trainers[0]}+lora") as detail:
+            if _version("peft") is None:
+                raise Skip("peft is not installed")
+            trainer, result = _train_one(trainers[0], path, os.path.join(where, "out-lora"), lora=True)
+            target = os.path.join(where, "saved-lora")
+            trainer.save_model(target)
+            from peft import AutoPeftModelForCausalLM
+
+            AutoPeftModelForCausalLM.from_pretrained(target)
+            detail.append(f"peft {_version('peft')}, 2 steps, saved and reloaded")
+
+
+STAGES: dict[str, Callable[[list[str]], None]] = {
+    "import": stage_import, "device": stage_device, "collective": stage_collective, "kernels": stage_kernels,
+    "serve": stage_serve, "train": stage_train,
+}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in STAGES:
+        sys.stderr.write(f"usage: child.py {{{','.join(STAGES)}}} [ARGS]\n")
+        return 2
+    STAGES[argv[0]](argv[1:])
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

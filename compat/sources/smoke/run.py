@@ -1,0 +1,156 @@
+"""The fetch side of `compat smoke`: a temp dir, and each stage's child processes of the judged interpreter.
+
+Every child runs in the temp dir with HOME, the caches and TMPDIR pointed into it and the hubs set
+offline, so nothing is downloaded and nothing outside the temp dir is written; the temp dir is
+removed afterwards. A child runs in its own session and is killed, with everything it started, at
+its time bound. What the children printed is parsed by compat.smoke.parse (pure).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from compat.model.smoke import ChildOutput, Stage, StagePlan
+
+CHILD = Path(__file__).with_name("child.py")
+"""The script each stage runs by path (it imports nothing of compat)."""
+
+KEEP = 256 * 1024
+"""Characters of each stream kept (the end): enough for explain, bounded for a chatty library."""
+
+OFFLINE = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "WANDB_DISABLED": "true",
+    "WANDB_MODE": "disabled",
+    "DISABLE_MLFLOW_INTEGRATION": "TRUE",
+    "COMET_MODE": "DISABLED",
+    "DO_NOT_TRACK": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ written into the judged environment
+    "PYTHONUNBUFFERED": "1",
+}
+"""Set in every child: nothing is fetched, nothing is reported home, nothing is written beside the packages."""
+
+_HOMES = {
+    "HOME": "home",
+    "XDG_CACHE_HOME": "cache",
+    "XDG_CONFIG_HOME": "config",
+    "HF_HOME": "cache/huggingface",
+    "HF_DATASETS_CACHE": "cache/datasets",
+    "TRITON_CACHE_DIR": "cache/triton",
+    "TORCHINDUCTOR_CACHE_DIR": "cache/inductor",
+    "TORCH_HOME": "cache/torch",
+    "VLLM_CACHE_ROOT": "cache/vllm",
+    "CUDA_CACHE_PATH": "cache/nv",
+    "MPLCONFIGDIR": "cache/matplotlib",
+    "TMPDIR": "tmp",
+}
+"""Where each tool writes, inside the temp dir."""
+
+_DROP = ("PYTHONHOME", "PYTHONSTARTUP", "ACCELERATE_CONFIG_FILE", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
+         "MASTER_PORT")
+"""Removed: a stray launcher variable would make a child think it is one rank of a job that does not exist."""
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[Path]:
+    """A temp dir for the whole run, removed afterwards whatever happened."""
+    root = Path(tempfile.mkdtemp(prefix="compat-smoke-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def child_env(base: Mapping[str, str], root: Path) -> dict[str, str]:
+    """The environment of every child: `base` (this process's) with the homes in `root` and the hubs offline."""
+    env = {k: v for k, v in base.items() if k not in _DROP}
+    for name, sub in _HOMES.items():
+        path = root / sub
+        path.mkdir(parents=True, exist_ok=True)
+        env[name] = str(path)
+    env.update(OFFLINE)
+    return env
+
+
+def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
+    """The child processes of a stage: (what the report calls it, argv). Collective runs under torchrun;
+    train runs once plainly and, when asked, once more under `accelerate launch` on `plan.processes`."""
+    child = str(CHILD)
+    stage = plan.stage.value
+    if plan.stage is Stage.COLLECTIVE:
+        argv = [python, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={plan.processes}",
+                child, stage]
+        return [(f"torchrun --nproc_per_node={plan.processes} child.py {stage}", argv)]
+    runs = [(f"python child.py {' '.join([stage, *plan.args])}", [python, child, stage, *plan.args])]
+    if plan.stage is Stage.TRAIN and plan.processes > 1:
+        first = next((a for a in plan.args if not a.startswith("--")), "sft")
+        # --multi_gpu is accelerate's multi-process launcher (torchrun under it); on a CPU machine its ranks
+        # form a gloo group. --cpu would fall back to one process.
+        launch = [python, "-m", "accelerate.commands.launch", "--multi_gpu", f"--num_processes={plan.processes}",
+                  "--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no", child, stage, first, "--launched"]
+        runs.append((f"accelerate launch --num_processes={plan.processes} child.py {stage} {first}", launch))
+    return runs
+
+
+def run_child(label: str, argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float) -> ChildOutput:
+    """Run one child to its end or its time bound; never raises on the child's failure."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True)
+    except OSError as exc:
+        return ChildOutput(command=label, returncode=None, stdout="", stderr="", seconds=0.0,
+                           error=f"cannot run {argv[0]}: {exc.strerror or exc}")
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=max(timeout, 0.1))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid)
+        out, err = proc.communicate()
+    except BaseException:
+        _kill_group(proc.pid)  # interrupted: leave no child behind
+        proc.wait()
+        raise
+    return ChildOutput(command=label, returncode=None if timed_out else proc.returncode, stdout=out[-KEEP:],
+                       stderr=err[-KEEP:], seconds=round(time.monotonic() - started, 3), timed_out=timed_out)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_stage(python: str, plan: StagePlan, *, root: Path, env: Mapping[str, str],
+              deadline: float) -> tuple[ChildOutput, ...]:
+    """Each child of the stage in its own folder under `root`, bounded by the stage's time and the run's deadline."""
+    outputs: list[ChildOutput] = []
+    stage_end = min(deadline, time.monotonic() + plan.seconds)
+    for i, (label, argv) in enumerate(commands(python, plan)):
+        left = stage_end - time.monotonic()
+        if left < 1.0:
+            outputs.append(ChildOutput(command=label, returncode=None, stdout="", stderr="", seconds=0.0, timed_out=True))
+            break
+        outputs.append(run_child(label, argv, cwd=root / f"{plan.stage.value}-{i}", env=env, timeout=left))
+    return tuple(outputs)
+
+
+def this_environment() -> dict[str, str]:
+    """This process's environment, the base of every child's."""
+    return dict(os.environ)

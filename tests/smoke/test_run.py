@@ -1,0 +1,54 @@
+"""compat smoke's host side: the children's environment, their command lines, time bounds and the temp dir."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from compat.model.smoke import Stage, StagePlan, Status
+from compat.smoke.parse import stage_result
+from compat.sources.smoke.run import CHILD, child_env, commands, run_child, run_stage, scratch
+
+
+def test_children_write_only_inside_the_temp_dir_and_download_nothing(tmp_path):
+    env = child_env({"HOME": "/home/someone", "RANK": "3", "PATH": "/usr/bin", "HF_HOME": "/data/hf"}, tmp_path)
+    for name in ("HOME", "HF_HOME", "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "TMPDIR", "TORCHINDUCTOR_CACHE_DIR"):
+        assert Path(env[name]).is_relative_to(tmp_path) and Path(env[name]).is_dir()
+    assert env["HF_HUB_OFFLINE"] == env["TRANSFORMERS_OFFLINE"] == env["HF_DATASETS_OFFLINE"] == "1"
+    assert env["WANDB_MODE"] == "disabled" and env["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert "RANK" not in env and env["PATH"] == "/usr/bin"
+
+
+def test_collective_runs_under_torchrun_and_train_once_more_under_accelerate():
+    (_label, argv), = commands("/venv/bin/python", StagePlan(stage=Stage.COLLECTIVE, processes=8))
+    assert argv[:4] == ["/venv/bin/python", "-m", "torch.distributed.run", "--standalone"]
+    assert "--nproc_per_node=8" in argv and argv[-2:] == [str(CHILD), "collective"]
+    runs = commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("dpo", "sft", "--lora"), processes=2))
+    assert runs[0][1] == ["/venv/bin/python", str(CHILD), "train", "dpo", "sft", "--lora"]
+    assert runs[1][1][2:4] == ["accelerate.commands.launch", "--multi_gpu"]
+    assert runs[1][1][-3:] == ["train", "dpo", "--launched"] and "--num_processes=2" in runs[1][1]
+    assert len(commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("sft",), processes=1))) == 1
+
+
+def test_a_child_past_its_bound_is_killed_and_a_missing_interpreter_reported(tmp_path):
+    hung = run_child("sleep", [sys.executable, "-c", "import time; time.sleep(120)"], cwd=tmp_path / "a", env={},
+                     timeout=0.5)
+    assert hung.timed_out and hung.returncode is None
+    missing = run_child("nothing", [str(tmp_path / "no-python")], cwd=tmp_path / "b", env={}, timeout=5)
+    assert missing.error is not None and missing.error.startswith("cannot run")
+
+
+def test_the_import_stage_of_this_interpreter_reports_each_module(tmp_path):
+    import time
+
+    plan = StagePlan(stage=Stage.IMPORT, args=("packaging=packaging", "ext:packaging=packaging.version",
+                                                "no-such-dist=compat_no_such_module"))
+    with scratch() as root:
+        children = run_stage(sys.executable, plan, root=root, env=child_env({}, root), deadline=time.monotonic() + 120)
+        kept = root
+    assert not kept.exists()  # the temp dir is removed
+    result = stage_result(Stage.IMPORT, children)
+    statuses = {s.name: s.status for s in result.steps}
+    assert statuses == {"import packaging": Status.PASS, "extension packaging.version": Status.PASS,
+                        "import compat_no_such_module": Status.FAIL}
+    assert result.status is Status.FAIL and "ModuleNotFoundError" in (result.output or "")
