@@ -156,6 +156,8 @@ class DoctorRequest(FactsRequest):
     """The date ignore expiries are compared with; None: today."""
     report_url: str | None = None
     """Base URL of the finding pages; None: the config's `report-url`, else COMPAT_REPORT_URL."""
+    feature_links: bool = False
+    """Also report the imports that break only a feature (guarded, lazy, on-demand; info)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -391,7 +393,8 @@ def doctor(request: DoctorRequest) -> DoctorResult:
     env = _gather(request, m)
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
-    findings = for_interpreter(diagnose(env, m, api=_installed_api(request, env, m)), _named_python(request, env))
+    findings = for_interpreter(diagnose(env, m, api=_installed_api(request, env, m), feature_links=request.feature_links),
+                               _named_python(request, env))
     findings, waivers = apply_ignores(findings, config.ignore if config else (), request.today or date.today())
     return DoctorResult(
         facts=env,

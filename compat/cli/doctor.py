@@ -58,6 +58,10 @@ def doctor(
         help="Exit 1 when a finding has this severity or worse (default: the config's fail-on, else error).",
     ),
     strict: bool = typer.Option(False, "--strict", help="Also exit 1 when a check at that severity could not run."),
+    feature_links: bool = typer.Option(
+        False, "--feature-links",
+        help="Also list the imports that break only one feature (guarded, lazy or on-demand), as info.",
+    ),
     matrix: MatrixOpt = None,
     output_format: FormatOpt = None,
     config: ConfigOpt = None,
@@ -80,6 +84,7 @@ def doctor(
         config=config,
         find_config=not no_config,
         report_url=report_url,
+        feature_links=feature_links,
     ))
     fmt = output_format or (DoctorFormat.JSON if json_out else DoctorFormat.TEXT)
     cfg = result.config.path if result.config else None
@@ -129,7 +134,7 @@ def report(
         doctor(json_out=False, python=python, facts=facts, requirements=requirements, host=host, gpus=gpus, driver=driver,
                launcher=launcher, accelerate_config=accelerate_config, script=script, fail_on=None, strict=False,
                matrix=matrix, output_format=DoctorFormat.MARKDOWN, config=config, no_config=no_config,
-               report_url=report_url)
+               report_url=report_url, feature_links=False)
     except typer.Exit as done:
         if done.exit_code != ExitCode.VERDICT:  # findings are what the block reports, not a failure of `report`
             raise

@@ -17,12 +17,13 @@ from compat.model.facts import Facts, canonical
 from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
 
 
-def diagnose(facts: Facts, matrix: Matrix, *, api: ApiSource | None = None) -> tuple[Finding, ...]:
-    """`api` reads the API timeline for the import-link check (default: the matrix's index alone)."""
+def diagnose(facts: Facts, matrix: Matrix, *, api: ApiSource | None = None, feature_links: bool = False) -> tuple[Finding, ...]:
+    """`api` reads the API timeline for the import-link check (default: the matrix's index alone); `feature_links`
+    also reports the imports that break only a feature (info)."""
     found: list[Finding] = []
     for check in checks.ALL:
         found.extend(check(facts, matrix))
-    found.extend(check_import_links(facts, matrix, api))
+    found.extend(check_import_links(facts, matrix, api, feature_links=feature_links))
     missing = _missing_names(found)
     found.extend(catalog_findings(facts, matrix, reported_missing=missing))
     return sort_findings(found)

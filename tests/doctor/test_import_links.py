@@ -33,9 +33,10 @@ def test_a_linked_set_and_unindexed_releases_report_nothing(tmp_path):
     assert list(check_import_links(type(unknown)(**{**unknown.__dict__, "packages": Unknown(reason="x")}), matrix)) == []
 
 
-def test_a_guarded_import_is_a_warning(tmp_path):
+def test_a_guarded_import_is_info_and_only_when_asked_for(tmp_path):
     matrix = load_matrix((write_index(tmp_path),))
-    (finding,) = check_import_links(_facts({"trl": "0.19.0", "vllm": "0.10.2"}), matrix)
+    assert list(check_import_links(_facts({"trl": "0.19.0", "vllm": "0.10.2"}), matrix)) == []
+    (finding,) = check_import_links(_facts({"trl": "0.19.0", "vllm": "0.10.2"}), matrix, feature_links=True)
     assert (finding.id, finding.severity) == (GUARDED, Severity.INFO)
     assert finding.fix.requires == ("trl>=0.23.0",) and finding.fix.commands[1] == "pip install 'vllm<0.10.2'"
 
