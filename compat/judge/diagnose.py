@@ -69,9 +69,11 @@ def catalog_findings(facts: Facts, matrix: Matrix, *, reported_missing: frozense
         )
 
 
-def vetoes(sig: Signature) -> bool:
-    """Whether a catalog entry keeps a lock or a plan off a set: only what doctor reports as an error does."""
-    return sig.doctor and sig.severity is Severity.ERROR
+def vetoes(sig: Signature, *, risks: bool = True) -> bool:
+    """Whether a catalog entry keeps a lock off a set: what doctor reports as an error does, and with `risks` what it
+    reports as a warning (only where a way out resolves: with none, the set stays and the lock notes the risk).
+    A plan passes risks=False: moving trl a major release to clear a risk moves far more than the problem asks."""
+    return sig.doctor and (sig.severity is Severity.ERROR or (risks and sig.severity is Severity.WARNING))
 
 
 def fails(findings: tuple[Finding, ...], threshold: Severity, *, strict: bool = False) -> bool:

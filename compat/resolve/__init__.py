@@ -86,6 +86,7 @@ def resolve(
     exclude_newer: str | None = None,
     bound: SearchBound | None = None,
     attempt: str = "the targets as given",
+    avoid_risks: bool = True,
 ) -> Lock:
     """The newest set that meets `targets` on the target in `facts`; raises ResolutionError when there is none.
 
@@ -107,7 +108,7 @@ def resolve(
                 continue
     context = Search(needs=needs, facts=facts, matrix=matrix, filters=filters, extensions=extensions,
                      preferred=preferred, user=frozenset(n.name for n in needs), anchors=_anchors(needs),
-                     clock=SearchClock(bound or SearchBound()))
+                     clock=SearchClock(bound or SearchBound()), avoid_risks=avoid_risks)
     try:
         found = search(State(constraints={}, excluded={}, imposed=(), tried=frozenset()), context)
     except Conflict as conflict:
@@ -195,7 +196,7 @@ def resolve_from_installed(
         share = max(deadline - time.monotonic(), 0.0) / (len(attempts) - i)
         try:
             return resolve(asked, facts, matrix, prefer_installed=installed_first, minor_compat=minor_compat,
-                           bound=dataclasses.replace(bound, seconds=share), attempt=label)
+                           bound=dataclasses.replace(bound, seconds=share), attempt=label, avoid_risks=False)
         except ResolutionError as exc:
             tried.append(label)
             if proven is None and not _stopped(exc):

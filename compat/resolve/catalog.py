@@ -33,6 +33,7 @@ from compat.matrix.when import ScriptWhen, When
 from compat.model.asker import Asker, AskerKind
 from compat.model.conflict import ConflictCause, ConflictKind
 from compat.model.facts import Distribution, Facts, TorchBuild, TorchSource
+from compat.model.findings import Severity
 from compat.model.lock import Constraint, ConstraintKind, LockNote, LockNoteKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
@@ -118,6 +119,8 @@ class Search:
     """The targets pinned to one release: what "tested together" and "contemporaneous" are judged against."""
     clock: SearchClock = dataclasses.field(default_factory=lambda: SearchClock(SearchBound()))
     """The bound of the whole search, shared by its branches."""
+    avoid_risks: bool = True
+    """Keep off what doctor calls a warning too, where a way out resolves (a lock); a plan moves only for errors."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,7 +150,7 @@ def search(state: State, s: Search) -> Found:
         s.filters.rejected[(name, version)] = wrong_cuda
         excluded = {**state.excluded, name: state.excluded.get(name, ()) + (SpecifierSet(f"=={version}"),)}
         return search(dataclasses.replace(state, excluded=excluded), s)
-    hit = _known_failure(mapping, s.facts, s.matrix, state.tried)
+    hit = _known_failure(mapping, s.facts, s.matrix, state.tried, s.avoid_risks)
     if hit is None:
         return Found(mapping=mapping, criteria=criteria, imposed=state.imposed)
     sig, verdict = hit
@@ -157,6 +160,10 @@ def search(state: State, s: Search) -> Found:
             return search(option, s)
         except (Conflict, ResolutionError) as exc:
             first_error = first_error or exc
+    if sig.severity is not Severity.ERROR:
+        # A risk (doctor's warning) with no way out is no reason to have no set: keep this one, judged on the
+        # other entries; the lock's notes say the risk still applies.
+        return search(dataclasses.replace(state, tried=state.tried | {sig.id}), s)
     if first_error is None:
         raise ResolutionError((ConflictCause(kind=ConflictKind.ALWAYS_KNOWN_FAILURE, signature=sig.id, title=sig.title),))
     raise first_error
@@ -249,11 +256,12 @@ def _exposure(when: When, facts: Facts) -> When:
     return when
 
 
-def _known_failure(mapping: Resolved, facts: Facts, matrix: Matrix, tried: frozenset[str]) -> tuple[Signature, Verdict] | None:
+def _known_failure(mapping: Resolved, facts: Facts, matrix: Matrix, tried: frozenset[str],
+                   avoid_risks: bool) -> tuple[Signature, Verdict] | None:
     installed = facts_with(facts, mapping)
     for sig in sorted(matrix.signatures, key=lambda s: s.id):
         # Only a version fix can be imposed; conditions on packages are what a lock can change.
-        if sig.id in tried or not sig.when.packages or not sig.fix.requires or not vetoes(sig):
+        if sig.id in tried or not sig.when.packages or not sig.fix.requires or not vetoes(sig, risks=avoid_risks):
             continue
         verdict = evaluate(_exposure(sig.when, facts), installed)
         if verdict.matched:

@@ -126,9 +126,10 @@ def test_plan_does_not_move_packages_to_clear_a_warning():
     facts = make_facts(packages=installed, driver="550.54.15")
     findings = diagnose(facts, shipped)
     assert any(f.id == "torch26-weights-only-resume" and f.status is Status.FOUND for f in findings)
-    wanted = [*default_targets(facts, ("torch", "transformers", "accelerate", "trl", "huggingface-hub", "datasets")),
-              *fix_requirements(findings)]
-    lock = resolve(wanted, facts, shipped, prefer_installed=True)
+    from compat.resolve import resolve_from_installed
+
+    targets = default_targets(facts, ("torch", "transformers", "accelerate", "trl", "huggingface-hub", "datasets"))
+    lock = resolve_from_installed(targets, fix_requirements(findings), facts, shipped)  # as `compat plan` asks
     steps = plan(facts, lock, findings)
     moved = {p.split("==")[0] for s in steps.steps for p in s.packages}
     assert not moved & {"trl", "transformers", "torch"}, steps.steps

@@ -98,12 +98,15 @@ def test_open_r1_targets_reproduce_its_tested_set():
     assert pins["accelerate"].startswith("1.4.0  ") and pins["torch"].startswith("2.5.1")
 
 
-def test_the_stack_that_ran_more_targets_wins():
-    # open-r1 ran deepspeed 0.16.8 with transformers 4.52.3; OpenRLHF ran it with vLLM 0.8.5.post1 too.
+def test_a_tested_set_with_a_known_risk_yields_to_one_without_it():
+    # OpenRLHF ran deepspeed 0.16.8 and vLLM 0.8.5.post1 with transformers 4.51.3, which with torch 2.6 cannot
+    # resume from a checkpoint (torch26-weights-only-resume, a warning); open-r1 ran deepspeed 0.16.8 with
+    # transformers 4.52.3, which can. The lock keeps off the risk and says which tested set it took instead.
     pins = _pins(["vllm==0.8.5.post1", "deepspeed==0.16.8", "--gpus", "8xH100", "--driver", "550.54.15",
                   "--python-version", "3.11"])
-    assert pins["transformers"].startswith("4.51.3  ")
-    assert "tested with deepspeed 0.16.8, vllm 0.8.5.post1 in OpenRLHF/OpenRLHF@0f9b19db0eb5" in pins["transformers"]
+    assert pins["transformers"].startswith("4.52.3  ")
+    assert "kept off torch26-weights-only-resume: transformers>=4.52.0" in pins["transformers"]
+    assert "tested with deepspeed 0.16.8, vllm 0.8.4 in huggingface/open-r1@" in pins["transformers"]
 
 
 def test_exclude_newer_drops_later_uploads():
