@@ -80,8 +80,8 @@ def test_ignored_findings_leave_the_verdict_and_say_why(cli, tmp_path):
     code, out = cli("doctor", "--json", "--facts", str(FACTS_300))
     report = json.loads(out)
     assert code == 0, out
-    # What is left are the API timeline's feature-only links, at info: they do not fail the default threshold.
-    assert {f["severity"] for f in report["findings"] if f["status"] == "found"} == {"info"}
+    # Nothing is left: the API timeline's feature-only links are listed only with --feature-links (as info).
+    assert [f["id"] for f in report["findings"] if f["status"] == "found"] == []
     assert {i["finding"]["id"] for i in report["ignored"]} == {"grpo-fsdp-ref-model-on-cpu", "missing-requirement"}
     assert report["expired_ignores"] == []
     code, text = cli("doctor", "--facts", str(FACTS_300))
