@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.matrix.when import When
 from compat.model.facts import Facts, Gpu, Launcher
@@ -96,7 +96,7 @@ def in_spec(version: str, spec: SpecifierSet) -> bool:
     """`version` satisfies `spec`, pre-releases and local tags included ("2.5.1+cu124")."""
     try:
         return spec.contains(Version(version), prereleases=True)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return False
 
 

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
@@ -238,7 +238,7 @@ class PackageApi:
         if i is None:
             try:
                 wanted = Version(release)
-            except InvalidVersion:
+            except ValueError:  # InvalidVersion, or a number longer than int() reads
                 return Unknown(reason=f"{release!r} is not a version")
             i = next((j for j, r in enumerate(self.releases) if Version(r) == wanted), None)
         if i is None:
@@ -373,7 +373,7 @@ def _candidates(api: PackageApi, query: str) -> list[tuple[ApiKind, str]]:
 def _order(release: str) -> tuple[int, Version | str]:
     try:
         return (0, Version(release))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return (1, release)
 
 
@@ -448,7 +448,7 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
     releases = meta["releases"]
     try:
         versions = [Version(r) for r in releases]
-    except InvalidVersion as exc:
+    except ValueError as exc:  # InvalidVersion, or a number longer than int() reads
         return [str(MatrixError(f"{label}/releases.json", "releases", str(exc)))]
     if versions != sorted(versions) or len(set(versions)) != len(versions):
         problems.append(str(MatrixError(f"{label}/releases.json", "releases", "not sorted oldest first without repeats")))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.errors import MatrixError
 from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, PackageApi, Span, indexed_packages, load_api
@@ -176,7 +176,7 @@ def _indexed(api: ReleaseApi, version: str) -> bool:
     try:
         wanted = Version(version)
         return any(Version(r) == wanted for r in api.releases)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return version in api.releases
 
 
@@ -190,7 +190,7 @@ def newer(a: str, b: str) -> bool:
     """Whether version `a` is newer than `b` (False when either is not a version)."""
     try:
         return Version(a) > Version(b)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return False
 
 
@@ -336,7 +336,7 @@ def _spelled(api: ReleaseApi, version: str) -> str:
         return version
     try:
         wanted = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return version
     return next((r for r in api.releases if Version(r) == wanted), version)
 

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.matrix._toml import Table
 from compat.model.facts import canonical
+from compat.version_text import short
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,7 +115,7 @@ def _cuda(t: Table, key: str) -> str:
     text = t.str(key)
     try:
         Version(text)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         t.fail(key, f"{text!r} is not a CUDA version (e.g. '12.1')")
     if text.count(".") != 1:
         t.fail(key, f"{text!r} must be major.minor (e.g. '12.1')")
@@ -131,8 +132,8 @@ def _parse_package(t: Table) -> PackageBuilds:
         for i, text in enumerate(rt.strs("versions")):
             try:
                 versions.append(Version(text))
-            except InvalidVersion:
-                rt.fail(f"versions[{i}]", f"{text!r} is not a version")
+            except ValueError:  # InvalidVersion, or a number longer than int() reads
+                rt.fail(f"versions[{i}]", f"{short(text)} is not a version")
         if not versions:
             rt.fail("versions", "must name at least one release")
         default = _cuda(rt, "default_cuda")

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.matrix._toml import Table, read_toml
 from compat.model.facts import canonical
+from compat.version_text import short
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,8 +84,8 @@ def _parse_extension(t: Table) -> Extension:
     if cc is not None:
         try:
             Version(cc)
-        except InvalidVersion:
-            t.fail("min_compute_capability", f"{cc!r} is not a compute capability (e.g. '8.0')")
+        except ValueError:  # InvalidVersion, or a number longer than int() reads
+            t.fail("min_compute_capability", f"{short(cc)} is not a compute capability (e.g. '8.0')")
     releases = []
     for rt in t.tables("release"):
         rt.only("versions", "torch", "python", "cuda_majors", "source")
@@ -92,8 +93,8 @@ def _parse_extension(t: Table) -> Extension:
         for i, text in enumerate(rt.strs("versions")):
             try:
                 versions.append(Version(text))
-            except InvalidVersion:
-                rt.fail(f"versions[{i}]", f"{text!r} is not a version")
+            except ValueError:  # InvalidVersion, or a number longer than int() reads
+                rt.fail(f"versions[{i}]", f"{short(text)} is not a version")
         if not versions:
             rt.fail("versions", "must name at least one release")
         majors = rt._get("cuda_majors", list, "a list of integers", None)

@@ -15,6 +15,7 @@ from functools import cached_property
 
 from compat.matrix._toml import Table
 from compat.matrix.cuda import row_location
+from compat.version_text import short
 
 INTERCONNECTS = ("nvlink", "nvlink-bridge", "pcie")
 _NOISE = frozenset({"nvidia", "geforce", "tesla"})
@@ -97,7 +98,7 @@ def _parse_gpu(t: Table) -> GpuModel:
         t.fail("name", f"{name!r} must be letters, digits and hyphens (it is typed in --gpus 8x{name})")
     cc = t.str("compute_capability")
     if not _CC.match(cc):
-        t.fail("compute_capability", f"{cc!r} is not a compute capability (e.g. '8.9')")
+        t.fail("compute_capability", f"{short(cc)} is not a compute capability (e.g. '8.9')")
     memory = t.int("memory_gib")
     if memory <= 0:
         t.fail("memory_gib", f"{memory} must be positive")

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.matrix._toml import Table
+from compat.version_text import short
 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _PROJECT = re.compile(r"^[\w.-]+/[\w.-]+$")
@@ -115,8 +116,8 @@ def _parse(t: Table) -> Stack:
             table.fail(name, f"write the canonical name {canonicalize_name(name)!r}")
         try:
             version = Version(text)
-        except InvalidVersion:
-            table.fail(name, f"{text!r} is not a version")
+        except ValueError:  # InvalidVersion, or a number longer than int() reads
+            table.fail(name, f"{short(text)} is not a version")
         if version.local is not None or version.is_prerelease or version.is_devrelease:
             table.fail(name, f"{text!r}: record released versions only, without a build tag")
         pins.append((name, version))

@@ -12,11 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.errors import MatrixError
 from compat.matrix._toml import Table
 from compat.matrix.cuda import cuda_key, row_location
+from compat.version_text import short
 
 _VARIANT = re.compile(r"^(cpu|cu\d{2,}|rocm\d+(\.\d+)*|xpu)$")
 _CC = re.compile(r"^(\d+)\.(\d+)$")
@@ -152,14 +153,14 @@ def cc_key(text: str) -> tuple[int, int]:
     """"8.9" → (8, 9); ValueError for anything else."""
     m = _CC.match(text.strip())
     if not m:
-        raise ValueError(f"{text!r} is not a compute capability (e.g. 8.9)")
+        raise ValueError(f"{short(text)} is not a compute capability (e.g. 8.9)")
     return int(m.group(1)), int(m.group(2))
 
 
 def _public(version: str) -> Version | None:
     try:
         return Version(Version(version).public)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return None
 
 
@@ -204,7 +205,7 @@ def _parse_arch_list(t: Table) -> ArchList:
         t.fail("archs", "must list at least one compute capability")
     for i, arch in enumerate(archs):
         if not _CC.match(arch):
-            t.fail(f"archs[{i}]", f"{arch!r} is not a compute capability (e.g. '8.6')")
+            t.fail(f"archs[{i}]", f"{short(arch)} is not a compute capability (e.g. '8.6')")
     return ArchList(
         torch=t.specifier("torch"),
         variant=variant,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.judge.checks.requirements import MET_BY_EVERY_LOCK
 from compat.judge.commands import pip_command
@@ -175,7 +175,7 @@ def _same(installed: str | None, pin: Pin) -> bool:
         return False
     try:
         have = Version(installed)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return False
     if pin.local is None:
         # Any CUDA build of the pinned version stays; a CPU or ROCm one (2.6.0+cpu) is not the
@@ -196,7 +196,7 @@ def _other_build(installed: str, pin: Pin) -> bool:
 def _local(version: str) -> str | None:
     try:
         return Version(version).local
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return None
 
 

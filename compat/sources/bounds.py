@@ -15,7 +15,7 @@ import dataclasses
 import re
 from typing import TypeVar
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.errors import FactsError
 from compat.model.facts import Facts, Gpu, Hardware, TorchBuild
@@ -60,7 +60,7 @@ def bound_facts(facts: Facts, *, origin: str) -> Facts:
         _check_version(torch.version, f"{origin}: torch")
         try:
             Version(torch.version)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number longer than int() reads
             # Every torch check compares this version: an import that reports another shape is unknown.
             torch = Unknown(reason=f"torch reports the version {short(torch.version)}, which is not a version")
         else:

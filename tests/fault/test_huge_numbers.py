@@ -74,3 +74,26 @@ def test_a_10_mb_requirement_line_is_one_line_and_10k_requirements_are_read(tmp_
     many.write_text("".join(f"pkg{i}==1.0\n" for i in range(10_000)))
     result = compat_cli("doctor", "-r", str(many), "--gpus", "1xH100", "--driver", "550.54.15", timeout=120)
     assert result.returncode == 0, result.stderr[-500:]
+
+
+HUGE = "9" * 5000
+OVERLAYS = {
+    "stacks.toml": '[[stack]]\nid = "a"\nproject = "a/b"\nsource = "a/b@abcdef1:x"\ndate = "2025-01-01"\n'
+                   f'pins = {{ trl = "{HUGE}", vllm = "0.7.2" }}\n',
+    "gpus.toml": f'[[gpu]]\nname = "X"\ncompute_capability = "{HUGE}"\n',
+    "releases/alpha.toml": f'package = "alpha"\nsource = "x"\n\n[[release]]\nversion = "{HUGE}"\nuploaded = "2025-01-01"\n'
+                           'requires_python = ">=3.8"\nrequires = []\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(OVERLAYS))
+def test_a_huge_number_in_an_overlay_file_is_a_one_line_error(tmp_path, name):
+    path = tmp_path / "overlay" / name
+    path.parent.mkdir(parents=True)
+    path.write_text(OVERLAYS[name])
+    target = "alpha" if name.startswith("releases") else "trl"
+    result = compat_cli("lock", target, "--gpus", "cpu", "--python-version", "3.11", "--matrix", str(tmp_path / "overlay"),
+                        timeout=120)
+    assert result.returncode == 2
+    line = one_line_error(result)
+    assert line.startswith("compat: error: ") and name.split("/")[-1] in line and len(line) < 400

@@ -35,7 +35,7 @@ def check_extension_wheels(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             continue
         try:
             row = ext.release(Version(dist.version))
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number longer than int() reads
             continue
         if row is None:
             continue  # its wheels are not curated: nothing to say either way

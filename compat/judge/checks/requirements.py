@@ -21,7 +21,7 @@ from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import evaluate, in_spec, marker_holds
@@ -216,7 +216,7 @@ def _tighter(spec: SpecifierSet) -> SpecifierSet:
         return spec
     try:
         top = max(lower, key=lambda s: Version(s.version))
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return spec
     return SpecifierSet(",".join(str(s) for s in spec if s.operator != ">=" or s is top))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from compat.judge.checks._util import cannot_check, declared_note, found
 from compat.matrix import Matrix
@@ -39,7 +39,7 @@ _NVIDIA_WHEEL = re.compile(r"^nvidia-[a-z-]+-cu\d+$")
 def _major_minor(text: str) -> tuple[int, int] | None:
     try:
         release = Version(text).release
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return None
     return (release[0], release[1] if len(release) > 1 else 0)
 

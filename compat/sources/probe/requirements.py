@@ -211,11 +211,11 @@ def _requires_of(matrix: Matrix | None, name: str, version: str) -> tuple[str, .
     releases = matrix.releases.get(name)
     if releases is None:
         return ()
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
     try:
         wanted = Version(version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number longer than int() reads
         return ()
     for release in releases.releases:
         if release.version == wanted:
