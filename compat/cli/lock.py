@@ -89,6 +89,15 @@ def lock(
         False, "--allow-partial",
         help="With --full: when the index cannot be used, write the tracked pins alone (unhashed) instead of failing.",
     ),
+    verify: bool = typer.Option(
+        False, "--verify",
+        help="Install the set with uv into a throwaway venv and run `compat smoke` there first; write the lock only if "
+             "it passes (nothing of this environment is touched).",
+    ),
+    find_links: list[str] = typer.Option(
+        None, "--find-links", metavar="DIR", help="With --verify: a folder of wheels uv may install from (a local torch).",
+    ),
+    offline: bool = typer.Option(False, "--offline", help="With --verify: install from uv's cache and --find-links only."),
 ) -> None:
     """Resolve a pinned set for TARGETS on this (or the declared) hardware; a requirements file on stdout."""
     from compat import api
@@ -123,8 +132,22 @@ def lock(
         index_url=index_url,
         allow_partial=allow_partial,
     )
-    with search_progress() as progress:
-        result = api.lock_full(request, progress) if full else api.lock(request, progress)
+    if verify:
+        if full:
+            raise UsageError("--verify installs the tracked lock; give --full or --verify, not both")
+        checked = api.lock_verify(api.VerifyRequest(lock=request, find_links=tuple(find_links or ()), offline=offline))
+        if isinstance(checked, api.Conflict):
+            typer.echo(render_conflict(checked.targets, checked.error), err=True, nl=False)
+            raise typer.Exit(ExitCode.VERDICT)
+        from compat.report.smoke import render_verification
+
+        typer.echo(render_verification(checked), err=True, nl=False)
+        if not checked.passed:
+            raise typer.Exit(ExitCode.VERDICT)  # a set that does not install or run here is not written
+        result: api.Lock | api.FullLock | api.Conflict = checked.lock
+    else:
+        with search_progress() as progress:
+            result = api.lock_full(request, progress) if full else api.lock(request, progress)
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(ExitCode.VERDICT)

@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from compat import api
+from compat.cli import app
 from compat.model.smoke import Status
 
 
@@ -41,3 +44,23 @@ def test_a_spent_budget_skips_every_stage_that_would_run_and_says_why():
     assert all(s.status is Status.SKIPPED for s in report.stages)
     import_stage = report.stages[0]
     assert import_stage.reason == "the budget of 0.001 s was spent before it started"
+
+
+def test_lock_verify_writes_nothing_when_the_set_does_not_install(tmp_path, monkeypatch):
+    from compat.model.smoke import Verification
+
+    def failing(request):
+        return Verification(lock=api.lock(request.lock), install_error="uv: no wheel for torch==2.13.0", smoke=None, install_s=1.0)
+
+    monkeypatch.setattr(api, "lock_verify", failing)
+    out = tmp_path / "requirements.txt"
+    result = CliRunner().invoke(app, ["lock", "trl", "--gpus", "cpu", "--python-version", "3.11", "--verify", "-o", str(out)])
+    assert result.exit_code == 1 and not out.exists()
+    assert "no wheel for torch==2.13.0" in result.stderr
+
+
+def test_lock_verify_and_full_are_one_or_the_other():
+    from compat.errors import UsageError
+
+    result = CliRunner().invoke(app, ["lock", "trl", "--gpus", "cpu", "--python-version", "3.11", "--verify", "--full"])
+    assert isinstance(result.exception, UsageError) and "--verify" in str(result.exception)  # main() makes it exit 2
