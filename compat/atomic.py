@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from compat.regular_file import file_kind
+
 
 def write_atomic(path: Path, data: bytes, *, check: Callable[[Path], None] | None = None) -> None:
     """Write `data` to `path` through a temporary file beside it and `os.replace`; raises OSError.
@@ -60,23 +62,11 @@ def write_output(path: Path, data: bytes) -> Path:
         info = None
     if info is not None:
         if not stat.S_ISREG(info.st_mode):
-            raise RefusedOutput(0, f"{_kind(info.st_mode)}, not a regular file; compat writes only regular files", str(path))
+            raise RefusedOutput(0, f"{file_kind(info.st_mode)}, not a regular file; compat writes only regular files", str(path))
         if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
             raise RefusedOutput(0, "read-only; compat does not overwrite it", str(path))
     write_atomic(target, data)
     return target
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
 
 
 def _umask() -> int:

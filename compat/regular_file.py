@@ -23,7 +23,8 @@ class NotRegularFile(OSError):
     """The path names a FIFO, a device, a socket or a directory; `strerror` says which."""
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a special file is, for a message ("a FIFO (named pipe)", "a device")."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -32,7 +33,7 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "not a regular file"
+    return "a special file"
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -46,7 +47,7 @@ def open_regular(path: Path) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            what = _kind(mode)
+            what = file_kind(mode)
             raise NotRegularFile(0, f"{what}, not a regular file" if what.startswith("a ") else what, str(path))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
