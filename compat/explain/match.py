@@ -444,6 +444,8 @@ def _root_error(
         verdict = ErrorVerdict.KNOWN  # a curated signature ranks first; the API answer only adds to it
     elif drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
         verdict = ErrorVerdict.KNOWN
+    elif any(_names_a_side(v) for v in versions):
+        verdict = ErrorVerdict.KNOWN  # the message states both sides; the facts did not contradict it
     elif drift is not None and drift.drift is Drift.NEVER:
         verdict = ErrorVerdict.NOT_ENVIRONMENT  # no release ever had it: a typo or the program's own error
     elif found:
@@ -457,6 +459,11 @@ def _root_error(
         kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
         wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift,
     )
+
+
+def _names_a_side(v: StatedVersion) -> bool:
+    """A stated mismatch explain can answer: a bound or a found version, not contradicted by what is installed."""
+    return bool(v.wanted or v.found) and v.satisfied is not True
 
 
 def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSource) -> ApiAnswer | None:
