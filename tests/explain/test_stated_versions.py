@@ -310,3 +310,11 @@ def test_host_sides_get_no_pip_command():
         sv = check(_read(row), None)
         if sv.change is not Change.INSTALLED or sv.subject in ("python", "cudnn"):
             assert sv.command is None, row[0]
+
+
+def test_the_docs_state_the_number_of_phrasings():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "explain.md").read_text()
+    assert f"**Stated versions** (`compat/explain/versions.py`): {len(PHRASINGS)} phrasings" in text
+    assert f"{len(SECOND_LINES)} more threads' lines" in text
