@@ -221,7 +221,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
        r"but (?:found|got|you have|is|installed)(?: version)?:? (?:" + _PKG + r" )?(?:version )?(" + _VER + r")(?:[\s,.;)]|$)",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(3), Change.INSTALLED)),
     # PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1
-    _p("two-cuda-builds", r"(PyTorch|torch) has CUDA\s{1,4}Version=(" + _VER + r") and (" + _PKG + r") has CUDA\s{1,4}Version=(" + _VER + r")",
+    _p("two-cuda-builds", r"(PyTorch|torch) has CUDA\s{1,4}Version=(" + _VER + r") and "
+       r"(" + _PKG + r") has CUDA\s{1,4}Version=(" + _VER + r")",
        lambda m: _one("cuda", _spec(m.group(2)), m.group(4), Change.ARTEFACT, _name(m.group(3)))),
     # Ray: The cluster was started with: Ray: 2.9.0 Python: 3.10.13 ... This process ... was started with: Ray: 2.10.0
     _p("ray-version-mismatch", r"cluster was started with:\s{1,8}Ray: (?P<ray>" + _VER + r")(?:\s{1,8}Ray location: [^\n]{1,300})?"
@@ -238,7 +239,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("extension-cuda-mismatch", r"detected CUDA version \((" + _VER + r")\) mismatches the version that was used to compile\s{1,8}"
        r"PyTorch \((" + _VER + r")\)", lambda m: _one("cuda-toolkit", _minor_series(m.group(2)), m.group(1), Change.TOOLKIT, "torch")),
     # DeepSpeed's op builder: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1
-    _p("installed-cuda-does-not-match", r"Installed CUDA version (" + _VER + r") does not match the version torch was compiled with (" + _VER + r")",
+    _p("installed-cuda-does-not-match", r"Installed CUDA version (" + _VER + r") does not match "
+       r"the version torch was compiled with (" + _VER + r")",
        lambda m: _one("cuda-toolkit", _minor_series(m.group(2)), m.group(1), Change.TOOLKIT, "torch")),
     # apex: Pytorch binaries were compiled with Cuda 11.8.
     _p("binaries-compiled-with-cuda", r"Pytorch binaries were compiled with Cuda (" + _VER + r")",
@@ -248,20 +250,24 @@ PHRASINGS: tuple[Phrasing, ...] = (
        lambda m: _one("compute-capability", "", _sm(m.group(1)), Change.ARTEFACT, "torch")),
     # Found GPU0 GeForce GT 720 which is of cuda capability 3.5. PyTorch no longer supports this GPU because it is too old.
     # The minimum cuda capability supported by this library is 3.7.
-    _p("gpu-too-old-for-torch", r"which is of cuda capability (" + _CC + r")\.?\s{1,8}PyTorch no longer supports this GPU because it is too old\."
+    _p("gpu-too-old-for-torch", r"which is of cuda capability (" + _CC + r")\.?\s{1,8}"
+       r"PyTorch no longer supports this GPU because it is too old\."
        r"?(?:\s{1,8}The minimum cuda capability (?:supported by this library|that we support) is (" + _CC + r"))?",
        lambda m: _one("compute-capability", f">={m.group(2)}" if m.group(2) else "", m.group(1), Change.GPU, "torch")),
     # cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3).
-    _p("cudnn-compiled-against", r"PyTorch was compiled\s{1,3}against \((\d{1,2}), (\d{1,2}), (\d{1,2})\) but (?:found runtime version|linked against) "
+    _p("cudnn-compiled-against", r"PyTorch was compiled\s{1,3}against \((\d{1,2}), (\d{1,2}), (\d{1,2})\) "
+       r"but (?:found runtime version|linked against) "
        r"\((\d{1,2}), (\d{1,2}), (\d{1,2})\)", _compiled_against),
     # cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600
     _p("cudnn-compiled-against-number", r"PyTorch was compiled\s{1,3}against (\d{4,6}) but (?:linked|link) against (\d{4,6})",
        lambda m: _one("cudnn", f"=={_cudnn(m.group(1))}", _cudnn(m.group(2)), Change.INSTALLED, "torch")),
     # Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1
-    _p("triton-capability", r"Triton only supports devices of CUDA Capability >= (" + _CC + r"), but your device is of CUDA capability (" + _CC + r")",
+    _p("triton-capability", r"Triton only supports devices of CUDA Capability >= (" + _CC + r"), "
+       r"but your device is of CUDA capability (" + _CC + r")",
        lambda m: _one("compute-capability", f">={m.group(1)}", m.group(2), Change.GPU, "triton")),
     # vLLM: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5.
-    _p("capability-at-least", r"only supported on GPUs with compute capability of at least (" + _CC + r")\. Your [^\n]{1,100}? GPU has compute "
+    _p("capability-at-least", r"only supported on GPUs with compute capability of at least (" + _CC + r")\. "
+       r"Your [^\n]{1,100}? GPU has compute "
        r"capability (" + _CC + r")", lambda m: _one("compute-capability", f">={m.group(1)}", m.group(2), Change.GPU)),
     # vLLM: GPUs with compute capability below 7.0 are not supported.
     _p("capability-below-unsupported", r"GPUs with compute capability below (" + _CC + r") are not supported",
@@ -296,7 +302,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("ptx-isa-unsupported", r"Unsupported \.version (\d{1,2}\.\d{1,2}); current version is '(\d{1,2}\.\d{1,2})'",
        lambda m: _one("ptx-isa", f">={m.group(1)}", m.group(2), Change.TOOLKIT, "ptxas")),
     # DeepSpeed: [WARNING] using untested triton version (2.0.0), only 1.0.0 is known to be compatible
-    _p("untested-version", r"using untested (" + _PKG + r") version \((" + _VER + r")\), only ([^\n]{1,80}?) (?:is|are) known to be compatible",
+    _p("untested-version", r"using untested (" + _PKG + r") version \((" + _VER + r")\), "
+       r"only ([^\n]{1,80}?) (?:is|are) known to be compatible",
        _untested),
     # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
     _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
@@ -306,8 +313,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
        r"\.so\.(\d{1,2})(?:\.\d{1,2}){0,2}: cannot open shared object file", _soname),
     # torch.utils.cpp_extension: The current installed version of g++ (12.2.1) is greater than the maximum required version by
     # CUDA 11.7 (11.5.0). Please make sure to use an adequate version of g++ (>=6.0.0, <=11.5.0).
-    _p("compiler-above-cuda-maximum", r"current installed version of ([\w.+-]{1,40}) \((" + _VER + r")\) is greater than the maximum required "
-       r"version by CUDA (" + _VER + r")(?: \((" + _VER + r")\))?[^\n(]{0,120}(?:\(((?:[<>=]=?\s?" + _VER + r",?\s?){1,2})\))?", _gcc_range),
+    _p("compiler-above-cuda-maximum", r"current installed version of ([\w.+-]{1,40}) \((" + _VER + r")\) "
+       r"is greater than the maximum required version by CUDA (" + _VER + r")(?: \((" + _VER + r")\))?"
+       r"[^\n(]{0,120}(?:\(((?:[<>=]=?\s?" + _VER + r",?\s?){1,2})\))?", _gcc_range),
     # nvcc: #error -- unsupported GNU version! gcc versions later than 6 are not supported!
     _p("unsupported-gnu-version", r"unsupported GNU version! gcc versions later than (\d{1,2}) are not supported",
        lambda m: _one("gcc", f"<{int(m.group(1)) + 1}", None, Change.TOOLKIT, "cuda-toolkit")),
@@ -324,8 +332,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("downgrade-to-series", r"Downgrade the (" + _PKG + r") package to (\d{1,3}(?:\.\d{1,4}){0,2})\.x or lower",
        lambda m: _one(_name(m.group(1)), f"<{_bumped(m.group(2))}", None, Change.INSTALLED)),
     # SciPy: A NumPy version >=1.22.4 and <2.3.0 is required for this version of SciPy (detected version 2.3.4)
-    _p("required-for-this-version-of", r"A (" + _PKG + r") version (>=\s?" + _VER + r") and (<\s?" + _VER + r") is required for this version of ("
-       + _PKG + r") \(detected version (" + _VER + r")",
+    _p("required-for-this-version-of", r"A (" + _PKG + r") version (>=\s?" + _VER + r") and (<\s?" + _VER + r") "
+       r"is required for this version of (" + _PKG + r") \(detected version (" + _VER + r")",
        lambda m: _one(_name(m.group(1)), f"{m.group(2)},{m.group(3)}".replace(" ", ""), m.group(5), Change.INSTALLED, _name(m.group(4)))),
     # pip: ERROR: Could not find a version that satisfies the requirement torch==2.0.1+cu118 (from versions: ...)
     _p("no-version-satisfies", r"Could not find a version that satisfies the requirement (" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})",
@@ -334,7 +342,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("version-greater-than", r"The version of ([\w-]{2,40}) you are using is not compatible, please use a version that is greater than ("
        + _VER + r")", lambda m: _one(_name(m.group(1)), f">{m.group(2)}", None, Change.INSTALLED)),
     # triton (Windows build): Triton only support CUDA 10.0 or higher, but got CUDA version: 12.8
-    _p("or-higher-but-got", r"only supports? (" + _PKG + r") (" + _VER + r") or higher, but got (?:" + _PKG + r" )?version:? (" + _VER + r")",
+    _p("or-higher-but-got", r"only supports? (" + _PKG + r") (" + _VER + r") or higher, "
+       r"but got (?:" + _PKG + r" )?version:? (" + _VER + r")",
        lambda m: _one(_name(m.group(1)), f">={m.group(2)}", m.group(3), Change.INSTALLED)),
 )
 
