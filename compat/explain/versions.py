@@ -400,10 +400,9 @@ def _installed(subject: str, facts: Facts) -> str | None:
     elif subject == "cuda":
         torch = facts.torch
         value = torch.cuda if torch is not None and not isinstance(torch, Unknown) else facts.hardware.driver_cuda
-    elif subject == "cuda-toolkit":
-        value = facts.system.cuda_toolkit
-    elif subject == "gcc":
-        value = next((t.version for t in facts.system.tools if t.name == "gcc"), None)
+    elif subject in ("cuda-toolkit", "gcc") and not isinstance(facts.system, Unknown):
+        system = facts.system
+        value = system.cuda_toolkit if subject == "cuda-toolkit" else next((t.version for t in system.tools if t.name == "gcc"), None)
     elif subject == "compute-capability":
         gpus = facts.hardware.gpus
         caps = [g.compute_capability for g in gpus if isinstance(g.compute_capability, str)] if not isinstance(gpus, Unknown) else []
