@@ -25,7 +25,7 @@ from compat.explain.drift import ApiAnswer, ApiSource, Drift, answer, question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
-from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues
+from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues, not_environment_reason
 from compat.explain.versions import StatedVersion, check, stated_versions
 from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
 from compat.matrix.signatures import Signature
@@ -105,6 +105,8 @@ class RootError:
     api: ApiAnswer | None = None
     """What the API timeline says about a missing import, attribute, argument, subcommand or model
     type in its chain (innermost first); None when it names none or no indexed package is the callee."""
+    reasons: tuple[str, ...] = ()
+    """The evidence the verdict rests on ("the catalog's X matched it", "raised in your own code (train.py:12)")."""
 
     @property
     def root(self) -> Raised:
@@ -130,15 +132,19 @@ class Explanation:
 
     @property
     def known(self) -> bool:
-        """A root cause was recognised, by a signature or the API timeline (wrapper lines alone do not count)."""
+        """A root cause was recognised, by a signature, the API timeline or the versions the log states
+        (wrapper lines alone do not count); a configuration mistake the catalog names counts too."""
         return any(not m.signature.wrapper for m in self.matches) or any(
-            e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors)
+            e.verdict in (ErrorVerdict.KNOWN, ErrorVerdict.KNOWN_USAGE) and not e.wrapper for e in self.errors)
 
     @property
     def verdict(self) -> ErrorVerdict:
         """The most serious verdict of the root errors (of the wrappers when there are only those)."""
-        if self.known:
+        named = [m for m in self.matches if not m.signature.wrapper]
+        if any(not m.signature.usage for m in named) or any(e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors):
             return ErrorVerdict.KNOWN
+        if named:
+            return ErrorVerdict.KNOWN_USAGE
         roots = [e for e in self.errors if not e.wrapper] or list(self.errors)
         for v in SERIOUSNESS:
             if any(e.verdict is v for e in roots):
@@ -420,18 +426,20 @@ def _root_errors(
             if sig.id not in owned[key]:
                 owned[key].append(sig.id)
     wrappers = {s.id for s in signatures if s.wrapper}
+    usage = {s.id for s in signatures if s.usage}
     out: list[RootError] = []
     for i, d in enumerate(drafts):
-        out.append(_root_error(d, owned.get(i, []), wrappers, order, facts, source))
+        out.append(_root_error(d, owned.get(i, []), wrappers, usage, order, facts, source))
     for number, d in extra.items():
-        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, order, facts, source))
+        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, usage, order, facts, source))
     rank = {v: i for i, v in enumerate(SERIOUSNESS)}
     out.sort(key=lambda e: (e.wrapper, rank[e.verdict], e.first_line))
     return tuple(out)
 
 
 def _root_error(
-    d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[str, int], facts: Facts | None, source: ApiSource | None = None,
+    d: ErrorDraft, ids: list[str], wrappers: set[str], usage: set[str], order: dict[str, int], facts: Facts | None,
+    source: ApiSource | None = None,
 ) -> RootError:
     ids = sorted(ids, key=lambda sid: (sid in wrappers, order.get(sid, 1 << 30)))
     chain = tuple(d.chain)
@@ -440,25 +448,38 @@ def _root_error(
     found = clues(d.kind, chain, versions)
     root_ids = [sid for sid in ids if sid not in wrappers]
     drift = _api_answer(chain, facts, source) if source is not None else None
-    if root_ids:
-        verdict = ErrorVerdict.KNOWN  # a curated signature ranks first; the API answer only adds to it
-    elif drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
-        verdict = ErrorVerdict.KNOWN
-    elif any(_names_a_side(v) for v in versions):
-        verdict = ErrorVerdict.KNOWN  # the message states both sides; the facts did not contradict it
-    elif drift is not None and drift.drift is Drift.NEVER:
-        verdict = ErrorVerdict.NOT_ENVIRONMENT  # no release ever had it: a typo or the program's own error
-    elif found:
-        verdict = ErrorVerdict.UNKNOWN_ENVIRONMENT
-    else:
-        verdict = ErrorVerdict.NOT_ENVIRONMENT
+    verdict, reasons = _decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.
     wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
+    if wrapper:
+        reasons = ("it only echoes an error reported elsewhere (a launcher's summary, another rank)",)
     return RootError(
         kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
-        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift,
+        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift, reasons=reasons,
     )
+
+
+def _decide(
+    chain: tuple[Raised, ...], root_ids: list[str], usage: set[str], drift: ApiAnswer | None,
+    versions: tuple[StatedVersion, ...], found: tuple[Clue, ...],
+) -> tuple[ErrorVerdict, tuple[str, ...]]:
+    """The verdict of one error and the evidence it rests on, strongest source first."""
+    if root_ids and all(sid in usage for sid in root_ids):
+        return ErrorVerdict.KNOWN_USAGE, tuple(f"the catalog's {sid} names a configuration mistake" for sid in root_ids)
+    if root_ids:  # a curated signature ranks first; the API answer only adds to it
+        return ErrorVerdict.KNOWN, tuple(f"the catalog's {sid} matched it" for sid in root_ids if sid not in usage)
+    if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
+        return ErrorVerdict.KNOWN, (f"the API timeline: {drift.drift.value}",)
+    stated = [v for v in versions if _names_a_side(v)]
+    if stated:  # the message states both sides; the facts did not contradict it
+        return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
+                                         for v in stated)
+    if drift is not None and drift.drift is Drift.NEVER:
+        return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
+    if found:
+        return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
+    return ErrorVerdict.NOT_ENVIRONMENT, (not_environment_reason(chain),)
 
 
 def _names_a_side(v: StatedVersion) -> bool:

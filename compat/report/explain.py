@@ -57,6 +57,7 @@ def _match_json(m: Match) -> dict:
 def _error_json(e: RootError) -> dict:
     return {
         "verdict": e.verdict.value,
+        "reasons": list(e.reasons),
         "kind": e.kind.value,
         "first_line": e.first_line,
         "count": e.count,
@@ -140,6 +141,7 @@ def _version_json(v: StatedVersion) -> dict:
 
 _VERDICT_WORDS = {
     ErrorVerdict.KNOWN: "a known environment failure",
+    ErrorVerdict.KNOWN_USAGE: "a configuration mistake compat recognises, not the environment",
     ErrorVerdict.UNKNOWN_ENVIRONMENT: "an environment failure compat cannot name",
     ErrorVerdict.NOT_ENVIRONMENT: "not an environment failure compat recognises",
 }
@@ -153,6 +155,8 @@ _CLUE_WORDS = {
     Clue.VERSION: ("the message states a version mismatch", "see the stated versions below"),
     Clue.API: ("a library API is not what its caller expects",
                "compare the versions of the packages in the frames with what the calling code was written for"),
+    Clue.LIBRARY: ("raised inside an installed package's own code",
+                   "compare the versions of the packages in the frames with the versions their callers support"),
 }
 _MAX_ERRORS_SHOWN = 10
 
@@ -218,6 +222,8 @@ def _errors_text(explanation: Explanation) -> list[str]:
                 out.append("   packages in the frames: " + ", ".join(f"{p.name} {p.version or '(version not known)'}" for p in e.packages))
             for c in e.clues:
                 out.append(f"   next: {_CLUE_WORDS[c][1]}")
+        if e.verdict is ErrorVerdict.NOT_ENVIRONMENT and e.reasons and not e.wrapper:
+            out.append("   why: " + "; ".join(e.reasons))
         for v in e.versions:
             out.append(f"   stated versions: {_version_text(v)}")
     if len(errors) > _MAX_ERRORS_SHOWN:
