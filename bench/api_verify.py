@@ -34,7 +34,7 @@ from pathlib import Path
 
 from compat.maintain.index import IndexClient
 from compat.maintain.remote_zip import RemoteZip
-from compat.matrix.api_index import ApiKind, PackageApi, indexed_packages, load_api
+from compat.timeline.index import ApiKind, PackageApi, indexed_packages, load_api
 
 ROOT = Path(__file__).resolve().parent.parent
 

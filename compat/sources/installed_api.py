@@ -1,5 +1,5 @@
 """The API of an installed release read from its files with `ast`, never imported: what doctor's link
-check reads when the API index has not read that release (compat/matrix/api_links.py).
+check reads when the API index has not read that release (compat/timeline/links.py).
 
 `installed_releases(python, packages)` asks the interpreter for its sys.path once, then each package's
 modules are found and parsed on first use. What a file cannot say for certain (a module `__getattr__`,
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, Span, import_names
 from compat.model.unknown import Unknown
 from compat.sources.probe._run import run
+from compat.timeline.index import ApiKind, ImportEdge, ImportKind, Span, import_names
 
 MAX_MODULES = 600
 """Modules read per package for its imports; a larger package answers Unknown (the index should hold it)."""

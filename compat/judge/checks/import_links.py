@@ -1,5 +1,5 @@
 """Links of the installed set: every import one installed tracked package makes from another must
-resolve in the installed release of the other (compat/matrix/api_links.py).
+resolve in the installed release of the other (compat/timeline/links.py).
 
 A top-level unguarded import of a name the installed provider no longer has breaks importing the
 package: an error. A guarded or lazy one, or one in a module that loads on demand (one model's
@@ -17,11 +17,11 @@ from collections.abc import Iterator
 
 from compat.judge.checks._util import found
 from compat.matrix import Matrix
-from compat.matrix.api_index import ImportKind
-from compat.matrix.api_links import ApiSource, BrokenLink, broken_links
 from compat.model.facts import Facts
 from compat.model.findings import Finding
 from compat.model.unknown import Unknown
+from compat.timeline.index import ImportKind
+from compat.timeline.links import ApiSource, BrokenLink, broken_links
 
 BROKEN = "api-import-link-broken"
 GUARDED = "api-import-link-guarded"

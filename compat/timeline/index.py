@@ -1,7 +1,7 @@
 """The API timeline: what each indexed release of a tracked package defines, and what it imports.
 
 `compat matrix refresh --api` builds it from the code of every release's wheel (never installed or
-imported, see compat/maintain/api_extract.py); this module reads it, lazily, one package and one kind
+imported, see compat/timeline/extract.py); this module reads it, lazily, one package and one kind
 at a time.
 
 The interface others code against:

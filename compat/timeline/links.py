@@ -1,5 +1,5 @@
 """Links between releases: whether what one release imports from another tracked package exists in a
-release of that package, answered from the API timeline (compat/matrix/api_index.py).
+release of that package, answered from the API timeline (compat/timeline/index.py).
 
 doctor asks it about the installed set, lock and plan about each pair of pinned releases. A link is
 broken only where the index shows it: the imported name (or module) exists in some indexed release of
@@ -20,8 +20,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from compat.errors import MatrixError
-from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, PackageApi, Span, indexed_packages, load_api
 from compat.model.unknown import Unknown
+from compat.timeline.index import ApiKind, ImportEdge, ImportKind, PackageApi, Span, indexed_packages, load_api
 
 NATIVE_NAMES = frozenset({"torch"})
 """Packages whose public names are mostly defined in compiled code, where the index sees only some."""

@@ -4,7 +4,7 @@ Two steps. `extract_module` reads one file into a `ModuleInfo` (its bindings, `_
 `_import_structure` entries, the names a module `__getattr__` answers, callables and their
 parameters, imports with how they run, CLI subcommands, model-type tables); it depends only on the
 file's bytes and its module name, so a refresh reuses it for an unchanged member of the next
-release. `combine` joins a release's modules into its key sets (see compat.matrix.api_index for the
+release. `combine` joins a release's modules into its key sets (see compat.timeline.index for the
 keys): names follow re-exports (from-imports, lazy structures, `__getattr__` tables) so that a
 callable's parameters are keyed under the shortest public module that exposes it.
 
@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from compat.matrix.api_index import ApiKind, ImportKind
+from compat.timeline.index import ApiKind, ImportKind
 
 _PUBLIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 _TABLE_NAME = re.compile(r"MODEL|MAPPING|REGISTRY|LIGER")
