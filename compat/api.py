@@ -51,9 +51,8 @@ if TYPE_CHECKING:
     from compat.model.smoke import StageResult as SmokeStageResult
     from compat.model.smoke import Verification as SmokeVerification
     from compat.resolve import SearchBound
-    from compat.timeline.index import ApiImports, ApiLookup
     from compat.timeline.links import ApiSource
-    from compat.timeline.records import ApiOutcome
+    from compat.timeline.records import ApiImports, ApiLookup, ApiOutcome
 
 __all__ = [
     "ApiRefreshRequest",
@@ -720,7 +719,8 @@ def matrix_api(request: ApiRequest) -> ApiLookup | ApiImports:
     from packaging.requirements import InvalidRequirement, Requirement
 
     from compat.model.unknown import Unknown
-    from compat.timeline.index import ApiImports, load_api, lookup
+    from compat.timeline.index import load_api, lookup
+    from compat.timeline.records import ApiImports
 
     try:
         req = Requirement(request.package)

@@ -146,7 +146,7 @@ def api_command(
         render_api_lookup,
         render_api_lookup_json,
     )
-    from compat.timeline.index import ApiImports
+    from compat.timeline.records import ApiImports
 
     found = api.matrix_api(api.ApiRequest(package=package, name=name, imports=imports, matrix=overlays(matrix)))
     if isinstance(found, ApiImports):

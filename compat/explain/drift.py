@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 from compat.explain.roots import Frame, Raised
-from compat.timeline.drift import ApiQuestion, Missing
+from compat.timeline.records import ApiQuestion, Missing
 
 _IMPORT_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)'")

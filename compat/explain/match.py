@@ -32,7 +32,9 @@ from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
-from compat.timeline.drift import ApiAnswer, ApiSource, Drift, answer
+from compat.timeline.drift import answer
+from compat.timeline.links import ApiSource
+from compat.timeline.records import ApiAnswer, Drift
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix

@@ -11,7 +11,7 @@ from compat.explain.roots import Raised
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.versions import Change, StatedVersion
 from compat.printable import one_line
-from compat.timeline.drift import ApiAnswer, Drift
+from compat.timeline.records import ApiAnswer, Drift
 
 SCHEMA_VERSION = 1
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from compat.model.unknown import Unknown
-from compat.timeline.index import ApiImports, ApiKind, ApiLookup, ApiMatch, Span
-from compat.timeline.records import ApiOutcome
+from compat.timeline.records import ApiImports, ApiKind, ApiLookup, ApiMatch, ApiOutcome, Span
 
 SCHEMA_VERSION = 1
 """Version of the `matrix api --json` layout."""

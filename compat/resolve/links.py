@@ -18,8 +18,8 @@ from pathlib import Path
 from compat.model.asker import Asker, AskerKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
-from compat.timeline.index import ImportKind
-from compat.timeline.links import ApiSource, BrokenLink, broken_links
+from compat.timeline.links import ApiSource, broken_links
+from compat.timeline.records import BrokenLink, ImportKind
 
 _TOP_LEVEL = frozenset({ImportKind.TOP_LEVEL})
 

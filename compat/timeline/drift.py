@@ -11,98 +11,15 @@ takes `**kwargs`, or a module the index does not know leaves the answer undecide
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import replace
 
 from packaging.utils import canonicalize_name
 
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
-from compat.timeline.index import TOP_LEVEL_NAMES, ApiKind, ImportKind, PackageApi, Span, import_names
+from compat.timeline.index import TOP_LEVEL_NAMES, PackageApi, import_names
 from compat.timeline.links import NATIVE_NAMES, ApiSource, after, newer
-
-
-class Missing(str, Enum):
-    """What the message says is not there."""
-
-    IMPORT_NAME = "import-name"
-    MODULE = "module"
-    ATTRIBUTE = "attribute"
-    KEYWORD = "keyword"
-    """An argument the callee does not accept."""
-    POSITIONAL = "positional"
-    """A required argument the caller does not pass."""
-    CLI_CHOICE = "cli-choice"
-    MODEL_TYPE = "model-type"
-
-
-class Drift(str, Enum):
-    """Which side is wrong, as far as the index shows."""
-
-    CALLEE_TOO_NEW = "callee-too-new"
-    """The callee's release no longer has it (removed in a later release than the caller expects)."""
-    CALLEE_TOO_OLD = "callee-too-old"
-    """The callee's release does not have it yet."""
-    NEVER = "never"
-    """No indexed release of the callee ever had it: a typo or a user error, not the environment."""
-    INSTALLED_HAS = "installed-has"
-    """The installed callee has it: the log comes from another environment."""
-    UNDECIDED = "undecided"
-    """The index cannot say (see `reason`)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiQuestion:
-    """What one exception says is missing, and who asked."""
-
-    missing: Missing
-    name: str
-    """The missing name, argument, subcommand or model type as the message spells it."""
-    module: str | None
-    """The module the message names ("transformers"), the callable's qualname for arguments
-    ("TrainingArguments.__init__"), the script for a subcommand; None when not named."""
-    caller: str | None
-    """The top-level package of the innermost frame (import name, "trl"); None for the user's code."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiAnswer:
-    """The index's answer to one question."""
-
-    question: ApiQuestion
-    package: str | None
-    """The callee's distribution ("transformers"); None when the index knows no callee."""
-    kind: ApiKind | None
-    key: str | None
-    """The index key looked up ("transformers:top_k_top_p_filtering")."""
-    present: tuple[Span, ...]
-    """Where the key exists; empty when it never does."""
-    drift: Drift
-    installed: str | None
-    """The callee's installed version (from the facts); None when not known."""
-    removed_in: str | None
-    """The first indexed release after the key's last range; None when the newest has it."""
-    added_in: str | None
-    """The first release of the key's ranges when an older indexed release lacks it."""
-    caller: str | None
-    """The caller's distribution; None for the user's code."""
-    caller_installed: str | None
-    """The caller's installed version; None when not known."""
-    caller_import: ImportKind | None
-    """How the caller's installed release imports the key (top level, guarded, lazy); None when not known."""
-    caller_fixed_in: str | None
-    """The first caller release newer than the installed one that no longer imports the key."""
-    fix: tuple[str, ...]
-    """Requirements, each of which alone fixes it for this environment (callee first)."""
-    caller_since: str | None = None
-    """For a callee too old: the first caller release that imports the key (older ones do not)."""
-    reason: str | None = None
-    """Why the answer is undecided."""
-
-    @property
-    def decided(self) -> bool:
-        """Whether the index names the side at fault (or says the name never existed)."""
-        return self.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.NEVER)
+from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, ImportKind, Missing, Span
 
 
 def distribution_of(import_name: str) -> str:
@@ -311,4 +228,4 @@ def _imports_it(target: str, name: str | None, q: ApiQuestion) -> bool:
     return target == q.module and name == q.name
 
 
-__all__ = ["ApiAnswer", "ApiQuestion", "ApiSource", "Drift", "Missing", "answer", "distribution_of"]
+__all__ = ["answer", "distribution_of"]

@@ -33,17 +33,10 @@ from compat.maintain.index import IndexClient, IndexFile
 from compat.maintain.refresh import choose_file
 from compat.maintain.remote_zip import Member, RemoteZip
 from compat.matrix.releases import TRACKED
-from compat.timeline.extract import ModuleInfo, ReleaseApi, combine, extract_module, module_name
-from compat.timeline.index import (
-    IMPORTS,
-    SCHEMA,
-    ApiKind,
-    check_api_dir,
-    decode_spans,
-    encode_spans,
-    import_names,
-)
-from compat.timeline.records import ApiOutcome
+from compat.timeline.combine import ReleaseApi, combine
+from compat.timeline.extract import ModuleInfo, extract_module, module_name
+from compat.timeline.index import IMPORTS, SCHEMA, check_api_dir, decode_spans, encode_spans, import_names
+from compat.timeline.records import ApiKind, ApiOutcome
 
 API_PACKAGES: tuple[str, ...] = (
     "accelerate",

@@ -11,8 +11,9 @@ import pytest
 
 from compat.errors import PackageIndexError
 from compat.maintain.remote_zip import Member, RemoteZip
-from compat.timeline.extract import ModuleInfo, combine, extract_module, module_name
-from compat.timeline.index import ApiKind
+from compat.timeline.combine import combine
+from compat.timeline.extract import ModuleInfo, extract_module, module_name
+from compat.timeline.records import ApiKind
 
 ROOTS = ("transformers", "trl", "vllm", "torch", "peft", "liger_kernel", "accelerate")
 

@@ -10,17 +10,8 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
-from compat.timeline.index import (
-    ApiKind,
-    ImportEdge,
-    ImportKind,
-    Span,
-    check_api_dir,
-    decode_spans,
-    encode_spans,
-    indexed_packages,
-    load_api,
-)
+from compat.timeline.index import check_api_dir, decode_spans, encode_spans, indexed_packages, load_api
+from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 
 
 def write(base: Path, package: str, releases: list[str], tables: dict[str, dict[str, str]], **meta) -> Path:

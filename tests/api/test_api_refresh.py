@@ -11,7 +11,8 @@ from compat.cli import app
 from compat.errors import UsageError
 from compat.maintain.index import IndexClient
 from compat.model.unknown import Unknown
-from compat.timeline.index import ApiKind, ImportEdge, ImportKind, Span, check_api_dir, load_api
+from compat.timeline.index import check_api_dir, load_api
+from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 from compat.timeline.refresh import refresh_api, refresh_package
 
 from .conftest import ENTRY_POINTS, transformers_files, trl_files
@@ -241,7 +242,7 @@ def test_pending_releases_are_tried_again(served, tmp_path):
 
 
 def test_parameters_hold_across_a_change_of_the_exposing_module():
-    from compat.timeline.extract import ReleaseApi
+    from compat.timeline.combine import ReleaseApi
     from compat.timeline.refresh import _Timeline
 
     timeline = _Timeline("deepspeed")

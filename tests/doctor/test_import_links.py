@@ -6,8 +6,8 @@ from compat.judge.checks.import_links import BROKEN, GUARDED, check_import_links
 from compat.matrix import load_matrix
 from compat.model.findings import Severity, Status
 from compat.model.unknown import Unknown
-from compat.timeline.index import ImportKind
 from compat.timeline.links import ApiSource, broken_links
+from compat.timeline.records import ImportKind
 from tests.doctor.conftest import ids
 from tests.explain.api_fixture import write_index
 from tests.explain.test_explain import _facts
