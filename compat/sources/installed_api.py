@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from compat.model.unknown import Unknown
 from compat.sources.probe._run import run
 from compat.timeline.index import import_names
-from compat.timeline.installed import defined_names, module_imports
+from compat.timeline.installed import defined_names, module_imports, parse_module
 from compat.timeline.records import ApiKind, ImportEdge, Span
 
 MAX_MODULES = 600
@@ -122,9 +122,10 @@ class InstalledRelease:
 
 def _parse(path: Path) -> ast.Module | None:
     try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_bytes()
+    except OSError:
         return None
+    return parse_module(source, str(path))
 
 
 def _defined(path: Path) -> frozenset[str] | Unknown:

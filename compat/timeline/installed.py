@@ -1,6 +1,6 @@
-"""The pure parse of an installed release's source files: the names a module defines and the imports it
-makes, from its `ast` (compat/sources/installed_api.py reads the files; doctor's link check asks the result
-when the API index has not read that release)."""
+"""The pure parse of an installed release's source files: a file's text to its syntax tree, the names the
+module defines and the imports it makes (compat/sources/installed_api.py reads the files; doctor's link
+check asks the result when the API index has not read that release)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,14 @@ from compat.model.unknown import Unknown
 from compat.timeline.records import ImportEdge, ImportKind
 
 _LAZY_MARKERS = ("_import_structure", "_LazyModule", "define_import_structure", "__getattr__", "_SUBMOD_ATTRS", "lazy_import")
+
+
+def parse_module(source: bytes, filename: str) -> ast.Module | None:
+    """The file's syntax tree; None when it does not parse (another Python's syntax, a null byte)."""
+    try:
+        return ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def defined_names(tree: ast.Module, filename: str) -> frozenset[str] | Unknown:
@@ -65,4 +73,4 @@ def module_imports(tree: ast.Module, module: str) -> Iterable[ImportEdge]:
     return visit(tree.body, ImportKind.TOP_LEVEL)
 
 
-__all__ = ["defined_names", "module_imports"]
+__all__ = ["defined_names", "module_imports", "parse_module"]
