@@ -34,7 +34,8 @@ from pathlib import Path
 
 from compat.maintain.index import IndexClient
 from compat.maintain.remote_zip import RemoteZip
-from compat.matrix.api_index import ApiKind, PackageApi, indexed_packages, load_api
+from compat.timeline.index import PackageApi, indexed_packages, load_api
+from compat.timeline.records import ApiKind
 
 ROOT = Path(__file__).resolve().parent.parent
 

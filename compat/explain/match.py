@@ -21,7 +21,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import CompatError
-from compat.explain.drift import ApiAnswer, ApiSource, Drift, answer, question
+from compat.explain.drift import question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
@@ -32,6 +32,9 @@ from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
+from compat.timeline.drift import answer
+from compat.timeline.links import ApiSource
+from compat.timeline.records import ApiAnswer, Drift
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix

@@ -6,12 +6,12 @@ import json
 import re
 import textwrap
 
-from compat.explain.drift import ApiAnswer, Drift
 from compat.explain.match import Explanation, Match, RootError
 from compat.explain.roots import Raised
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.versions import Change, StatedVersion
 from compat.printable import one_line
+from compat.timeline.records import ApiAnswer, Drift
 
 SCHEMA_VERSION = 1
 
