@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from compat.explain.roots import ErrorKind, Frame, Raised
-from compat.explain.versions import StatedVersion
+from compat.explain.stated import StatedVersion
 
 
 class ErrorVerdict(str, Enum):
