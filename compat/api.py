@@ -745,11 +745,12 @@ def matrix_refresh_api(request: ApiRefreshRequest) -> tuple[tuple[ApiOutcome, ..
     from compat.maintain.api_refresh import refresh_api
     from compat.maintain.index import IndexClient, redact
     from compat.matrix.api_index import api_dir
+    from compat.sources.http import HttpClient
 
     url = request.index_url or request.settings.index_url
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
-    client = IndexClient(url, timeout=request.timeout)
+    client = IndexClient(url, http=HttpClient(timeout=request.timeout))
     outcomes = refresh_api(request.packages, out_dir=request.out or api_dir(), client=client, workers=request.workers, limit=request.limit)
     return outcomes, redact(url)
 
@@ -759,11 +760,12 @@ def matrix_refresh(request: RefreshRequest) -> Refreshed:
     from compat.maintain.index import IndexClient, redact
     from compat.maintain.refresh import refresh
     from compat.matrix import shipped_matrix_dir
+    from compat.sources.http import HttpClient
 
     url = request.index_url or request.settings.index_url
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
-    client = IndexClient(url, timeout=request.timeout)
+    client = IndexClient(url, http=HttpClient(timeout=request.timeout))
     result = refresh(
         request.packages,
         out_dir=request.out or shipped_matrix_dir() / "releases",

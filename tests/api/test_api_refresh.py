@@ -13,6 +13,7 @@ from compat.maintain.api_refresh import refresh_api, refresh_package
 from compat.maintain.index import IndexClient
 from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, Span, check_api_dir, load_api
 from compat.model.unknown import Unknown
+from compat.sources.http import HttpClient
 
 from .conftest import ENTRY_POINTS, transformers_files, trl_files
 
@@ -28,7 +29,7 @@ def served(api_index):
 
 
 def client(index) -> IndexClient:
-    return IndexClient(index.url, timeout=5.0, backoff=0.01)
+    return IndexClient(index.url, http=HttpClient(timeout=5.0, backoff=0.01))
 
 
 def test_refresh_extracts_by_ranges_and_answers(served, tmp_path):
