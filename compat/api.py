@@ -743,13 +743,14 @@ def matrix_api(request: ApiRequest) -> ApiLookup | ApiImports:
 def matrix_refresh_api(request: ApiRefreshRequest) -> tuple[tuple[ApiOutcome, ...], str]:
     """Extend matrix/api with the releases it does not hold yet; (outcomes, the index named without credentials)."""
     from compat.maintain.index import IndexClient, redact
+    from compat.sources.http import HttpClient
     from compat.timeline.index import api_dir
     from compat.timeline.refresh import refresh_api
 
     url = request.index_url or request.settings.index_url
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
-    client = IndexClient(url, timeout=request.timeout)
+    client = IndexClient(url, http=HttpClient(timeout=request.timeout))
     outcomes = refresh_api(request.packages, out_dir=request.out or api_dir(), client=client, workers=request.workers, limit=request.limit)
     return outcomes, redact(url)
 
@@ -759,11 +760,12 @@ def matrix_refresh(request: RefreshRequest) -> Refreshed:
     from compat.maintain.index import IndexClient, redact
     from compat.maintain.refresh import refresh
     from compat.matrix import shipped_matrix_dir
+    from compat.sources.http import HttpClient
 
     url = request.index_url or request.settings.index_url
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
-    client = IndexClient(url, timeout=request.timeout)
+    client = IndexClient(url, http=HttpClient(timeout=request.timeout))
     result = refresh(
         request.packages,
         out_dir=request.out or shipped_matrix_dir() / "releases",

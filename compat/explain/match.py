@@ -25,8 +25,9 @@ from compat.explain.drift import question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
-from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues, not_environment_reason
-from compat.explain.versions import StatedVersion, check, stated_versions
+from compat.explain.stated import StatedVersion
+from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues, decide
+from compat.explain.versions import check, stated_versions
 from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
@@ -34,7 +35,7 @@ from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 from compat.timeline.drift import answer
 from compat.timeline.links import ApiSource
-from compat.timeline.records import ApiAnswer, Drift
+from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -451,7 +452,7 @@ def _root_error(
     found = clues(d.kind, chain, versions)
     root_ids = [sid for sid in ids if sid not in wrappers]
     drift = _api_answer(chain, facts, source) if source is not None else None
-    verdict, reasons = _decide(chain, root_ids, usage, drift, versions, found)
+    verdict, reasons = decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.
     wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
@@ -461,33 +462,6 @@ def _root_error(
         kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
         wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift, reasons=reasons,
     )
-
-
-def _decide(
-    chain: tuple[Raised, ...], root_ids: list[str], usage: set[str], drift: ApiAnswer | None,
-    versions: tuple[StatedVersion, ...], found: tuple[Clue, ...],
-) -> tuple[ErrorVerdict, tuple[str, ...]]:
-    """The verdict of one error and the evidence it rests on, strongest source first."""
-    if root_ids and all(sid in usage for sid in root_ids):
-        return ErrorVerdict.KNOWN_USAGE, tuple(f"the catalog's {sid} names a configuration mistake" for sid in root_ids)
-    if root_ids:  # a curated signature ranks first; the API answer only adds to it
-        return ErrorVerdict.KNOWN, tuple(f"the catalog's {sid} matched it" for sid in root_ids if sid not in usage)
-    if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
-        return ErrorVerdict.KNOWN, (f"the API timeline: {drift.drift.value}",)
-    stated = [v for v in versions if _names_a_side(v)]
-    if stated:  # the message states both sides; the facts did not contradict it
-        return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
-                                         for v in stated)
-    if drift is not None and drift.drift is Drift.NEVER:
-        return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
-    if found:
-        return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
-    return ErrorVerdict.NOT_ENVIRONMENT, (not_environment_reason(chain),)
-
-
-def _names_a_side(v: StatedVersion) -> bool:
-    """A stated mismatch explain can answer: a bound or a found version, not contradicted by what is installed."""
-    return bool(v.wanted or v.found) and v.satisfied is not True
 
 
 def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSource) -> ApiAnswer | None:

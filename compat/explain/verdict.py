@@ -19,6 +19,7 @@ from enum import Enum
 
 from compat.explain.roots import ErrorKind, Frame, Raised
 from compat.explain.stated import StatedVersion
+from compat.timeline.records import ApiAnswer, Drift
 
 
 class ErrorVerdict(str, Enum):
@@ -128,3 +129,30 @@ class PackageSeen:
     """A package whose files are in the error's frames, innermost first."""
     version: str | None
     """Its installed version from the facts; None when not known (no facts, or not installed)."""
+
+
+def decide(
+    chain: tuple[Raised, ...], root_ids: list[str], usage: set[str], drift: ApiAnswer | None,
+    versions: tuple[StatedVersion, ...], found: tuple[Clue, ...],
+) -> tuple[ErrorVerdict, tuple[str, ...]]:
+    """The verdict of one error and the evidence it rests on, strongest source first."""
+    if root_ids and all(sid in usage for sid in root_ids):
+        return ErrorVerdict.KNOWN_USAGE, tuple(f"the catalog's {sid} names a configuration mistake" for sid in root_ids)
+    if root_ids:  # a curated signature ranks first; the API answer only adds to it
+        return ErrorVerdict.KNOWN, tuple(f"the catalog's {sid} matched it" for sid in root_ids if sid not in usage)
+    if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
+        return ErrorVerdict.KNOWN, (f"the API timeline: {drift.drift.value}",)
+    stated = [v for v in versions if _names_a_side(v)]
+    if stated:  # the message states both sides; the facts did not contradict it
+        return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
+                                         for v in stated)
+    if drift is not None and drift.drift is Drift.NEVER:
+        return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
+    if found:
+        return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
+    return ErrorVerdict.NOT_ENVIRONMENT, (not_environment_reason(chain),)
+
+
+def _names_a_side(v: StatedVersion) -> bool:
+    """A stated mismatch explain can answer: a bound or a found version, not contradicted by what is installed."""
+    return bool(v.wanted or v.found) and v.satisfied is not True

@@ -8,8 +8,8 @@ import textwrap
 
 from compat.explain.match import Explanation, Match, RootError
 from compat.explain.roots import Raised
-from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.stated import Change, StatedVersion
+from compat.explain.verdict import Clue, ErrorVerdict
 from compat.printable import one_line
 from compat.timeline.records import ApiAnswer, Drift
 

@@ -11,6 +11,7 @@ from compat.cli import app
 from compat.errors import UsageError
 from compat.maintain.index import IndexClient
 from compat.model.unknown import Unknown
+from compat.sources.http import HttpClient
 from compat.timeline.index import check_api_dir, load_api
 from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 from compat.timeline.refresh import refresh_api, refresh_package
@@ -29,7 +30,7 @@ def served(api_index):
 
 
 def client(index) -> IndexClient:
-    return IndexClient(index.url, timeout=5.0, backoff=0.01)
+    return IndexClient(index.url, http=HttpClient(timeout=5.0, backoff=0.01))
 
 
 def test_refresh_extracts_by_ranges_and_answers(served, tmp_path):
