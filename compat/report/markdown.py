@@ -15,8 +15,8 @@ from compat.model.config import Waivers
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.printable import one_line
-from compat.report.doctor import _gpu_line, _torch_line, summary_counts
-from compat.report.essentials import essentials, fix_text
+from compat.report.doctor import summary_counts
+from compat.report.essentials import essentials, fix_text, gpu_line, torch_line
 from compat.report.links import finding_url
 
 LIMIT = 10_000
@@ -104,7 +104,7 @@ def _verdict(findings: tuple[Finding, ...]) -> str:
 
 
 def _machine(facts: Facts) -> str:
-    return f"torch {_torch_line(facts).split(' (')[0]} · {_gpu_line(facts)}"
+    return f"torch {torch_line(facts).split(' (')[0]} · {gpu_line(facts)}"
 
 
 def _ref(finding_id: str, report_url: str | None) -> str:
