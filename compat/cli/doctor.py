@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from compat.cli import app
-from compat.cli._common import settings
 from compat.cli.exit_codes import ExitCode, documents_exits
 from compat.cli.options import CONFIG, ENVIRONMENT, HARDWARE, LINKS, OUTPUT, REQUIREMENTS, Shared, shared
 
@@ -49,10 +48,7 @@ def doctor(
 def _doctor(opts: Shared, **judging: Any) -> DoctorResult:
     from compat import api
 
-    return api.doctor(api.DoctorRequest(
-        environment=opts.environment(), declared=opts.declared(), matrix=opts.matrix, settings=settings(),
-        config=opts.config, find_config=opts.find_config, report_url=opts.report_url, **judging,
-    ))
+    return api.doctor(opts.request(api.DoctorRequest, report_url=opts.report_url, **judging))
 
 
 def _emit(command: str, opts: Shared, result: DoctorResult) -> None:
@@ -99,9 +95,7 @@ def facts_command(
     from compat.model.facts import dump_facts
     from compat.report.essentials import render_short
 
-    env = api.facts(api.FactsRequest(
-        environment=opts.environment(), declared=opts.declared(), matrix=opts.matrix, settings=settings(),
-    ))
+    env = api.facts(opts.request(api.FactsRequest))
     text = render_short(env) if short else dump_facts(env)
     if output is None:
         sys.stdout.write(text)

@@ -31,10 +31,7 @@ def explain(
     from compat import api
     from compat.report.formats import render
 
-    request = api.ExplainRequest(
-        environment=opts.environment(), declared=opts.declared(), matrix=opts.matrix, settings=settings(),
-        config=opts.config, find_config=opts.find_config, use_environment=not no_env,
-    )
+    request = opts.request(api.ExplainRequest, use_environment=not no_env)
     with _progress(log, api.log_size(log)) as progress:
         result = api.explain(request, api.read_log(log), progress)
     shown = opts.presentation(top=top, report_url=opts.report_url or settings().report_url)

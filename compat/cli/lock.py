@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from compat.cli import app
-from compat.cli._common import search_progress, settings
+from compat.cli._common import search_progress
 from compat.cli.exit_codes import ExitCode, documents_exits
 from compat.cli.options import CONFIG, ENVIRONMENT, FORMAT, HARDWARE, OUTPUT, Shared, shared
 
@@ -84,14 +84,9 @@ def lock(
         raise UsageError(f"{output}: a pylock.toml lists every file with its hash; add --full")
     if pylock and opts.format != "requirements":
         raise UsageError(f"{output}: a pylock.toml is written as PEP 751; --format {opts.format} does not apply")
-    request = api.LockRequest(
+    request = opts.request(
+        api.LockRequest,
         targets=tuple(targets),
-        environment=opts.environment(),
-        declared=opts.declared(),
-        matrix=opts.matrix,
-        settings=settings(),
-        config=opts.config,
-        find_config=opts.find_config,
         python_version=python_version,
         platform=platform,
         prefer_installed=prefer_installed,
@@ -153,14 +148,9 @@ def plan(
     from compat.report.lock import render_conflict
 
     with search_progress() as progress:
-        result = api.plan(api.PlanRequest(
+        result = api.plan(opts.request(
+            api.PlanRequest,
             targets=tuple(targets or ()),
-            environment=opts.environment(),
-            declared=opts.declared(),
-            matrix=opts.matrix,
-            settings=settings(),
-            config=opts.config,
-            find_config=opts.find_config,
             latest=latest,
             minor_compat=minor_compat,
             installer=api.Installer(installer.value),

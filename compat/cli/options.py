@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from compat.api import Declared, Environment
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 GpusOpt = Annotated[str | None, typer.Option("--gpus", metavar="GPUS", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
 DriverOpt = Annotated[str | None, typer.Option("--driver", metavar="VERSION", help="Declare the NVIDIA driver version (550.54.15).")]
@@ -126,9 +127,16 @@ class Shared:
     output: Path | None = None
     """-o/--output; None: standard output."""
 
-    @property
-    def find_config(self) -> bool:
-        return not self.no_config
+    find_config: bool = False
+    """Look for a config file upward: the command offers --config/--no-config and --no-config was not given."""
+
+    def request(self, kind: Callable[..., R], **fields: Any) -> R:
+        """The api request `kind` (a FactsRequest) with the environment, declared hardware, overlays, settings and
+        config these options name, and the command's own `fields`."""
+        from compat.cli._common import settings
+
+        return kind(environment=self.environment(), declared=self.declared(), matrix=self.matrix, settings=settings(),
+                    config=self.config, find_config=self.find_config, **fields)
 
     def environment(self) -> Environment:
         from compat.api import Environment
@@ -212,4 +220,5 @@ def _collect(command: str | None, given: dict[str, Any]) -> Shared:
     default = FORMATS[command].default if command else "text"
     values = {k: v for k, v in given.items() if v is not None}
     values["matrix"] = tuple(values.get("matrix") or ())
+    values["find_config"] = "no_config" in given and not given["no_config"]
     return Shared(**values, format="json" if json_out else (fmt or default))

@@ -7,7 +7,6 @@ import sys
 import typer
 
 from compat.cli import app
-from compat.cli._common import settings
 from compat.cli.options import OUTPUT, Shared, shared
 
 
@@ -40,10 +39,8 @@ def smoke(
         if sys.stderr.isatty():
             sys.stderr.write(words.render_progress(result))  # type: ignore[arg-type]
 
-    report = api.smoke(api.SmokeRequest(
-        environment=opts.environment(),
-        trainers=parse_trainers(trainer) if trainer is not None else (),
-        budget=budget, processes=processes, matrix=opts.matrix, settings=settings(),
+    report = api.smoke(opts.request(
+        api.SmokeRequest, trainers=parse_trainers(trainer) if trainer is not None else (), budget=budget, processes=processes,
     ), progress)
     from compat.report.formats import render
 
