@@ -14,6 +14,7 @@ This module is imported on every start (for `--help`): renderers are imported wh
 from __future__ import annotations
 
 import enum
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -190,16 +191,22 @@ def _explain_github(result: Any, p: Presentation) -> str:
     return render_github(result, top=p.top, report_url=p.report_url)
 
 
-# ----------------------------------------------------------------------------- plan, lock
+# ----------------------------------------------------------------------------- plan, lock, smoke, fleet
 
 
-def _plan(name: str) -> Render:
-    def render(result: Any, p: Presentation) -> str:
-        from compat.report import plan
+def _plains(module: str, *formats: str) -> dict[str, Render]:
+    """`compat.report.<module>.render_<format>(result)` for each format: renderers that need nothing of the presentation."""
 
-        return getattr(plan, f"render_{name}")(result)
+    def plain(fmt: str) -> Render:
+        def render(result: Any, p: Presentation) -> str:
+            rendered: str = getattr(importlib.import_module(f"compat.report.{module}"), f"render_{fmt}")(result)
+            return rendered
 
-    return render
+        return render
+
+    return {fmt: plain(fmt) for fmt in formats}
+
+
 
 
 class LockFormat(str, enum.Enum):
@@ -221,16 +228,8 @@ def _lock(fmt: LockFormat) -> Render:
     return render
 
 
-# ----------------------------------------------------------------------------- smoke, fleet
 
 
-def _smoke(name: str) -> Render:
-    def render(result: Any, p: Presentation) -> str:
-        from compat.report import smoke
-
-        return getattr(smoke, f"render_{name}")(result)
-
-    return render
 
 
 def _fleet_text(result: Any, p: Presentation) -> str:
@@ -239,10 +238,6 @@ def _fleet_text(result: Any, p: Presentation) -> str:
     return render_text(result, color=p.color, width=p.width)
 
 
-def _fleet_json(result: Any, p: Presentation) -> str:
-    from compat.report.fleet import render_json
-
-    return render_json(result)
 
 
 _DOCTOR = {f.value: _doctor(f) for f in Format}
@@ -252,14 +247,12 @@ FORMATS: Mapping[str, Offer] = {
     "report": Offer(renderers=_DOCTOR, default=Format.MARKDOWN.value),
     "explain": Offer(renderers={"text": _explain_text, "json": _explain_json, "markdown": _explain_markdown,
                                 "github": _explain_github}),
-    "plan": Offer(renderers={"text": _plan("text"), "json": _plan("json"), "markdown": _plan("markdown"),
-                             "github": _plan("github")},
+    "plan": Offer(renderers=_plains("plan", "text", "json", "markdown", "github"),
                   describe={"text": "shell commands"}),
     "lock": Offer(renderers={f.value: _lock(f) for f in LockFormat}, default=LockFormat.REQUIREMENTS.value,
                   describe={"json": "the pins and why, for tools"}),
-    "smoke": Offer(renderers={"text": _smoke("text"), "json": _smoke("json"), "markdown": _smoke("markdown"),
-                              "junit": _smoke("junit")}),
-    "fleet": Offer(renderers={"text": _fleet_text, "json": _fleet_json}),
+    "smoke": Offer(renderers=_plains("smoke", "text", "json", "markdown", "junit")),
+    "fleet": Offer(renderers={"text": _fleet_text, **_plains("fleet", "json", "markdown", "github")}),
 }
 """Command -> the formats it offers. The one table: `--format`, `--help` and docs/reference.md read it."""
 

@@ -77,7 +77,7 @@ def test_every_command_renders_every_format_it_offers(results, command, fmt):
         # every line is a workflow command, but the summary at the end
         lines = out.splitlines()
         assert all(line.startswith("::") for line in lines[:-1]) and lines[-1].startswith("compat ")
-    elif fmt == "markdown" and command in ("doctor", "report", "explain"):
+    elif fmt == "markdown" and command in ("doctor", "report", "explain", "fleet"):
         assert out.startswith("<details>") and out.rstrip().endswith("</details>")
 
 
