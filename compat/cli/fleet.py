@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 
 from compat.cli import app
-from compat.cli._common import overlays, settings
+from compat.cli._common import settings
 from compat.cli.doctor import FailOn
 from compat.cli.exit_codes import ExitCode, documents_exits
-from compat.cli.options import CONFIG, OUTPUT, JsonOpt, MatrixOpt, Shared, shared
+from compat.cli.options import CONFIG, OUTPUT, Shared, shared
 
 BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
@@ -65,28 +65,27 @@ gather_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, r
 
 
 @gather_app.command()
+@shared("fleet", ("matrix",), OUTPUT)
 def gather(
+    opts: Shared,
     smoke: bool = typer.Option(False, "--smoke", help="Also run a short all-reduce on the job's backend (NCCL on GPUs, else gloo)."),
     smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, max=2.0**20, help="MiB per all-reduce of the smoke test."),
     smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, max=MAX_SECONDS, help="Seconds allowed to the smoke test."),
     timeout: float = typer.Option(
         60.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts.",
     ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Rank 0 writes the report here instead of standard output."),
     save: Path | None = typer.Option(None, "--save", help="Rank 0 saves each node's facts here (NODE.json), for a later --baseline."),
     baseline: BaselineOpt = None,
-    json_out: JsonOpt = False,
     fail_on: FailOnOpt = FailOn.error,
     strict: StrictOpt = False,
-    matrix: MatrixOpt = None,
 ) -> None:
-    """Run on every rank (torchrun ... -m compat.fleet): gather every rank's facts; rank 0 reports."""
+    """Run on every rank (torchrun ... -m compat.fleet): gather every rank's facts; rank 0 reports (-o: to a file)."""
     from compat import api
     from compat.model.findings import Severity
 
     report = api.fleet_torch(api.FleetRequest(
         timeout=timeout, smoke=smoke, smoke_bytes=max(4, int(smoke_mib * 2**20)) // 4 * 4, smoke_timeout=smoke_timeout,
-        out=save, baseline=baseline, fail_on=Severity(fail_on.value), strict=strict, matrix=overlays(matrix),
+        out=save, baseline=baseline, fail_on=Severity(fail_on.value), strict=strict, matrix=opts.matrix,
         settings=settings(),
     ))
     code = 0
@@ -97,8 +96,7 @@ def gather(
     elif report is not None:
         from compat.report.formats import render
 
-        out = Shared(output=output, format="json" if json_out else "text")
-        out.emit(render("fleet", out.format, report, out.presentation()))
+        opts.emit(render("fleet", opts.format, report, opts.presentation()))
         code = 1 if report.failed else 0
     sys.stdout.flush()
     sys.stderr.flush()
