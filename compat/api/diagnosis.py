@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING
 
-from compat.api.environment import configured, gather, matrix_for, named_python
+from compat.api.environment import configured, matrix_for, named_python
 from compat.api.requests import DoctorRequest, DoctorResult
 from compat.model.facts import Facts
 from compat.model.findings import Severity
+from compat.sources import gather
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -23,7 +24,7 @@ def doctor(request: DoctorRequest) -> DoctorResult:
 
     request, config = configured(request)
     m = matrix_for(request.matrix, request.settings)
-    env = gather(request, m)
+    env = gather(request.environment, request.declared, m, settings=request.settings)
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
     findings = for_interpreter(diagnose(env, m, api=_installed_api(request, env, m), feature_links=request.feature_links),

@@ -1,6 +1,7 @@
 """Which environment a command judges: the project's config laid under the request, the matrix, and the facts.
 
-Every command that judges an environment goes through here once: `configured` then `gather`.
+Every command that judges an environment goes through here once: `configured`, then `compat.sources.gather`
+for the facts.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from compat.api.requests import FactsRequest
-from compat.errors import UsageError
 from compat.model.config import Config
 from compat.model.facts import Facts
+from compat.sources import gather
 from compat.sources.settings import Settings
 
 if TYPE_CHECKING:
@@ -25,52 +26,10 @@ def matrix_for(overlays: tuple[Path, ...], settings: Settings) -> Matrix:
     return load_matrix(overlays, cache_dir=settings.cache_dir)
 
 
-def gather(request: FactsRequest, matrix: Matrix) -> Facts:
-    """Facts from a snapshot or a live probe, with declared values laid on top."""
-    from compat.sources.declared import apply_declared, complete_gpus
-
-    env = request.environment
-    if env.facts_file is not None and env.python is not None:
-        raise UsageError("--facts and --python both name the environment; give one")
-    if env.facts_file is not None:
-        base = _read_facts(env.facts_file)
-        if env.script is not None or env.accelerate_config is not None:
-            from compat.sources.probe import probe_launch_and_script
-
-            base = probe_launch_and_script(base, accelerate_config=env.accelerate_config, script=env.script)
-    else:
-        from compat.sources.probe import ProbeRequest, probe
-
-        base = probe(
-            ProbeRequest(
-                python=env.python,
-                requirements=env.requirements,
-                hardware=request.declared.gpus is None,  # declared GPUs: never wait on nvidia-smi in a Docker build
-                host=env.requirements is None or env.host,
-                accelerate_config=env.accelerate_config,
-                script=env.script,
-                cache_dir=request.settings.cache_dir,
-                torch_timeout=request.settings.torch_timeout,
-            ),
-            matrix,
-        )
-    from compat.sources.bounds import bound_facts
-
-    origin = str(env.facts_file) if env.facts_file is not None else "the probed environment"
-    return bound_facts(apply_declared(complete_gpus(base, matrix.gpus), request.declared, matrix), origin=origin)
-
-
-def _read_facts(path: Path) -> Facts:
-    from compat.model.facts import load_facts
-    from compat.sources.facts_file import read_text
-
-    return load_facts(read_text(path), origin=str(path))
-
-
 def facts(request: FactsRequest) -> Facts:
     """The facts of the requested environment (`compat facts`)."""
     request, _ = configured(request)
-    return gather(request, matrix_for(request.matrix, request.settings))
+    return gather(request.environment, request.declared, matrix_for(request.matrix, request.settings), settings=request.settings)
 
 
 def read_config(path: Path | None = None, *, find: bool = True) -> Config | None:

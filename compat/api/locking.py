@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from compat.api.environment import configured, gather, matrix_for, named_python
+from compat.api.environment import configured, matrix_for, named_python
 from compat.api.requests import Conflict, Environment, LockRequest, PlanRequest, SmokeRequest, VerifyRequest
 from compat.api.stack import smoke
 from compat.errors import ResolutionError, UsageError
 from compat.model.lock import FullLock, Lock, Plan
+from compat.sources import gather
 from compat.sources.settings import Settings
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ def lock(request: LockRequest, progress: Callable[[int, float], None] | None = N
     """A pinned set for the targets on the environment's (or the declared) hardware; `progress` is called now and
     then with the search's rounds and seconds."""
     from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
-    from compat.sources.declared import apply_declared
 
     request, _ = configured(request)
     m = matrix_for(request.matrix, request.settings)
@@ -32,9 +32,11 @@ def lock(request: LockRequest, progress: Callable[[int, float], None] | None = N
     fully_declared = d.gpus is not None and (d.driver is not None or no_gpu) and request.python_version is not None
     if fully_declared and not (request.prefer_installed or request.environment.named()):
         # Nothing on this host matters: skip the probe (it imports torch in a child process).
-        env = apply_declared(declared_target(python_version=request.python_version or "", platform=request.platform), d, m)
+        target = declared_target(python_version=request.python_version or "", platform=request.platform)
+        env = gather(request.environment, d, m, settings=request.settings, base=target)
     else:
-        env = target_facts(gather(request, m), python_version=request.python_version, platform=request.platform)
+        env = target_facts(gather(request.environment, d, m, settings=request.settings),
+                           python_version=request.python_version, platform=request.platform)
     require_hardware(env)
     try:
         return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat,
@@ -128,7 +130,7 @@ def plan(request: PlanRequest, progress: Callable[[int, float], None] | None = N
     m = matrix_for(request.matrix, request.settings)
     if request.targets:
         check_targets(request.targets, m)
-    env = target_facts(gather(request, m))
+    env = target_facts(gather(request.environment, request.declared, m, settings=request.settings))
     findings = diagnose(env, m)
     targets = list(request.targets or default_targets(env, TRACKED))
     if not targets:

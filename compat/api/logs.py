@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from compat.api.environment import configured, gather, matrix_for
+from compat.api.environment import configured, matrix_for
 from compat.api.requests import ExplainRequest
 from compat.errors import CompatError
 from compat.model.facts import Facts
+from compat.sources import gather
 
 if TYPE_CHECKING:
     from compat.explain.match import Explanation
@@ -58,7 +59,7 @@ def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts
     if not request.use_environment and not explicit:
         return None, "environment not used (--no-env)"
     try:
-        env = gather(request, matrix)
+        env = gather(request.environment, request.declared, matrix, settings=request.settings)
     except CompatError as exc:
         if explicit:
             raise  # the caller named the environment: a bad facts file is their error to see

@@ -16,32 +16,8 @@ from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
 from compat.model.lock import Installer
 from compat.sources.declared import Declared
+from compat.sources.environment import Environment
 from compat.sources.settings import Settings
-
-
-@dataclass(frozen=True, kw_only=True)
-class Environment:
-    """Which environment is judged. Neither `facts_file` nor `python`: a live probe of the environment
-    the user means (the activated venv or conda env, else the python on PATH beside an isolated
-    compat, else this interpreter; compat.sources.probe.selection)."""
-
-    facts_file: Path | None = None
-    """A saved `compat facts` snapshot, read instead of probing."""
-    python: Path | None = None
-    """An interpreter or an environment directory to probe live."""
-    requirements: Path | None = None
-    """Judge the pinned set of this requirements file instead of the installed packages (live probe only)."""
-    accelerate_config: Path | None = None
-    """accelerate config file (default: the one under the Hugging Face home); read on this host."""
-    script: Path | None = None
-    """Training script to read (never run); read on this host."""
-    host: bool = False
-    """With `requirements`: read this machine's toolchain, launch variables and GPUs too. Without it the file is
-    judged alone, and a check that needs the machine cannot be checked (the same verdict on any machine)."""
-
-    def named(self) -> bool:
-        """The caller named something about the environment (so its errors are theirs to see)."""
-        return any(v is not None for v in (self.facts_file, self.python, self.requirements, self.accelerate_config, self.script))
 
 
 @dataclass(frozen=True, kw_only=True)

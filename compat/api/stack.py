@@ -6,10 +6,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from compat.api.environment import gather, matrix_for
+from compat.api.environment import matrix_for
 from compat.api.requests import SmokeRequest
 from compat.errors import UsageError
 from compat.model.facts import Facts
+from compat.sources import gather
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -34,7 +35,7 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
     if request.environment.facts_file is not None:
         raise UsageError("compat smoke runs an interpreter: give --python, not --facts")
     m = matrix_for(request.matrix, request.settings)
-    env = gather(request, m)
+    env = gather(request.environment, request.declared, m, settings=request.settings)
     python = env.python.executable
     if isinstance(python, Unknown):
         raise UsageError(f"no interpreter to run: {python.reason}")
