@@ -22,11 +22,12 @@ if TYPE_CHECKING:
 def lock(request: LockRequest, progress: Callable[[int, float], None] | None = None) -> Lock | Conflict:
     """A pinned set for the targets on the environment's (or the declared) hardware; `progress` is called now and
     then with the search's rounds and seconds."""
-    from compat.resolve import check_targets, declared_target, require_hardware, resolve, target_facts
+    from compat.resolve import check_targets, declared_target, lock_hardware, read_targets, resolve, target_facts
 
     request, _ = configured(request)
     m = matrix_for(request.matrix, request.settings)
-    check_targets(request.targets, m)
+    targets = read_targets(request.targets)  # read once: checked here, searched and recorded by resolve
+    check_targets(targets, m)
     d = request.declared
     no_gpu = d.gpus is not None and d.gpus.strip().lower() in ("cpu", "none")
     fully_declared = d.gpus is not None and (d.driver is not None or no_gpu) and request.python_version is not None
@@ -37,10 +38,10 @@ def lock(request: LockRequest, progress: Callable[[int, float], None] | None = N
     else:
         env = target_facts(gather(request.environment, d, m, settings=request.settings),
                            python_version=request.python_version, platform=request.platform)
-    require_hardware(env)
+    hardware = lock_hardware(env, m)
     try:
-        return resolve(list(request.targets), env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat,
-                       exclude_newer=_date(request.exclude_newer), bound=_bound(request.settings, progress))
+        return resolve(targets, env, m, prefer_installed=request.prefer_installed, minor_compat=request.minor_compat,
+                       exclude_newer=_date(request.exclude_newer), bound=_bound(request.settings, progress), hardware=hardware)
     except ResolutionError as exc:
         return Conflict(targets=request.targets, error=exc)
 
