@@ -36,7 +36,9 @@ def lock(request: LockRequest, progress: Callable[[int, float], None] | None = N
         target = declared_target(python_version=request.python_version or "", platform=request.platform)
         env = gather(request.environment, d, m, settings=request.settings, base=target)
     else:
-        env = target_facts(gather(request.environment, d, m, settings=request.settings),
+        # The probed interpreter gives the Python version and platform (and, with prefer_installed, the packages);
+        # its torch is replaced by the one resolved, so it is not imported.
+        env = target_facts(gather(request.environment, d, m, settings=request.settings, import_torch=False),
                            python_version=request.python_version, platform=request.platform)
     hardware = lock_hardware(env, m)
     try:

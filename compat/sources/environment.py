@@ -46,11 +46,13 @@ class Environment:
         return any(v is not None for v in (self.facts_file, self.python, self.requirements, self.accelerate_config, self.script))
 
 
-def gather(environment: Environment, declared: Declared, matrix: Matrix, *, settings: Settings, base: Facts | None = None) -> Facts:
+def gather(environment: Environment, declared: Declared, matrix: Matrix, *, settings: Settings, base: Facts | None = None,
+           import_torch: bool = True) -> Facts:
     """The facts of `environment` with `declared` laid over them; raises UsageError (two sources named, a bad
     declared value, an interpreter that does not run) and FactsError (a snapshot with values compat cannot read).
 
-    `base`: facts already in hand (a lock's fully declared target), read and probed no further."""
+    `base`: facts already in hand (a lock's fully declared target), read and probed no further. `import_torch`
+    False: a live probe learns the interpreter (version, markers, packages) without importing torch in a child."""
     from compat.errors import UsageError
     from compat.sources.bounds import bound_facts
     from compat.sources.declared import apply_declared, complete_gpus
@@ -80,6 +82,7 @@ def gather(environment: Environment, declared: Declared, matrix: Matrix, *, sett
                 script=env.script,
                 cache_dir=settings.cache_dir,
                 torch_timeout=settings.torch_timeout,
+                import_torch=import_torch,
             ),
             matrix,
         )

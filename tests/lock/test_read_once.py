@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import compat.resolve as resolve_pkg
 import compat.resolve.hardware as hardware_mod
 import compat.resolve.target as target_mod
@@ -41,3 +44,14 @@ def test_a_plan_derives_the_hardware_once_for_all_its_attempts(monkeypatch):
 
     resolve_pkg.resolve_from_installed(["trl"], ["peft"], make_facts(gpus=1), load_matrix(), latest=False)
     assert calls.count("target_hardware") == 1
+
+
+def test_a_lock_without_a_python_version_learns_it_without_importing_torch(monkeypatch):
+    def no_import(*args, **kwargs):
+        raise AssertionError("lock imported torch to learn the Python version")
+
+    monkeypatch.setattr("compat.sources.probe.torch.fetch_torch_import", no_import)
+    locked = api.lock(api.LockRequest(targets=("trl",), declared=api.Declared(gpus="cpu"),
+                                      environment=api.Environment(python=Path(sys.executable))))
+    assert isinstance(locked, Lock)
+    assert locked.python_version == f"{sys.version_info.major}.{sys.version_info.minor}"
