@@ -127,23 +127,21 @@ class Explanation:
     """The scanning engine used ("hyperscan" or "python")."""
     errors_dropped: int = 0
     """Errors beyond the MAX_ERRORS kept (a log of thousands of distinct exceptions)."""
+    known: bool = False
+    """A root cause was recognised, by a signature or the API timeline (wrapper lines alone do not count)."""
+    verdict: ErrorVerdict = ErrorVerdict.NOT_ENVIRONMENT
+    """The answer for the whole log, decided by `rank` (`overall_verdict`): renderers and the exit code read it."""
 
-    @property
-    def known(self) -> bool:
-        """A root cause was recognised, by a signature or the API timeline (wrapper lines alone do not count)."""
-        return any(not m.signature.wrapper for m in self.matches) or any(
-            e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors)
 
-    @property
-    def verdict(self) -> ErrorVerdict:
-        """The most serious verdict of the root errors (of the wrappers when there are only those)."""
-        if self.known:
-            return ErrorVerdict.KNOWN
-        roots = [e for e in self.errors if not e.wrapper] or list(self.errors)
-        for v in SERIOUSNESS:
-            if any(e.verdict is v for e in roots):
-                return v
-        return ErrorVerdict.NOT_ENVIRONMENT
+def overall_verdict(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -> tuple[bool, ErrorVerdict]:
+    """(known, verdict) of a whole log: known when a root cause was recognised, else the most serious verdict
+    of the root errors (of the wrappers when there are only those)."""
+    known = any(not m.signature.wrapper for m in matches) or any(
+        e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in errors)
+    if known:
+        return True, ErrorVerdict.KNOWN
+    roots = [e for e in errors if not e.wrapper] or list(errors)
+    return False, next((v for v in SERIOUSNESS if any(e.verdict is v for e in roots)), ErrorVerdict.NOT_ENVIRONMENT)
 
 
 @dataclass
@@ -316,9 +314,10 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     source = api if api is not None else ApiSource(getattr(matrix, "roots", None))
     errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts,
                           source)
+    known, verdict = overall_verdict(tuple(matches), errors)
     return Explanation(
         matches=tuple(matches), lines_scanned=read.lines_scanned, environment=env_note, errors=errors,
-        engine=read.engine, errors_dropped=read.errors_dropped,
+        engine=read.engine, errors_dropped=read.errors_dropped, known=known, verdict=verdict,
     )
 
 
