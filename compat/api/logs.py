@@ -12,7 +12,7 @@ from compat.model.facts import Facts
 from compat.sources import gather
 
 if TYPE_CHECKING:
-    from compat.explain.match import Explanation
+    from compat.explain.records import Explanation
     from compat.matrix import Matrix
 
 

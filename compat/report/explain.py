@@ -7,7 +7,7 @@ import re
 import textwrap
 
 from compat.explain.drift import ApiAnswer, Drift
-from compat.explain.match import Explanation, Match, RootError
+from compat.explain.records import Explanation, Match, RootError
 from compat.explain.roots import Raised
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.versions import Change, StatedVersion

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from compat.explain.match import Explanation, explain, overall_verdict
+from compat.explain.match import explain, overall_verdict
+from compat.explain.records import Explanation
 from compat.explain.verdict import ErrorVerdict
 from compat.report.explain import render_json, render_text
 from tests.explain.conftest import LOGS
