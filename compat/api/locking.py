@@ -125,22 +125,26 @@ def plan(request: PlanRequest, progress: Callable[[int, float], None] | None = N
     (the installed tracked packages by default) plus the findings' fixes, resolve, then plan."""
     from compat.judge.diagnose import diagnose
     from compat.matrix.releases import TRACKED
-    from compat.resolve import check_targets, resolve_from_installed, target_facts
+    from compat.resolve import check_targets, read_targets, resolve_from_installed, target_facts
     from compat.resolve.plan import default_targets, fix_requirements
     from compat.resolve.plan import plan as make_plan
 
     request, _ = configured(request)
     m = matrix_for(request.matrix, request.settings)
-    if request.targets:
-        check_targets(request.targets, m)
+    asked = read_targets(request.targets) if request.targets else None  # read once: checked, then searched
+    if asked is not None:
+        check_targets(asked, m)
     env = target_facts(gather(request.environment, request.declared, m, settings=request.settings))
     findings = diagnose(env, m)
-    targets = list(request.targets or default_targets(env, TRACKED))
-    if not targets:
-        raise UsageError("no tracked package is installed; name the targets (compat plan 'trl[vllm]')")
+    if asked is None:
+        installed = default_targets(env, TRACKED)
+        if not installed:
+            raise UsageError("no tracked package is installed; name the targets (compat plan 'trl[vllm]')")
+        asked = read_targets(installed)
+    targets = list(asked.asked)
     fixes = fix_requirements(findings)
     try:
-        result = resolve_from_installed(targets, fixes, env, m, latest=request.latest, minor_compat=request.minor_compat,
+        result = resolve_from_installed(asked, fixes, env, m, latest=request.latest, minor_compat=request.minor_compat,
                                         bound=_bound(request.settings, progress))
     except ResolutionError as exc:
         return Conflict(targets=tuple(dict.fromkeys([*targets, *fixes])), error=exc)

@@ -169,7 +169,7 @@ def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: E
 
 
 def resolve_from_installed(
-    targets: Sequence[str],
+    targets: Sequence[str] | Targets,
     fixes: Sequence[str],
     facts: Facts,
     matrix: Matrix,
@@ -189,14 +189,16 @@ def resolve_from_installed(
     """
     bound = bound or SearchBound()
     attempts: list[tuple[Targets, bool, str]] = []
-    # Each list of targets and the hardware are read once, whatever the number of attempts.
-    wanted = read_targets([*targets, *(f for f in fixes if f not in targets)])
+    # Each target, each fix and the hardware are read once, whatever the number of attempts.
+    given = targets if isinstance(targets, Targets) else read_targets(targets)
+    added = [f for f in fixes if f not in given.asked]
+    wanted = given.plus(read_targets(added)) if added else given
     hw = target_hardware(facts, matrix)
     if not latest:
         attempts.append((wanted, True, "the installed targets with doctor's fixes, installed versions first"))
     attempts.append((wanted, False, "the installed targets with doctor's fixes, newest versions first"))
-    if len(wanted.asked) > len(targets):
-        attempts.append((read_targets(targets), False, "the installed targets alone, newest versions first"))
+    if added:
+        attempts.append((given, False, "the installed targets alone, newest versions first"))
     deadline = time.monotonic() + bound.seconds
     proven: ResolutionError | None = None
     tried: list[str] = []

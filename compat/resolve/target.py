@@ -115,6 +115,10 @@ class Targets:
     needs: tuple[Need, ...]
     """The resolver's needs read from them."""
 
+    def plus(self, other: Targets) -> Targets:
+        """These targets, then `other`'s (each target is read on its own: nothing is parsed again)."""
+        return Targets(asked=self.asked + other.asked, needs=self.needs + other.needs)
+
 
 def read_targets(targets: Sequence[str]) -> Targets:
     """`targets` parsed once; raises UsageError as `parse_targets`."""

@@ -46,6 +46,21 @@ def test_a_plan_derives_the_hardware_once_for_all_its_attempts(monkeypatch):
     assert calls.count("target_hardware") == 1
 
 
+def test_a_plan_reads_each_target_and_fix_once_whatever_the_attempts(monkeypatch):
+    texts: list[str] = []
+    real = target_mod.parse_targets
+
+    def recorded(targets):
+        texts.extend(targets)
+        return real(targets)
+
+    monkeypatch.setattr(target_mod, "parse_targets", recorded)
+    snapshot = Path(__file__).parent.parent / "data" / "envs" / "trl-vllm-300.facts.json"
+    api.plan(api.PlanRequest(environment=api.Environment(facts_file=snapshot)))
+    assert texts, "the plan read no target"
+    assert len(texts) == len(set(texts))
+
+
 def test_a_lock_without_a_python_version_learns_it_without_importing_torch(monkeypatch):
     def no_import(*args, **kwargs):
         raise AssertionError("lock imported torch to learn the Python version")
