@@ -29,8 +29,7 @@ def lock(request: LockRequest, progress: Callable[[int, float], None] | None = N
     targets = read_targets(request.targets)  # read once: checked here, searched and recorded by resolve
     check_targets(targets, m)
     d = request.declared
-    no_gpu = d.gpus is not None and d.gpus.strip().lower() in ("cpu", "none")
-    fully_declared = d.gpus is not None and (d.driver is not None or no_gpu) and request.python_version is not None
+    fully_declared = d.gpus is not None and (d.driver is not None or d.no_gpus()) and request.python_version is not None
     if fully_declared and not (request.prefer_installed or request.environment.named()):
         # Nothing on this host matters: skip the probe (it imports torch in a child process).
         target = declared_target(python_version=request.python_version or "", platform=request.platform)

@@ -82,3 +82,9 @@ def test_doctor_gathers_its_facts_once(monkeypatch):
     result = api.doctor(api.DoctorRequest(environment=api.Environment(facts_file=SNAPSHOT), declared=api.Declared(gpus="8xH100")))
     assert len(calls) == 1
     assert result.facts.declared == ("gpus",)
+
+
+@pytest.mark.parametrize(("gpus", "none"), [(" CPU ", True), ("none", True), ("1xH100", False), (None, False)])
+def test_one_spelling_of_a_machine_without_gpus(gpus, none):
+    # lock's probe shortcut and the --gpus parser read "no GPUs" the same way.
+    assert Declared(gpus=gpus).no_gpus() is none
