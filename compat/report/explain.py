@@ -6,7 +6,7 @@ import json
 import re
 import textwrap
 
-from compat.explain.match import Explanation, Match, RootError
+from compat.explain.records import Explanation, Match, RootError
 from compat.explain.roots import Raised
 from compat.explain.stated import Change, StatedVersion
 from compat.explain.verdict import Clue, ErrorVerdict
