@@ -20,7 +20,7 @@ from compat.matrix import Matrix
 from compat.matrix.api_index import ImportKind
 from compat.matrix.api_links import ApiSource, BrokenLink, broken_links
 from compat.model.facts import Facts
-from compat.model.findings import Finding
+from compat.model.findings import Finding, curated
 from compat.model.unknown import Unknown
 
 BROKEN = "api-import-link-broken"
@@ -72,8 +72,8 @@ def _finding(link: BrokenLink, matrix: Matrix) -> Finding:
         "how": _how(link),
     }
     fixes = tuple(f for f in (link.importer_fix, link.provider_fix) if f)
-    evidence = (f"{link.importer} {link.importer_version}: {e.module} imports {imported} ({e.kind.value.replace('_', ' ')})",
-                f"{link.provider} {link.provider_version} lacks {link.key}; indexed releases that have it: {present}")
+    evidence = (curated(f"{link.importer} {link.importer_version}: {e.module} imports {imported} ({e.kind.value.replace('_', ' ')})"),
+                curated(f"{link.provider} {link.provider_version} lacks {link.key}; indexed releases that have it: {present}"))
     return found(
         matrix, BROKEN if link.breaks_import else GUARDED, evidence=evidence, values=values,
         requires=fixes[:1], commands=tuple(f"pip install '{f}'" for f in fixes),
