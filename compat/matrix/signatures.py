@@ -10,6 +10,7 @@ exponentially, a repeat inside an unbounded repeat (`(a+)+`) or alike alternativ
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,13 @@ from compat.matrix.when import When, parse_when
 from compat.model.findings import Consequence, Fix, Severity
 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class Recognition(str, enum.Enum):
+    """What kind of failure an entry recognises, where a check must find entries by kind rather than by id."""
+
+    ABI_UNDEFINED_SYMBOL = "abi-undefined-symbol"
+    """A compiled package's `undefined symbol` at import: it was built against another torch (or C++ ABI)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,12 +67,18 @@ class Signature:
     context_required: bool = False
     """True when a line of the log must match one of `context` for the signature to fire at all
     (NCCL P2P INFO lines only mean a hang when the log also shows one)."""
+    recognises: tuple[Recognition, ...] = ()
+    """The kinds of failure it recognises (`recognises = ["abi-undefined-symbol"]`): how checks find it."""
+
+    def recognises_for(self, kind: Recognition, package: str) -> bool:
+        """Whether it recognises `kind` of failure of `package` (one its `when` names)."""
+        return kind in self.recognises and package in dict(self.when.packages)
 
 
 _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(==[\w.+-]+)?)$")
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
-    "context", "generic", "consequence", "context_required",
+    "context", "generic", "consequence", "context_required", "recognises",
 )
 
 
@@ -131,6 +145,7 @@ def parse_signature(t: Table, area: str) -> Signature:
     context_required = t.bool("context_required", False)
     if context_required and not context:
         t.fail("context_required", "needs `context` patterns to require")
+    recognises = _recognitions(t, when)
     return Signature(
         id=sid,
         area=area,
@@ -147,7 +162,23 @@ def parse_signature(t: Table, area: str) -> Signature:
         generic=t.bool("generic", False),
         consequence=consequence,
         context_required=context_required,
+        recognises=recognises,
     )
+
+
+def _recognitions(t: Table, when: When) -> tuple[Recognition, ...]:
+    out: list[Recognition] = []
+    for i, text in enumerate(t.strs("recognises", ())):
+        try:
+            kind = Recognition(text)
+        except ValueError:
+            t.fail(f"recognises[{i}]", f"{text!r} is not one of {', '.join(r.value for r in Recognition)}")
+        if kind in out:
+            t.fail(f"recognises[{i}]", f"{text!r} is listed twice")
+        if kind is Recognition.ABI_UNDEFINED_SYMBOL and not when.packages:
+            t.fail(f"recognises[{i}]", "an ABI failure is a compiled package's: name it in `when.packages`")
+        out.append(kind)
+    return tuple(out)
 
 
 def load_signatures(files: Sequence[tuple[Table, str]]) -> tuple[Signature, ...]:

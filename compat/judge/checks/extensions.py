@@ -10,6 +10,7 @@ from packaging.version import InvalidVersion, Version
 from compat.judge.checks._util import found
 from compat.judge.conditions import in_spec
 from compat.matrix import Matrix
+from compat.matrix.signatures import Recognition
 from compat.model.facts import Facts, TorchBuild
 from compat.model.findings import Finding, curated, observed
 from compat.model.unknown import Unknown
@@ -57,8 +58,7 @@ def check_extension_wheels(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
                     "module": dist.name.replace("-", "_"), "dist_pin": f"{dist.name}=={dist.version}"},
             evidence=(curated(f"{dist.name} {dist.version} wheels: torch {row.torch}, {majors}, Python {row.python}", source=row.source),
                       *misses),
-            see=tuple(s.id for s in matrix.signatures
-                      if ext.package in dict(s.when.packages) and any("undefined symbol" in p for p in s.patterns)),
+            see=tuple(s.id for s in matrix.signatures if s.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, ext.package)),
         )
 
 

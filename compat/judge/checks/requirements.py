@@ -26,6 +26,7 @@ from packaging.version import Version
 from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import evaluate, in_spec, marker_holds
 from compat.matrix import Matrix
+from compat.matrix.signatures import Recognition
 from compat.model.facts import Distribution, Facts, Launcher
 from compat.model.findings import Finding, Severity, curated, observed
 from compat.model.unknown import Unknown
@@ -183,10 +184,7 @@ def _exact_pin(req: Requirement) -> str | None:
 
 def _undefined_symbol_entries(matrix: Matrix, project: str) -> tuple[str, ...]:
     """Catalog entries for the `undefined symbol` a compiled `project` prints when its torch moved."""
-    return tuple(
-        sig.id for sig in matrix.signatures
-        if any("undefined symbol" in p for p in sig.patterns) and project in dict(sig.when.packages)
-    )
+    return tuple(sig.id for sig in matrix.signatures if sig.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, project))
 
 
 def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) -> Finding:
