@@ -82,8 +82,8 @@ _KEYS = (
 )
 
 
-def _regexes(t: Table, key: str, default: object) -> tuple[str, ...]:
-    patterns = t.strs(key, default)
+def _regexes(t: Table, key: str, *, required: bool) -> tuple[str, ...]:
+    patterns = t.strs(key) if required else t.strs(key, ())
     for i, pattern in enumerate(patterns):
         try:
             # Compiled as the scanner compiles it, so the scanner finds it in `re`'s cache.
@@ -110,7 +110,7 @@ def parse_signature(t: Table, area: str) -> Signature:
         severity = Severity(severity_text)
     except ValueError:
         t.fail("severity", f"{severity_text!r} is not one of error, warning, info")
-    patterns = _regexes(t, "patterns", ...)
+    patterns = _regexes(t, "patterns", required=True)
     for i, pattern in enumerate(patterns):
         if re.compile(pattern, re.ASCII).search(""):
             t.fail(f"patterns[{i}]", "matches an empty line: it would match every log")
@@ -141,7 +141,7 @@ def parse_signature(t: Table, area: str) -> Signature:
     doctor = t.bool("doctor", True)
     if doctor and when == When():
         t.fail("doctor", "a signature with an empty `when` would warn on every environment; set doctor = false")
-    context = _regexes(t, "context", ())
+    context = _regexes(t, "context", required=False)
     context_required = t.bool("context_required", False)
     if context_required and not context:
         t.fail("context_required", "needs `context` patterns to require")

@@ -173,3 +173,9 @@ def test_the_checks_find_the_abi_entries_by_their_tag():
     assert set(tagged) == {"flash-attn-abi-undefined-symbol", "vllm-c-ext-torch-mismatch"}
     assert "flash-attn" in tagged["flash-attn-abi-undefined-symbol"] and "vllm" in tagged["vllm-c-ext-torch-mismatch"]
 
+
+def test_an_entry_without_patterns_is_refused_not_a_crash():
+    """`patterns` is required: the loader once passed `...` as its default and crashed on iterating it."""
+    entry = {k: v for k, v in GOOD.items() if k != "patterns"}
+    with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: signature\[0\]\.patterns: missing$"):
+        load_signatures(_table(entry))
