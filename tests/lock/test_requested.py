@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.errors import UsageError
+from compat.model.torch_variant import TorchVariant
 from compat.resolve import check_targets, require_hardware
 from compat.resolve.target import parse_targets
 from tests.lock.conftest import make_facts
@@ -101,7 +102,8 @@ def test_a_build_tagged_pin_is_accepted():
 
 def test_a_companion_tag_names_the_torch_build():
     needs = parse_targets(["torchvision==0.21.0+cu126"])
-    assert [(n.name, str(n.specifier), n.variant) for n in needs] == [("torch", "", "cu126"), ("torchvision", "==0.21.0", None)]
+    assert [(n.name, str(n.specifier), n.variant) for n in needs] == [
+        ("torch", "", TorchVariant.parse("cu126")), ("torchvision", "==0.21.0", None)]
 
 
 def test_an_unpublished_build_is_a_conflict_that_names_it():
