@@ -123,3 +123,9 @@ def test_a_warning_level_entry_does_not_veto_a_common_pair():
     result = _lock("torch==2.6.0", "transformers==4.51.3", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", "3.11")
     assert result.exit_code == 0, result.output
     assert "known failure torch26-weights-only-resume still applies" in result.stdout
+
+
+@pytest.mark.parametrize("target", ["torch==2.13.0+abc", "torchvision==0.21.0+ubuntu1"])
+def test_a_tag_that_names_no_torch_build_is_a_usage_error(target):
+    with pytest.raises(UsageError, match=r"is not a torch build \(cpu, cu126, rocm6.2, xpu\)"):
+        parse_targets([target])
