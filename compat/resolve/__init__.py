@@ -118,7 +118,9 @@ def resolve(
                                              backtracked=stopped.clock.busiest(), attempts=(attempt,)),)) from None
     lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions,
                       source_builds=source_builds)
-    held = _held_back(found.mapping, filters, extensions, source_builds, matrix)
+    # A torch the user pinned exactly is their choice: no package holds it back.
+    torch_pinned = any(n.name == "torch" and is_exact(n.specifier) for n in needs)
+    held = () if torch_pinned else _held_back(found.mapping, filters, extensions, source_builds, matrix)
     if held:
         lock = dataclasses.replace(lock, notes=lock.notes + held)
     left = still_matching(found.mapping, facts, matrix)
@@ -147,14 +149,21 @@ def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: E
         ext = extensions.find(cand.name)
         if ext is None or cand.version is None or cand.extras or cand.name in source_builds:
             continue
-        row = ext.release(cand.version)
+        rows = ext.rows(cand.version)
         # Held back only at the wheels' ceiling: a newer torch they cover that fits (a plan keeping the installed
         # torch) means something else chose this torch.
-        if row is None or any(row.torch.contains(v, prereleases=True) for v in fitting):
+        if not rows or any(r.torch.contains(v, prereleases=True) for r in rows for v in fitting):
             continue
+        by_publisher: dict[str | None, list[str]] = {}
+        for r in rows:
+            by_publisher.setdefault(r.publisher, []).append(str(r.torch))
+        covered = "; ".join(
+            f"torch {', '.join(dict.fromkeys(specs))} ("
+            + (f"another publisher, {who}" if who else "; ".join(r.source for r in rows if r.publisher is None)) + ")"
+            for who, specs in by_publisher.items())
         notes.append(LockNote(
             kind=LockNoteKind.HELD_BACK, package=cand.name, version=str(cand.version),
-            reason=(f"{cand.name} {cand.version}'s prebuilt wheels cover torch {row.torch} ({row.source}), so torch stays at"
+            reason=(f"{cand.name} {cand.version}'s prebuilt wheels cover {covered}, so torch stays at"
                     f" {torch.version} although torch {newest} fits this target; for a newer torch pin {cand.name}=={cand.version}"
                     " beside it (pip builds it from source) or install a wheel another publisher built for that torch"),
         ))

@@ -10,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from compat.judge.torch_build import same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.builds import CudaBuild
-from compat.matrix.extensions import Extension, ExtensionTable
+from compat.matrix.extensions import Extension, ExtensionRelease, ExtensionTable
 from compat.matrix.torch import variant_cuda
 from compat.model.asker import AskerKind
 from compat.model.facts import Facts
@@ -90,6 +90,13 @@ def build_lock(
         if cand.evidence is not None:
             reasons += (cand.evidence,)
         ext = extensions.find(cand.name)
+        ext_wheel = _publisher_wheel(ext, cand, torch, facts.python.version) if ext is not None else None
+        if ext_wheel is not None:
+            row = ext_wheel[0]
+            reasons += (PinReason(kind=PinReasonKind.PUBLISHER_WHEEL, variant=torch.variant if torch is not None else None,
+                                  cuda=variant_cuda(torch.variant or "") if torch is not None else None, parent="torch",
+                                  parent_version=f"{torch.version}+{torch.variant}" if torch is not None else None,
+                                  default=False, source=row.source),)
         pins.append(
             Pin(
                 name=cand.name,
@@ -99,11 +106,12 @@ def build_lock(
                 reasons=reasons,
                 index_url=matrix.torch.index_url(local) if local and (build is None or build.wheel is None) else None,
                 after_torch=ext is not None,
-                wheel=build.url(str(cand.version), facts.python.version) if build is not None else None,
+                wheel=build.url(str(cand.version), facts.python.version) if build is not None else (ext_wheel[1] if ext_wheel else None),
             )
         )
         if ext is not None:
-            notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version)))
+            notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version),
+                                  reason=ext_wheel[1] if ext_wheel else None))
             missing = _no_wheel(ext, cand, torch, facts.python.version) if cand.name in source_builds else None
             if missing is not None:
                 notes.append(LockNote(kind=LockNoteKind.FROM_SOURCE, package=cand.name, version=str(cand.version), reason=missing))
@@ -120,9 +128,25 @@ def build_lock(
     )
 
 
+def _publisher_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: str) -> tuple[ExtensionRelease, str] | None:
+    """Another publisher's wheel of the extension for the chosen torch build and its URL; None when the project's own
+    wheel is the one (its setup.py fetches it) or none fits."""
+    if cand.version is None or torch is None or torch.version is None or not torch.variant:
+        return None
+    cuda = variant_cuda(torch.variant)
+    row = ext.wheel_for(cand.version, torch.version, cuda, python) if cuda is not None else None
+    if row is None or cuda is None:
+        return None
+    url = row.url(cand.version, torch.version, cuda, python)
+    return (row, url) if url is not None else None
+
+
 def _no_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: str) -> str | None:
     """What the set needs that the pinned extension release has no prebuilt wheel for; None when one fits."""
     assert cand.version is not None
+    cuda_of = variant_cuda(torch.variant) if torch is not None and torch.variant else None
+    if torch is not None and torch.version is not None and ext.wheel_for(cand.version, torch.version, cuda_of, python) is not None:
+        return None
     row = ext.release(cand.version)
     if row is None:
         return f"no prebuilt wheel of {cand.name} {cand.version} is known (matrix/extensions.toml has no row for it)"

@@ -17,6 +17,7 @@ from resolvelib.structs import RequirementInformation
 
 from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
+from compat.matrix.extensions import ExtensionRelease
 from compat.matrix.releases import PackageReleases, Release
 from compat.matrix.torch import variant_cuda
 from compat.model.asker import Asker, AskerKind
@@ -284,6 +285,12 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                     requires_known=known,
                 )
             )
+        ext = self.filters.extensions.find(name)
+        if ext is not None and name not in self.filters.source_builds:
+            # The release whose wheels reach the newest torch first (stable: newest first among equals): flash-attn
+            # 2.8.3.post1 has the project's wheels up to torch 2.8 only, 2.8.3 another publisher's up to 2.13, and
+            # taking the newest release would roll the whole stack back a year.
+            out.sort(key=lambda c: self._torch_reach(ext.rows(c.version) if c.version is not None else ()), reverse=True)
         if name not in self.user:
             out = self._by_evidence(name, out, self._anchors_of(needs))
         elif name not in self.anchors:
@@ -477,11 +484,31 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         ext = self.filters.extensions.find(cand.name)
         if ext is None or cand.version is None or cand.extras or cand.name in self.filters.source_builds:
             return []
-        row = ext.release(cand.version)
-        if row is None:
+        rows = ext.rows(cand.version)
+        if not rows:
             return []
         asker = Asker(kind=AskerKind.EXTENSION_TABLE, package=cand.name, version=str(cand.version))
-        return [Need(name="torch", extras=frozenset(), specifier=row.torch, asker=asker)]
+        return [Need(name="torch", extras=frozenset(), specifier=self._torch_span(rows), asker=asker)]
+
+    def _torch_reach(self, rows: Sequence[ExtensionRelease]) -> Version:
+        """The newest recorded torch release some row has wheels for (0 when none)."""
+        torch = self.matrix.releases.get("torch")
+        known = (r.version for r in torch.releases) if torch is not None else ()
+        return max((v for v in known if any(r.torch.contains(v, prereleases=True) for r in rows)), default=Version("0"))
+
+    def _torch_span(self, rows: Sequence[ExtensionRelease]) -> SpecifierSet:
+        """The torch releases some row has wheels for, as one range: a specifier holds no union, so several rows
+        (the project's own wheels, then another publisher's per torch minor) become the span of the recorded torch
+        releases they cover, less the ones inside it none covers."""
+        if len(rows) == 1:
+            return rows[0].torch
+        torch = self.matrix.releases.get("torch")
+        known = sorted(r.version for r in torch.releases) if torch is not None else []
+        inside = [v for v in known if any(r.torch.contains(v, prereleases=True) for r in rows)]
+        if not inside:
+            return rows[0].torch
+        holes = [v for v in known if inside[0] < v < inside[-1] and v not in inside]
+        return SpecifierSet(",".join([f">={inside[0]}", f"<={inside[-1]}", *(f"!={v}" for v in holes)]))
 
     def _dead_dependency(self, name: str, version: Version, requires: Sequence[Requirement], extras: frozenset[str]) -> Rejection | None:
         key = (name, str(version), extras)

@@ -1,0 +1,56 @@
+"""The locks issue 21 names as its gates, over the shipped matrix: a torch 2.10 cu129 build, and a 2026 vLLM +
+flash-attn + DeepSpeed stack on 8xH100 with an R570 driver (CUDA <= 12.8), where flash-attn's own wheels stop at
+torch 2.8 and another publisher's carry it."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+
+from compat.errors import ResolutionError
+from compat.matrix import load_matrix
+from compat.model.lock import LockNoteKind, PinReasonKind
+from compat.report.lock import LockFormat, render_conflict, render_lock
+from compat.resolve import resolve
+from tests.lock.conftest import make_facts
+
+R570 = "570.86.15"
+R580 = "580.95.05"
+
+
+@cache
+def _matrix():
+    return load_matrix()
+
+
+def _lock(targets, driver, python="3.12"):
+    return resolve(targets, make_facts(gpus=8, cc="9.0", driver=driver, python=python), _matrix())
+
+
+def test_torch_2_10_cu129_locks_with_vllm_on_a_driver_that_runs_it():
+    got = _lock(["torch==2.10.0+cu129", "vllm"], R580)
+    assert got.pin("torch").full_version == "2.10.0+cu129"
+    assert got.pin("vllm").version == "0.17.1"  # the newest vLLM that pins torch 2.10.0; its default wheel is CUDA 12.9
+
+
+def test_torch_2_10_cu129_with_flash_attn_says_which_wheel_is_missing():
+    with pytest.raises(ResolutionError) as err:
+        _lock(["torch==2.10.0+cu129", "flash-attn"], R580)
+    text = render_conflict(["torch==2.10.0+cu129", "flash-attn"], err.value)
+    assert ("flash-attn 2.8.3 has no prebuilt wheel for torch's cu129 build (its wheels for that torch: CUDA 12.6, 12.8, "
+            "13.0)") in text
+
+
+def test_a_2026_vllm_flash_attn_deepspeed_stack_locks_on_8xh100_r570():
+    got = _lock(["vllm", "flash-attn", "deepspeed"], R570)
+    # R570 runs CUDA <= 12.8: vLLM 0.20 on is built for CUDA 13.0 (other build 12.9), so 0.19.1 and torch 2.10 cu128
+    assert got.pin("vllm").version == "0.19.1"
+    assert got.pin("torch").version == "2.10.0" and got.pin("torch").local is None  # cu128 is the default build
+    flash = got.pin("flash-attn")
+    assert flash.version == "2.8.3" and flash.after_torch
+    assert flash.wheel == ("https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/v0.9.0/"
+                           "flash_attn-2.8.3%2Bcu128torch2.10-cp312-cp312-linux_x86_64.whl")
+    assert [r.kind for r in flash.reasons if r.kind is PinReasonKind.PUBLISHER_WHEEL]
+    assert not [n for n in got.notes if n.kind in (LockNoteKind.HELD_BACK, LockNoteKind.FROM_SOURCE)]
+    assert f"pip install --no-build-isolation {flash.wheel}" in render_lock(got, LockFormat.REQUIREMENTS)
