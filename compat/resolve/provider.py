@@ -428,6 +428,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         if candidate.extras:
             deps.append(Need(name=candidate.name, extras=frozenset(), specifier=SpecifierSet(f"=={candidate.version}"),
                              asker=candidate.asker()))
+        step = self.matrix.builds.follows(candidate.name)
+        if step is not None and not candidate.extras:
+            # A companion released in lockstep (flashinfer-cubin): no metadata says so, its import refuses any other.
+            deps.append(Need(name=step.follows, extras=frozenset(), specifier=SpecifierSet(f"=={candidate.version}"),
+                             asker=candidate.asker()))
         for req in candidate.requires:
             if not self.filters.markers_hold(req, candidate.extras):
                 continue

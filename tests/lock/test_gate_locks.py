@@ -54,3 +54,13 @@ def test_a_2026_vllm_flash_attn_deepspeed_stack_locks_on_8xh100_r570():
     assert [r.kind for r in flash.reasons if r.kind is PinReasonKind.PUBLISHER_WHEEL]
     assert not [n for n in got.notes if n.kind in (LockNoteKind.HELD_BACK, LockNoteKind.FROM_SOURCE)]
     assert f"pip install --no-build-isolation {flash.wheel}" in render_lock(got, LockFormat.REQUIREMENTS)
+
+
+def test_flashinfer_cubin_holds_flashinfer_python_to_its_version():
+    got = _lock(["vllm", "flashinfer-cubin"], R580)
+    cubin, python = got.pin("flashinfer-cubin").version, got.pin("flashinfer-python").version
+    assert cubin == python == "0.6.13"  # the newest cubin on the index; vLLM 0.25.1 is the newest pinning it
+    assert got.pin("vllm").version == "0.25.1"
+    with pytest.raises(ResolutionError) as err:
+        _lock(["vllm==0.27.0", "flashinfer-cubin"], R580)
+    assert "flashinfer-cubin 0.6.13 pins flashinfer-python==0.6.13" in render_conflict(["vllm==0.27.0", "flashinfer-cubin"], err.value)
