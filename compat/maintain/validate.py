@@ -19,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import MatrixError
+from compat.maintain.torch_index import LISTING, missing_builds
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.builds import BuildTable, load_builds
 from compat.matrix.cuda import load_cuda
@@ -28,6 +29,7 @@ from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 from compat.matrix.signatures import load_signatures
 from compat.matrix.torch import load_torch
 from compat.model.curation import Validation
+from compat.regular_file import read_regular
 
 _SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
 _SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml", "builds.toml")
@@ -147,6 +149,15 @@ def validate_matrix(
     _check_signatures(out, signatures, known, loaded)
     if torch is not None:
         _check_torch(out, label("torch.toml"), torch, loaded.get("torch"))
+        listing = next((r / LISTING for r in reversed(roots) if (r / LISTING).is_file()), None)
+        if listing is not None:
+            try:
+                text = read_regular(listing, limit=64 << 20).decode("utf-8", "replace")
+            except OSError as exc:
+                out.add(str(listing), "", exc.strerror or str(exc))
+            else:
+                for key, problem in missing_builds(torch, text):
+                    out.add(label("torch.toml"), key, problem)
     if extensions is not None:
         _check_extensions(out, label("extensions.toml"), extensions, known, loaded)
     if builds is not None:
