@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from packaging.version import Version
 
@@ -87,12 +88,14 @@ def resolve(
     bound: SearchBound | None = None,
     attempt: str = "the targets as given",
     avoid_risks: bool = True,
+    explain_held: bool = True,
 ) -> Lock:
     """The newest set that meets `targets` on the target in `facts`; raises ResolutionError when there is none.
 
     `facts` is the target: its python markers (see `target_facts`), hardware and launch. With
     `prefer_installed`, the installed version of each package is tried first. A search that reaches `bound`
     raises ResolutionError with one TOO_DEEP cause naming `attempt`: it stopped, it did not prove there is no set.
+    With `explain_held`, a target that keeps torch older than the targets without it would take gets a note.
     """
     needs = parse_targets(targets)
     extensions = extensions if extensions is not None else matrix.extensions
@@ -121,12 +124,72 @@ def resolve(
     # A torch the user pinned exactly is their choice: no package holds it back.
     torch_pinned = any(n.name == "torch" and is_exact(n.specifier) for n in needs)
     held = () if torch_pinned else _held_back(found.mapping, filters, extensions, source_builds, matrix)
+    if not held and not torch_pinned and explain_held:
+        held = _held_back_by_target(targets, needs, found.mapping, filters, matrix, {
+            "facts": facts, "matrix": matrix, "minor_compat": minor_compat, "extensions": extensions,
+            "exclude_newer": exclude_newer, "avoid_risks": avoid_risks})
     if held:
         lock = dataclasses.replace(lock, notes=lock.notes + held)
     left = still_matching(found.mapping, facts, matrix)
     if left:
         lock = dataclasses.replace(lock, notes=lock.notes + left)
     return lock
+
+
+# Each look at the set without one target is a small search of its own: it may only say more, never delay the lock.
+_WITHOUT_BOUND = SearchBound(seconds=1.5, rounds=3000)
+
+
+def _held_back_by_target(targets: Sequence[str], needs: Sequence[Need], mapping: Mapping[str, Candidate], filters: Filters,
+                         matrix: Matrix, options: dict[str, Any]) -> tuple[LockNote, ...]:
+    """A note for the target that keeps torch older than the other targets take on their own: without it the set is
+    resolved again, and a newer torch there means it held the stack back (flashinfer-cubin, whose newest release
+    pins an older flashinfer-python, and so an older vLLM and torch). Exact pins are the user's choice and are not
+    tried; nor is anything tried when torch is already the newest release that fits the machine."""
+    torch = mapping.get("torch")
+    if torch is None or torch.version is None or len(needs) < 2 or len(needs) != len(targets):
+        return ()
+    if _newest_fitting_torch(torch.version, filters, matrix) is None:
+        return ()
+    for need, text in zip(needs, targets, strict=True):
+        if need.name == "torch" or is_exact(need.specifier):
+            continue
+        try:
+            other = resolve([t for t in targets if t != text], **options, bound=_WITHOUT_BOUND, explain_held=False)
+        except ResolutionError:
+            continue
+        freed = other.pin("torch")
+        if freed is None or Version(freed.version) <= torch.version:
+            continue
+        # Held back means the other targets move up without it; a target that merely pins torch (vLLM) moves nobody.
+        moved = [(p.name, mine.version, p.version) for p in other.pins
+                 if p.name != "torch" and any(n.name == p.name for n in needs)
+                 and (mine := mapping.get(p.name)) is not None and mine.version is not None
+                 and Version(p.version) > mine.version]
+        if not moved:
+            continue
+        held = mapping.get(need.name)
+        version = str(held.version) if held is not None and held.version is not None else None
+        return (LockNote(
+            kind=LockNoteKind.HELD_BACK, package=need.name, version=version,
+            reason=(f"{need.name}{' ' + version if version else ''} holds the set back: with it "
+                    f"{', '.join(f'{n} {old}' for n, old, _ in moved)} and torch {torch.version}, without it "
+                    f"{', '.join(f'{n} {new}' for n, _, new in moved)} and torch {freed.version}; for the newer stack drop"
+                    f" {need.name} or wait for a release of it that fits one"),
+        ),)
+    return ()
+
+
+def _newest_fitting_torch(chosen: Version, filters: Filters, matrix: Matrix) -> Version | None:
+    """The newest torch release newer than `chosen` that fits the target (Python, GPUs, driver); None when none."""
+    releases = matrix.releases.get("torch")
+    if releases is None:
+        return None
+    fitting = [r.version for r in releases.releases
+               if not r.yanked and not r.version.is_prerelease and r.version > chosen
+               and filters.release_fits("torch", r) is None
+               and isinstance(filters.torch_build(r.version), TorchBuildChoice)]
+    return max(fitting, default=None)
 
 
 def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: ExtensionTable, source_builds: frozenset[str],

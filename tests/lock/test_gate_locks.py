@@ -61,6 +61,13 @@ def test_flashinfer_cubin_holds_flashinfer_python_to_its_version():
     cubin, python = got.pin("flashinfer-cubin").version, got.pin("flashinfer-python").version
     assert cubin == python == "0.6.13"  # the newest cubin on the index; vLLM 0.25.1 is the newest pinning it
     assert got.pin("vllm").version == "0.25.1"
+    # the lock says which target held the stack back, and what the others take without it (vLLM, which only pins
+    # torch, is not blamed)
+    (held,) = [n for n in got.notes if n.kind is LockNoteKind.HELD_BACK]
+    assert held.package == "flashinfer-cubin"
+    assert held.reason == ("flashinfer-cubin 0.6.13 holds the set back: with it vllm 0.25.1 and torch 2.11.0, without it "
+                           "vllm 0.33.0 and torch 2.14.0; for the newer stack drop flashinfer-cubin or wait for a release of "
+                           "it that fits one")
     with pytest.raises(ResolutionError) as err:
         _lock(["vllm==0.27.0", "flashinfer-cubin"], R580)
     assert "flashinfer-cubin 0.6.13 pins flashinfer-python==0.6.13" in render_conflict(["vllm==0.27.0", "flashinfer-cubin"], err.value)
