@@ -1,12 +1,14 @@
 """The locks issue 21 names as its gates, over the shipped matrix: a torch 2.10 cu129 build, and a 2026 vLLM +
 flash-attn + DeepSpeed stack on 8xH100 with an R570 driver (CUDA <= 12.8), where flash-attn's own wheels stop at
-torch 2.8 and another publisher's carry it."""
+torch 2.8 and another publisher's carry it; and the lock wrongs it names (a companion that holds the stack back, a
+transformers paired with a PEFT it cannot load adapters with)."""
 
 from __future__ import annotations
 
 from functools import cache
 
 import pytest
+from packaging.version import Version
 
 from compat.errors import ResolutionError
 from compat.matrix import load_matrix
@@ -71,3 +73,15 @@ def test_flashinfer_cubin_holds_flashinfer_python_to_its_version():
     with pytest.raises(ResolutionError) as err:
         _lock(["vllm==0.27.0", "flashinfer-cubin"], R580)
     assert "flashinfer-cubin 0.6.13 pins flashinfer-python==0.6.13" in render_conflict(["vllm==0.27.0", "flashinfer-cubin"], err.value)
+
+
+def test_a_lock_does_not_pair_transformers_5_6_with_a_peft_that_cannot_load_its_adapters():
+    # transformers >= 5.6 imports a PEFT 0.19 function in load_adapter (huggingface/transformers#45155, #46605)
+    got = _lock(["peft<0.19", "transformers", "trl"], R580)
+    assert got.pin("peft").version == "0.18.1" and Version(got.pin("transformers").version) < Version("5.6.0")
+    assert any(c.signature == "transformers-load-adapter-needs-peft-019" for c in got.constraints)
+    # with both ranges forcing the pair there is no way out: the set is kept and the lock says the risk remains
+    got = _lock(["peft<0.19", "transformers>=5.6"], R580)
+    assert [n.signature for n in got.notes if n.kind is LockNoteKind.STILL_MATCHES] == ["transformers-load-adapter-needs-peft-019"]
+    # a bare peft beside a new transformers takes a PEFT that loads its adapters
+    assert Version(_lock(["peft", "transformers==5.10.2"], R580).pin("peft").version) >= Version("0.19.0")
