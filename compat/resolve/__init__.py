@@ -136,8 +136,11 @@ def resolve(
     return lock
 
 
-# Each look at the set without one target is a small search of its own: it may only say more, never delay the lock.
-_WITHOUT_BOUND = SearchBound(seconds=1.5, rounds=3000)
+# Each look at the set without one target is a search of its own: it may only say more, never delay the lock much.
+# Hence two or three targets only (a four-target unpinned stack costs seconds a try), and a bound in rounds, which
+# keeps the note the same on a slow machine; the seconds are only a backstop.
+_WITHOUT_BOUND = SearchBound(seconds=10.0, rounds=400)
+_WITHOUT_MAX_TARGETS = 3
 
 
 def _held_back_by_target(targets: Sequence[str], needs: Sequence[Need], mapping: Mapping[str, Candidate], filters: Filters,
@@ -147,7 +150,7 @@ def _held_back_by_target(targets: Sequence[str], needs: Sequence[Need], mapping:
     pins an older flashinfer-python, and so an older vLLM and torch). Exact pins are the user's choice and are not
     tried; nor is anything tried when torch is already the newest release that fits the machine."""
     torch = mapping.get("torch")
-    if torch is None or torch.version is None or len(needs) < 2 or len(needs) != len(targets):
+    if torch is None or torch.version is None or not 2 <= len(needs) <= _WITHOUT_MAX_TARGETS or len(needs) != len(targets):
         return ()
     if _newest_fitting_torch(torch.version, filters, matrix) is None:
         return ()
