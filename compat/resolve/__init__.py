@@ -124,10 +124,12 @@ def resolve(
     # A torch the user pinned exactly is their choice: no package holds it back.
     torch_pinned = any(n.name == "torch" and is_exact(n.specifier) for n in needs)
     held = () if torch_pinned else _held_back(found.mapping, filters, extensions, source_builds, matrix)
+    options = {"facts": facts, "matrix": matrix, "minor_compat": minor_compat, "extensions": extensions,
+               "exclude_newer": exclude_newer, "avoid_risks": avoid_risks}
+    if held and explain_held:
+        held = _confirmed(held, targets, needs, found.mapping, options)
     if not held and not torch_pinned and explain_held:
-        held = _held_back_by_target(targets, needs, found.mapping, filters, matrix, {
-            "facts": facts, "matrix": matrix, "minor_compat": minor_compat, "extensions": extensions,
-            "exclude_newer": exclude_newer, "avoid_risks": avoid_risks})
+        held = _held_back_by_target(targets, needs, found.mapping, filters, matrix, options)
     if held:
         lock = dataclasses.replace(lock, notes=lock.notes + held)
     left = still_matching(found.mapping, facts, matrix)
@@ -181,6 +183,28 @@ def _held_back_by_target(targets: Sequence[str], needs: Sequence[Need], mapping:
                     f" {need.name} or wait for a release of it that fits one"),
         ),)
     return ()
+
+
+def _confirmed(held: tuple[LockNote, ...], targets: Sequence[str], needs: Sequence[Need], mapping: Mapping[str, Candidate],
+               options: dict[str, Any]) -> tuple[LockNote, ...]:
+    """The extension notes that hold: with two or three targets, the set without that extension is resolved again, and
+    a torch no newer there means something else (vLLM's builds for this driver) stopped torch, not its wheels."""
+    torch = mapping.get("torch")
+    if torch is None or torch.version is None or not 2 <= len(needs) <= _WITHOUT_MAX_TARGETS or len(needs) != len(targets):
+        return held
+    out = []
+    for note in held:
+        text = next((t for n, t in zip(needs, targets, strict=True) if n.name == note.package), None)
+        if text is not None:
+            try:
+                other = resolve([t for t in targets if t != text], **options, bound=_WITHOUT_BOUND, explain_held=False)
+            except ResolutionError:
+                other = None
+            freed = other.pin("torch") if other is not None else None
+            if freed is not None and Version(freed.version) <= torch.version:
+                continue
+        out.append(note)
+    return tuple(out)
 
 
 def _newest_fitting_torch(chosen: Version, filters: Filters, matrix: Matrix) -> Version | None:

@@ -25,7 +25,13 @@ from compat.model.lock import (
     PinReasonKind,
 )
 from compat.resolve.hardware import TargetHardware
-from compat.resolve.provider import BUILT_AGAINST_DEFAULT_TORCH, Candidate, Need, is_exact, is_pin
+from compat.resolve.provider import (
+    Candidate,
+    Need,
+    built_against_default_torch,
+    is_exact,
+    is_pin,
+)
 from compat.resolve.target import platform_name
 
 # Built from the torch wheel index and published with the same local tag as torch; they must
@@ -166,7 +172,7 @@ def _no_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: 
 def _cuda_build(matrix: Matrix, cand: Candidate, torch: Candidate | None, python: str) -> CudaBuild | None:
     """The build of `cand` to install beside torch's chosen build when the default index's wheel
     has kernels for another CUDA major (matrix/builds.toml); None when the default one fits."""
-    if cand.version is None or torch is None or torch.version is None or cand.name not in BUILT_AGAINST_DEFAULT_TORCH:
+    if cand.version is None or torch is None or torch.version is None or not built_against_default_torch(cand.name, cand.version):
         return None
     cuda = variant_cuda(torch.variant) if torch.variant else None
     if cuda is None or same_cuda_major_as_default(matrix, str(torch.version), torch.variant):

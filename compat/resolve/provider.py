@@ -30,6 +30,18 @@ from compat.resolve.links import links_for
 # build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
 # cannot open shared object file`, vllm-project/vllm#44335); within the major they run.
 BUILT_AGAINST_DEFAULT_TORCH = frozenset({"vllm", "xformers", "flashinfer-python"})
+# Releases from which a package's index wheels carry no kernels at all: flashinfer-python's are py3-none-any from
+# 0.5.0 (flashinfer_python-0.5.0-py3-none-any.whl; kernels are JIT-compiled, or come from flashinfer-cubin and the
+# per-CUDA flashinfer-jit-cache), so they pair with a torch of any CUDA major and do not hold vLLM's other builds back.
+_NO_KERNELS_FROM = {"flashinfer-python": Version("0.5.0")}
+
+
+def built_against_default_torch(name: str, version: Version | None) -> bool:
+    """Whether release `version` of `name` carries kernels for the CUDA major of torch's public-index build."""
+    if name not in BUILT_AGAINST_DEFAULT_TORCH:
+        return False
+    pure = _NO_KERNELS_FROM.get(name)
+    return pure is None or version is None or version < pure
 
 PROBE = Asker(kind=AskerKind.PROBE)
 
@@ -437,7 +449,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if not self.filters.markers_hold(req, candidate.extras):
                 continue
             dep = str(canonicalize_name(req.name))
-            kernels = dep == "torch" and candidate.name in BUILT_AGAINST_DEFAULT_TORCH
+            kernels = dep == "torch" and built_against_default_torch(candidate.name, candidate.version)
             deps.append(
                 Need(
                     name=dep,
@@ -531,7 +543,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if not self.filters.markers_hold(req, frozenset()) and not (extras and self.filters.markers_hold(req, extras)):
                 continue
             dep = str(canonicalize_name(req.name))
-            kernels = dep == "torch" and name in BUILT_AGAINST_DEFAULT_TORCH
+            kernels = dep == "torch" and built_against_default_torch(name, version)
             others = self._other_majors(name, version) if kernels else frozenset()
             if not self._any_fits(dep, req.specifier, default_build=kernels, others=others):
                 return Rejection(

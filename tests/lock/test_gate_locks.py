@@ -46,16 +46,27 @@ def test_torch_2_10_cu129_with_flash_attn_says_which_wheel_is_missing():
 
 def test_a_2026_vllm_flash_attn_deepspeed_stack_locks_on_8xh100_r570():
     got = _lock(["vllm", "flash-attn", "deepspeed"], R570)
-    # R570 runs CUDA <= 12.8: vLLM 0.20 on is built for CUDA 13.0 (other build 12.9), so 0.19.1 and torch 2.10 cu128
-    assert got.pin("vllm").version == "0.19.1"
-    assert got.pin("torch").version == "2.10.0" and got.pin("torch").local is None  # cu128 is the default build
+    # R570 runs CUDA <= 12.8, so no CUDA 13 build: vLLM 0.30.0's +cu129 release asset (the newest vLLM with a CUDA 12
+    # build known) beside torch 2.13.0's cu126 build; flashinfer-python's wheels are pure Python and pair with it
+    vllm = got.pin("vllm")
+    assert vllm.version == "0.30.0" and vllm.wheel == (
+        "https://github.com/vllm-project/vllm/releases/download/v0.30.0/vllm-0.30.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl")
+    assert got.pin("torch").full_version == "2.13.0+cu126"
     flash = got.pin("flash-attn")
     assert flash.version == "2.8.3" and flash.after_torch
-    assert flash.wheel == ("https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/v0.9.0/"
-                           "flash_attn-2.8.3%2Bcu128torch2.10-cp312-cp312-linux_x86_64.whl")
+    assert flash.wheel == ("https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/v0.9.47/"
+                           "flash_attn-2.8.3%2Bcu126torch2.13-cp312-cp312-linux_x86_64.whl")
     assert [r.kind for r in flash.reasons if r.kind is PinReasonKind.PUBLISHER_WHEEL]
+    # flash-attn's wheels stop at torch 2.13, but so does every vLLM with a CUDA 12 build: no package is blamed
     assert not [n for n in got.notes if n.kind in (LockNoteKind.HELD_BACK, LockNoteKind.FROM_SOURCE)]
     assert f"pip install --no-build-isolation {flash.wheel}" in render_lock(got, LockFormat.REQUIREMENTS)
+
+
+def test_trl_vllm_with_flash_attn_is_not_rolled_back_a_year():
+    got = _lock(["trl[vllm]", "flash-attn"], R580)
+    assert got.pin("torch").version == "2.13.0" and got.pin("vllm").version == "0.31.0"
+    assert got.pin("flash-attn").wheel is not None
+    assert not [n for n in got.notes if n.kind is LockNoteKind.HELD_BACK]  # trl 1.16 caps vLLM, not flash-attn
 
 
 def test_flashinfer_cubin_holds_flashinfer_python_to_its_version():
