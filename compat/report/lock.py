@@ -184,7 +184,7 @@ def reason_text(r: PinReason) -> str:
         when = f"{count} after" if days > 0 else (f"{count} before" if days < 0 else "the same day as")
         return f"released {when} {r.parent} {r.parent_version}"
     if r.kind is PinReasonKind.NEWEST:
-        return f"newest allowed; never tested with {r.parent} {r.parent_version}"
+        return f"newest allowed; never tested with {r.parent} {r.parent_version}" if r.parent else "newest allowed"
     assert r.constraint is not None
     return f"kept off {r.constraint.signature}: {constraint_text(r.constraint)}"
 

@@ -310,6 +310,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             # (`trl==0.15.2 vllm` takes vLLM 0.7.2, which TRL's CI ran; 0.7.3 hangs there, TRL's setup.py says).
             # Only exact pins anchor: a floor the user gave (`trl>=0.14`) says nothing about which release ran.
             out = self._by_evidence(name, out, self.anchors)
+            # With nothing to judge it against, the newest release the ranges allow is the rule that chose it: say so
+            # (not for an extension, ordered by how far its wheels reach, nor where the installed release comes first).
+            if ext is None and name not in self.preferred:
+                newest = PinReason(kind=PinReasonKind.NEWEST)
+                out = [c if c.evidence is not None else dataclasses.replace(c, evidence=newest) for c in out]
         want = self.preferred.get(name)
         if want is not None:
             out.sort(key=lambda c: c.version != want)  # stable: newest-first order kept otherwise
