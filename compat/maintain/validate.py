@@ -20,6 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import MatrixError
+from compat.maintain.torch_index import LISTING, missing_builds
 from compat.matrix._toml import Table, read_toml
 from compat.matrix.builds import BuildTable, load_builds
 from compat.matrix.cuda import load_cuda
@@ -27,8 +28,9 @@ from compat.matrix.extensions import load_extensions
 from compat.matrix.gpus import load_gpus
 from compat.matrix.releases import TRACKED, PackageReleases, ReleaseIndex
 from compat.matrix.signatures import load_signatures
-from compat.matrix.torch import load_torch
+from compat.matrix.torch import TorchTable, load_torch
 from compat.model.curation import Validation
+from compat.regular_file import read_regular
 
 _SOURCE = re.compile(r"https?://\S+|[\w.-]+/[\w.-]+(#\d+|@[\w.+-]+)|\bmetadata\b|pypi:[\w.-]+", re.IGNORECASE)
 _SINGLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml", "builds.toml")
@@ -101,7 +103,7 @@ def validate_matrix(
         return tables[name][0].file if tables[name] else name
 
     _check_signatures(out, signatures, known, loaded)
-    _check_tables(out, label, loaded_tables, known, loaded)
+    _check_tables(out, label, loaded_tables, known, loaded, roots)
     _check_table_sources(out, label, loaded_tables)
     if audit_patterns and signatures:
         files = {str(st.data.get("id")): table.file for table, _ in sig_files for st in table.tables("signature", ())}
@@ -201,13 +203,28 @@ def _check_tracked(out: _Collector, index: ReleaseIndex, roots: tuple[Path, ...]
 
 
 def _check_tables(out: _Collector, label: Callable[[str], str], t: _Tables, known: set[str],
-                  loaded: dict[str, PackageReleases]) -> None:
+                  loaded: dict[str, PackageReleases], roots: tuple[Path, ...]) -> None:
     if t.torch is not None:
         _check_torch(out, label("torch.toml"), t.torch, loaded.get("torch"))
+        _check_torch_listing(out, label("torch.toml"), t.torch, roots)
     if t.extensions is not None:
         _check_extensions(out, label("extensions.toml"), t.extensions, known, loaded)
     if t.builds is not None:
         _check_builds(out, label("builds.toml"), t.builds, known, loaded)
+
+
+def _check_torch_listing(out: _Collector, where: str, torch: TorchTable, roots: tuple[Path, ...]) -> None:
+    """torch.toml against the PyTorch index's listing, when the matrix (or an overlay) ships one."""
+    listing = next((r / LISTING for r in reversed(roots) if (r / LISTING).is_file()), None)
+    if listing is None:
+        return
+    try:
+        text = read_regular(listing, limit=64 << 20).decode("utf-8", "replace")
+    except OSError as exc:
+        out.add(str(listing), "", exc.strerror or str(exc))
+        return
+    for key, problem in missing_builds(torch, text):
+        out.add(where, key, problem)
 
 
 def _check_table_sources(out: _Collector, label: Callable[[str], str], t: _Tables) -> None:

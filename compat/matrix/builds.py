@@ -6,6 +6,10 @@ torch's own default build. With a torch of another CUDA major the default wheel 
 (`libcudart.so.13: cannot open shared object file`), and the build of that major is the one to
 install: vLLM's other builds (+cu118, +cu126, +cu129, +cu130) are GitHub release assets,
 installed by URL; xformers' sit on the PyTorch index beside torch's, with the same local tag.
+
+Some packages carry the kernels of another in a separate distribution released in lockstep with it
+(flashinfer-cubin beside flashinfer-python): their versions must be equal, which no metadata says, so
+`[[lockstep]]` rows say it and the resolver enforces it.
 """
 
 from __future__ import annotations
@@ -73,8 +77,25 @@ class PackageBuilds:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Lockstep:
+    package: str
+    """Canonical name of the companion distribution ("flashinfer-cubin")."""
+    follows: str
+    """Canonical name of the package whose version it must equal ("flashinfer-python")."""
+    source: str
+    """Where the coupling is documented (the runtime check that refuses a mismatch)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class BuildTable:
     packages: tuple[PackageBuilds, ...] = ()
+    lockstep: tuple[Lockstep, ...] = ()
+    """Companion distributions whose version must equal another package's."""
+
+    def follows(self, package: str) -> Lockstep | None:
+        """The package whose version `package` must equal; None when it is released on its own."""
+        key = canonical(package)
+        return next((c for c in self.lockstep if c.package == key), None)
 
     def builds(self, package: str, version: Version, python: str) -> tuple[CudaBuild, ...]:
         """The builds of `package` `version` besides the default index's that install on `python`."""
@@ -103,12 +124,19 @@ class BuildTable:
 def load_builds(tables: Sequence[Table]) -> BuildTable:
     """Parse every builds.toml (shipped first, overlays after; a later package entry replaces an earlier one)."""
     found: dict[str, PackageBuilds] = {}
+    steps: dict[str, Lockstep] = {}
     for table in tables:
-        table.only("package")
+        table.only("package", "lockstep")
         for pt in table.tables("package", ()):
             entry = _parse_package(pt)
             found[entry.package] = entry
-    return BuildTable(packages=tuple(found[k] for k in sorted(found)))
+        for lt in table.tables("lockstep", ()):
+            lt.only("package", "follows", "source")
+            step = Lockstep(package=canonical(lt.str("package")), follows=canonical(lt.str("follows")), source=lt.str("source"))
+            if step.package == step.follows:
+                lt.fail("follows", "a package cannot follow itself")
+            steps[step.package] = step
+    return BuildTable(packages=tuple(found[k] for k in sorted(found)), lockstep=tuple(steps[k] for k in sorted(steps)))
 
 
 def _cuda(t: Table, key: str) -> str:

@@ -49,6 +49,7 @@ TRACKED: tuple[str, ...] = (
     "datasets",
     "deepspeed",
     "flash-attn",
+    "flashinfer-cubin",
     "flashinfer-python",
     "huggingface-hub",
     "liger-kernel",

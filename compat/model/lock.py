@@ -28,6 +28,7 @@ class PinReasonKind(str, enum.Enum):
     CONTEMPORARY = "contemporaneous"  # released within a target's own release window
     NEWEST = "newest"  # the newest release allowed; never tested with the targets
     CUDA_BUILD = "cuda-build"  # a build of another CUDA than the default index's, to match torch's (matrix/builds.toml)
+    PUBLISHER_WHEEL = "publisher-wheel"  # an extension wheel another publisher built for this torch build (matrix/extensions.toml)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,7 +68,7 @@ class PinReason:
     tested_with: tuple[str, ...] = ()
     """The targets the stack ran, as "package version" (TESTED), sorted."""
     source: str | None = None
-    """Where the stack's pins are: owner/name@commit:path (TESTED); where the build was read (CUDA_BUILD)."""
+    """Where the stack's pins are: owner/name@commit:path (TESTED); where the build was read (CUDA_BUILD, PUBLISHER_WHEEL)."""
     date: str | None = None
     """The stack's date (TESTED)."""
     days: int | None = None
@@ -146,7 +147,8 @@ class LockNote:
     """Which kind of note."""
     reason: str | None = None
     """Why a fact is unknown, as the probe recorded it (GPUS_UNKNOWN, DRIVER_UNKNOWN); which wheels the release
-    has and what the set needs (FROM_SOURCE); which wheels hold torch back and what a newer torch needs (HELD_BACK)."""
+    has and what the set needs (FROM_SOURCE); which wheels hold torch back and what a newer torch needs (HELD_BACK);
+    the wheel's URL when another publisher's wheel is the one to install after torch (AFTER_TORCH)."""
     gpu_index: int | None = None
     """The GPU concerned (GPU_ARCH_UNKNOWN)."""
     gpu: str | None = None

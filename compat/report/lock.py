@@ -71,7 +71,7 @@ def render_requirements(lock: Lock, *, constraints: bool = False) -> str:
     for pin in late:
         lines.append(
             f"# {pin.name}=={pin.version}  # {'; '.join(reason_texts(pin))}; compiles against torch, so install it "
-            f"after the rest: pip install --no-build-isolation {pin.name}=={pin.version}"
+            f"after the rest: pip install --no-build-isolation {_late(pin)}"
         )
     lines += [f"# note: {note_text(n)}" for n in lock.notes]
     return "\n".join(lines) + "\n"
@@ -91,8 +91,13 @@ def render_full(full: FullLock) -> str:
     head.append(f"# closed by uv pip compile --generate-hashes with compat's {len(lock.pins)} pins as constraints:")
     head += [f"#   {_line(p, extras=True)}" for p in lock.pins]
     late = [p for p in lock.pins if p.after_torch]
-    head += [f"# then: pip install --no-build-isolation {p.name}=={p.version} (compiles against torch)" for p in late]
+    head += [f"# then: pip install --no-build-isolation {_late(p)} (compiles against torch)" for p in late]
     return "\n".join(head) + "\n" + full.text
+
+
+def _late(pin: Pin) -> str:
+    """What installs an extension after torch: its URL when another publisher's wheel is the one, else name==version."""
+    return pin.wheel if pin.wheel else f"{pin.name}=={pin.version}"
 
 
 def _line(pin: Pin, *, extras: bool) -> str:
@@ -161,6 +166,8 @@ def reason_text(r: PinReason) -> str:
         if r.parent and r.cuda:
             text += f", for a CPU target too: the kernels of {r.parent} link its CUDA libraries, which the CPU build lacks"
         return text
+    if r.kind is PinReasonKind.PUBLISHER_WHEEL:
+        return f"a wheel built for torch {r.parent_version} by another publisher, {r.source}"
     if r.kind is PinReasonKind.CUDA_BUILD:
         return f"its {r.variant} build, for torch {r.parent_version}: the default index's is for another CUDA ({r.source})"
     if r.kind is PinReasonKind.TESTED:
@@ -171,7 +178,7 @@ def reason_text(r: PinReason) -> str:
         when = f"{count} after" if days > 0 else (f"{count} before" if days < 0 else "the same day as")
         return f"released {when} {r.parent} {r.parent_version}"
     if r.kind is PinReasonKind.NEWEST:
-        return f"newest allowed; never tested with {r.parent} {r.parent_version}"
+        return f"newest allowed; never tested with {r.parent} {r.parent_version}" if r.parent else "newest allowed"
     assert r.constraint is not None
     return f"kept off {r.constraint.signature}: {constraint_text(r.constraint)}"
 
@@ -192,7 +199,7 @@ def note_text(n: LockNote) -> str:
                 f"tens of minutes), or install a wheel another publisher built for this torch")
     if n.kind is LockNoteKind.AFTER_TORCH:
         return (f"{n.package} compiles against torch: install it after the rest with "
-                f"`pip install --no-build-isolation {n.package}=={n.version}`")
+                f"`pip install --no-build-isolation {n.reason or f'{n.package}=={n.version}'}`")
     return f"known failure {n.signature} still applies ({n.title}): {n.advice or ', '.join(n.requires)}"
 
 
@@ -236,6 +243,9 @@ def _broken_link(r: Rejection) -> str:
 
 
 def _no_cuda_major_wheels(r: Rejection) -> str:
+    if r.variant is not None:
+        built = f" (its wheels for that torch: CUDA {r.supported})" if r.supported else ""
+        return f"{r.package} {r.version} has no prebuilt wheel for torch's {r.variant} build{built}"
     return f"{r.package} {r.version} has no wheels for CUDA {r.cuda_major} torch builds"
 
 

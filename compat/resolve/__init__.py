@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from packaging.version import Version
 
@@ -92,6 +93,7 @@ def resolve(
     attempt: str = "the targets as given",
     avoid_risks: bool = True,
     hardware: TargetHardware | None = None,
+    explain_held: bool = True,
 ) -> Lock:
     """The newest set that meets `targets` on the target in `facts`; raises ResolutionError when there is none.
 
@@ -99,6 +101,7 @@ def resolve(
     `prefer_installed`, the installed version of each package is tried first. A search that reaches `bound`
     raises ResolutionError with one TOO_DEEP cause naming `attempt`: it stopped, it did not prove there is no set.
     `targets` and `hardware` already read (`read_targets`, `lock_hardware`) are not read again.
+    With `explain_held`, a target that keeps torch older than the targets without it would take gets a note.
     """
     asked = targets if isinstance(targets, Targets) else read_targets(targets)
     needs = asked.needs
@@ -125,13 +128,102 @@ def resolve(
                                              backtracked=stopped.clock.busiest(), attempts=(attempt,)),)) from None
     lock = build_lock(asked.asked, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions,
                       source_builds=source_builds)
-    held = _held_back(found.mapping, filters, extensions, source_builds, matrix)
+    # A torch the user pinned exactly is their choice: no package holds it back.
+    torch_pinned = any(n.name == "torch" and is_exact(n.specifier) for n in needs)
+    held = () if torch_pinned else _held_back(found.mapping, filters, extensions, source_builds, matrix)
+    options = {"facts": facts, "matrix": matrix, "minor_compat": minor_compat, "extensions": extensions,
+               "exclude_newer": exclude_newer, "avoid_risks": avoid_risks}
+    if held and explain_held:
+        held = _confirmed(held, asked.asked, needs, found.mapping, options)
+    if not held and not torch_pinned and explain_held:
+        held = _held_back_by_target(asked.asked, needs, found.mapping, filters, matrix, options)
     if held:
         lock = dataclasses.replace(lock, notes=lock.notes + held)
     left = still_matching(found.mapping, facts, matrix)
     if left:
         lock = dataclasses.replace(lock, notes=lock.notes + left)
     return lock
+
+
+# Each look at the set without one target is a search of its own: it may only say more, never delay the lock much.
+# Hence two or three targets only (a four-target unpinned stack costs seconds a try), and a bound in rounds, which
+# keeps the note the same on a slow machine; the seconds are only a backstop.
+_WITHOUT_BOUND = SearchBound(seconds=10.0, rounds=400)
+_WITHOUT_MAX_TARGETS = 3
+
+
+def _held_back_by_target(targets: Sequence[str], needs: Sequence[Need], mapping: Mapping[str, Candidate], filters: Filters,
+                         matrix: Matrix, options: dict[str, Any]) -> tuple[LockNote, ...]:
+    """A note for the target that keeps torch older than the other targets take on their own: without it the set is
+    resolved again, and a newer torch there means it held the stack back (flashinfer-cubin, whose newest release
+    pins an older flashinfer-python, and so an older vLLM and torch). Exact pins are the user's choice and are not
+    tried; nor is anything tried when torch is already the newest release that fits the machine."""
+    torch = mapping.get("torch")
+    if torch is None or torch.version is None or not 2 <= len(needs) <= _WITHOUT_MAX_TARGETS or len(needs) != len(targets):
+        return ()
+    if _newest_fitting_torch(torch.version, filters, matrix) is None:
+        return ()
+    for need, text in zip(needs, targets, strict=True):
+        if need.name == "torch" or is_exact(need.specifier):
+            continue
+        try:
+            other = resolve([t for t in targets if t != text], **options, bound=_WITHOUT_BOUND, explain_held=False)
+        except ResolutionError:
+            continue
+        freed = other.pin("torch")
+        if freed is None or Version(freed.version) <= torch.version:
+            continue
+        # Held back means the other targets move up without it; a target that merely pins torch (vLLM) moves nobody.
+        moved = [(p.name, mine.version, p.version) for p in other.pins
+                 if p.name != "torch" and any(n.name == p.name for n in needs)
+                 and (mine := mapping.get(p.name)) is not None and mine.version is not None
+                 and Version(p.version) > mine.version]
+        if not moved:
+            continue
+        held = mapping.get(need.name)
+        version = str(held.version) if held is not None and held.version is not None else None
+        return (LockNote(
+            kind=LockNoteKind.HELD_BACK, package=need.name, version=version,
+            reason=(f"{need.name}{' ' + version if version else ''} holds the set back: with it "
+                    f"{', '.join(f'{n} {old}' for n, old, _ in moved)} and torch {torch.version}, without it "
+                    f"{', '.join(f'{n} {new}' for n, _, new in moved)} and torch {freed.version}; for the newer stack drop"
+                    f" {need.name} or wait for a release of it that fits one"),
+        ),)
+    return ()
+
+
+def _confirmed(held: tuple[LockNote, ...], targets: Sequence[str], needs: Sequence[Need], mapping: Mapping[str, Candidate],
+               options: dict[str, Any]) -> tuple[LockNote, ...]:
+    """The extension notes that hold: with two or three targets, the set without that extension is resolved again, and
+    a torch no newer there means something else (vLLM's builds for this driver) stopped torch, not its wheels."""
+    torch = mapping.get("torch")
+    if torch is None or torch.version is None or not 2 <= len(needs) <= _WITHOUT_MAX_TARGETS or len(needs) != len(targets):
+        return held
+    out = []
+    for note in held:
+        text = next((t for n, t in zip(needs, targets, strict=True) if n.name == note.package), None)
+        if text is not None:
+            try:
+                other = resolve([t for t in targets if t != text], **options, bound=_WITHOUT_BOUND, explain_held=False)
+            except ResolutionError:
+                other = None
+            freed = other.pin("torch") if other is not None else None
+            if freed is not None and Version(freed.version) <= torch.version:
+                continue
+        out.append(note)
+    return tuple(out)
+
+
+def _newest_fitting_torch(chosen: Version, filters: Filters, matrix: Matrix) -> Version | None:
+    """The newest torch release newer than `chosen` that fits the target (Python, GPUs, driver); None when none."""
+    releases = matrix.releases.get("torch")
+    if releases is None:
+        return None
+    fitting = [r.version for r in releases.releases
+               if not r.yanked and not r.version.is_prerelease and r.version > chosen
+               and filters.release_fits("torch", r) is None
+               and isinstance(filters.torch_build(r.version), TorchBuildChoice)]
+    return max(fitting, default=None)
 
 
 def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: ExtensionTable, source_builds: frozenset[str],
@@ -154,14 +246,21 @@ def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: E
         ext = extensions.find(cand.name)
         if ext is None or cand.version is None or cand.extras or cand.name in source_builds:
             continue
-        row = ext.release(cand.version)
+        rows = ext.rows(cand.version)
         # Held back only at the wheels' ceiling: a newer torch they cover that fits (a plan keeping the installed
         # torch) means something else chose this torch.
-        if row is None or any(row.torch.contains(v, prereleases=True) for v in fitting):
+        if not rows or any(r.torch.contains(v, prereleases=True) for r in rows for v in fitting):
             continue
+        by_publisher: dict[str | None, list[str]] = {}
+        for r in rows:
+            by_publisher.setdefault(r.publisher, []).append(str(r.torch))
+        covered = "; ".join(
+            f"torch {', '.join(dict.fromkeys(specs))} ("
+            + (f"another publisher, {who}" if who else "; ".join(r.source for r in rows if r.publisher is None)) + ")"
+            for who, specs in by_publisher.items())
         notes.append(LockNote(
             kind=LockNoteKind.HELD_BACK, package=cand.name, version=str(cand.version),
-            reason=(f"{cand.name} {cand.version}'s prebuilt wheels cover torch {row.torch} ({row.source}), so torch stays at"
+            reason=(f"{cand.name} {cand.version}'s prebuilt wheels cover {covered}, so torch stays at"
                     f" {torch.version} although torch {newest} fits this target; for a newer torch pin {cand.name}=={cand.version}"
                     " beside it (pip builds it from source) or install a wheel another publisher built for that torch"),
         ))

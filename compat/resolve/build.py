@@ -10,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from compat.judge.torch_build import same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.builds import CudaBuild
-from compat.matrix.extensions import Extension, ExtensionTable
+from compat.matrix.extensions import Extension, ExtensionRelease, ExtensionTable
 from compat.model.asker import AskerKind
 from compat.model.facts import Facts
 from compat.model.lock import (
@@ -25,7 +25,13 @@ from compat.model.lock import (
 )
 from compat.model.torch_variant import TorchVariant
 from compat.resolve.hardware import TargetHardware
-from compat.resolve.provider import BUILT_AGAINST_DEFAULT_TORCH, Candidate, Need, is_exact, is_pin
+from compat.resolve.provider import (
+    Candidate,
+    Need,
+    built_against_default_torch,
+    is_exact,
+    is_pin,
+)
 from compat.resolve.target import platform_name
 
 # Built from the torch wheel index and published with the same local tag as torch; they must
@@ -90,6 +96,14 @@ def build_lock(
         if cand.evidence is not None:
             reasons += (cand.evidence,)
         ext = extensions.find(cand.name)
+        ext_wheel = _publisher_wheel(ext, cand, torch, facts.python.version) if ext is not None else None
+        if ext_wheel is not None:
+            row = ext_wheel[0]
+            tv = torch.variant if torch is not None else None
+            reasons += (PinReason(kind=PinReasonKind.PUBLISHER_WHEEL, variant=tv.label if tv is not None else None,
+                                  cuda=tv.cuda if tv is not None else None, parent="torch",
+                                  parent_version=f"{torch.version}+{torch.variant}" if torch is not None else None,
+                                  default=False, source=row.source),)
         pins.append(
             Pin(
                 name=cand.name,
@@ -99,11 +113,12 @@ def build_lock(
                 reasons=reasons,
                 index_url=matrix.torch.index_url(TorchVariant.parse(local)) if local and (build is None or build.wheel is None) else None,
                 after_torch=ext is not None,
-                wheel=build.url(str(cand.version), facts.python.version) if build is not None else None,
+                wheel=build.url(str(cand.version), facts.python.version) if build is not None else (ext_wheel[1] if ext_wheel else None),
             )
         )
         if ext is not None:
-            notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version)))
+            notes.append(LockNote(kind=LockNoteKind.AFTER_TORCH, package=cand.name, version=str(cand.version),
+                                  reason=ext_wheel[1] if ext_wheel else None))
             missing = _no_wheel(ext, cand, torch, facts.python.version) if cand.name in source_builds else None
             if missing is not None:
                 notes.append(LockNote(kind=LockNoteKind.FROM_SOURCE, package=cand.name, version=str(cand.version), reason=missing))
@@ -120,9 +135,25 @@ def build_lock(
     )
 
 
+def _publisher_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: str) -> tuple[ExtensionRelease, str] | None:
+    """Another publisher's wheel of the extension for the chosen torch build and its URL; None when the project's own
+    wheel is the one (its setup.py fetches it) or none fits."""
+    if cand.version is None or torch is None or torch.version is None or torch.variant is None:
+        return None
+    cuda = torch.variant.cuda
+    row = ext.wheel_for(cand.version, torch.version, cuda, python) if cuda is not None else None
+    if row is None or cuda is None:
+        return None
+    url = row.url(cand.version, torch.version, cuda, python)
+    return (row, url) if url is not None else None
+
+
 def _no_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: str) -> str | None:
     """What the set needs that the pinned extension release has no prebuilt wheel for; None when one fits."""
     assert cand.version is not None
+    cuda_of = torch.variant.cuda if torch is not None and torch.variant is not None else None
+    if torch is not None and torch.version is not None and ext.wheel_for(cand.version, torch.version, cuda_of, python) is not None:
+        return None
     row = ext.release(cand.version)
     if row is None:
         return f"no prebuilt wheel of {cand.name} {cand.version} is known (matrix/extensions.toml has no row for it)"
@@ -142,7 +173,7 @@ def _no_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: 
 def _cuda_build(matrix: Matrix, cand: Candidate, torch: Candidate | None, python: str) -> CudaBuild | None:
     """The build of `cand` to install beside torch's chosen build when the default index's wheel
     has kernels for another CUDA major (matrix/builds.toml); None when the default one fits."""
-    if cand.version is None or torch is None or torch.version is None or cand.name not in BUILT_AGAINST_DEFAULT_TORCH:
+    if cand.version is None or torch is None or torch.version is None or not built_against_default_torch(cand.name, cand.version):
         return None
     cuda = torch.variant.cuda if torch.variant else None
     if cuda is None or same_cuda_major_as_default(matrix, str(torch.version), torch.variant):

@@ -143,7 +143,7 @@ def search(state: State, s: Search) -> Found:
     # A required fix is a requirement, not only a bound: it brings in a package the set lacks (accelerate).
     required = tuple(n for name in sorted(state.constraints) for n in state.constraints[name])
     mapping, criteria = _run(provider, (*s.needs, *required), state.imposed, s.clock)
-    wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions, s.filters.source_builds)
+    wrong_cuda = _extension_cuda_mismatch(mapping, s.extensions, s.filters.source_builds, s.filters.python)
     if wrong_cuda is not None:
         name, version = wrong_cuda.package, wrong_cuda.version
         s.filters.rejected[(name, version)] = wrong_cuda
@@ -207,21 +207,24 @@ class _Reporter(BaseReporter):
         self.clock.backtracked[candidate.name] += 1
 
 
-def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable, source_builds: frozenset[str]) -> Rejection | None:
-    """An extension whose prebuilt wheels are not built for the CUDA major of the chosen torch build (one the
-    targets pin is built from source instead)."""
+def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable, source_builds: frozenset[str],
+                             python: str) -> Rejection | None:
+    """An extension with no prebuilt wheel for the chosen torch build: the project's own are per CUDA major,
+    another publisher's per exact CUDA (one the targets pin is built from source instead)."""
     torch = mapping.get("torch")
     cuda = torch.variant.cuda if torch is not None and torch.variant is not None else None
-    if cuda is None:
+    if cuda is None or torch is None or torch.version is None:
         return None
-    major = int(cuda.split(".")[0])
     for cand in mapping.values():
         ext = extensions.find(cand.name)
         if ext is None or cand.version is None or cand.extras or cand.name in source_builds:
             continue
-        row = ext.release(cand.version)
-        if row is not None and major not in row.cuda_majors:
-            return Rejection(kind=RejectionKind.EXTENSION_CUDA_MAJOR, package=cand.name, version=str(cand.version), cuda_major=major)
+        rows = ext.rows(cand.version)
+        if rows and ext.wheel_for(cand.version, torch.version, cuda, python) is None:
+            built = sorted({c for r in rows if r.torch.contains(torch.version, prereleases=True) for c in r.cuda})
+            return Rejection(kind=RejectionKind.EXTENSION_CUDA_MAJOR, package=cand.name, version=str(cand.version),
+                             cuda_major=int(cuda.split(".")[0]), variant=torch.variant.label if torch.variant is not None else None,
+                             supported=", ".join(built) or None)
     return None
 
 

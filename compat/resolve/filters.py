@@ -147,9 +147,9 @@ class Filters:
                                  compute_capability=old[0][0], gpu=old[0][1])
         if ext.package in self.source_builds:
             return None
-        row = ext.release(v)
-        if row is None:
+        rows = ext.rows(v)
+        if not rows:
             return Rejection(kind=RejectionKind.EXTENSION_NOT_CURATED, package=ext.package, version=str(v))
-        if not row.python.contains(self.python, prereleases=True):
+        if not any(row.python.contains(self.python, prereleases=True) for row in rows):
             return Rejection(kind=RejectionKind.EXTENSION_NO_PYTHON, package=ext.package, version=str(v), python=self.python)
         return None

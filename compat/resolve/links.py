@@ -25,7 +25,7 @@ _TOP_LEVEL = frozenset({ImportKind.TOP_LEVEL})
 
 
 class Links:
-    """The link check for one resolution, each pair decided once."""
+    """The link check over one API index, each pair decided once per process."""
 
     def __init__(self, source: ApiSource) -> None:
         self._source = source
@@ -53,13 +53,15 @@ class Links:
                          imported=link.key)
 
 
-_SOURCES: dict[tuple[Path, ...], ApiSource] = {}
+_LINKS: dict[tuple[Path, ...], Links] = {}
 
 
 def links_for(roots: Sequence[Path] | None) -> Links:
-    """The link check over the API index of a matrix's directories (read once per process)."""
+    """The link check over the API index of a matrix's directories (read once per process). One per index: a pair's
+    answer depends on the index alone, and every branch of a search (each way around a known failure builds its
+    own provider) asks about the same pairs again."""
     key = tuple(roots or ())
-    source = _SOURCES.get(key)
-    if source is None:
-        source = _SOURCES[key] = ApiSource(key or None)
-    return Links(source)
+    links = _LINKS.get(key)
+    if links is None:
+        links = _LINKS[key] = Links(ApiSource(key or None))
+    return links

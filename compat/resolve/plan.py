@@ -154,7 +154,7 @@ def plan(
             command=_cmd(installer, python, "install", reqs + extra),
         ))
     if extensions:
-        reqs = [f"{p.name}=={p.version}" for p in extensions]
+        reqs = [p.requirement(extras=False) for p in extensions]  # another publisher's wheel by its URL
         steps.append(Step(
             kind=StepKind.EXTENSIONS,
             packages=tuple(reqs),

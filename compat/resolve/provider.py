@@ -17,6 +17,7 @@ from resolvelib.structs import RequirementInformation
 
 from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
+from compat.matrix.extensions import ExtensionRelease
 from compat.matrix.releases import PackageReleases, Release
 from compat.model.asker import Asker, AskerKind
 from compat.model.lock import PinReason, PinReasonKind
@@ -29,6 +30,18 @@ from compat.resolve.links import links_for
 # build: with a torch of another CUDA major their extension fails to load (`libcudart.so.13:
 # cannot open shared object file`, vllm-project/vllm#44335); within the major they run.
 BUILT_AGAINST_DEFAULT_TORCH = frozenset({"vllm", "xformers", "flashinfer-python"})
+# Releases from which a package's index wheels carry no kernels at all: flashinfer-python's are py3-none-any from
+# 0.5.0 (flashinfer_python-0.5.0-py3-none-any.whl; kernels are JIT-compiled, or come from flashinfer-cubin and the
+# per-CUDA flashinfer-jit-cache), so they pair with a torch of any CUDA major and do not hold vLLM's other builds back.
+_NO_KERNELS_FROM = {"flashinfer-python": Version("0.5.0")}
+
+
+def built_against_default_torch(name: str, version: Version | None) -> bool:
+    """Whether release `version` of `name` carries kernels for the CUDA major of torch's public-index build."""
+    if name not in BUILT_AGAINST_DEFAULT_TORCH:
+        return False
+    pure = _NO_KERNELS_FROM.get(name)
+    return pure is None or version is None or version < pure
 
 PROBE = Asker(kind=AskerKind.PROBE)
 
@@ -284,6 +297,12 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                     requires_known=known,
                 )
             )
+        ext = self.filters.extensions.find(name)
+        if ext is not None and name not in self.filters.source_builds:
+            # The release whose wheels reach the newest torch first (stable: newest first among equals): flash-attn
+            # 2.8.3.post1 has the project's wheels up to torch 2.8 only, 2.8.3 another publisher's up to 2.13, and
+            # taking the newest release would roll the whole stack back a year.
+            out.sort(key=lambda c: self._torch_reach(ext.rows(c.version) if c.version is not None else ()), reverse=True)
         if name not in self.user:
             out = self._by_evidence(name, out, self._anchors_of(needs))
         elif name not in self.anchors:
@@ -291,6 +310,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             # (`trl==0.15.2 vllm` takes vLLM 0.7.2, which TRL's CI ran; 0.7.3 hangs there, TRL's setup.py says).
             # Only exact pins anchor: a floor the user gave (`trl>=0.14`) says nothing about which release ran.
             out = self._by_evidence(name, out, self.anchors)
+            # With nothing to judge it against, the newest release the ranges allow is the rule that chose it: say so
+            # (not for an extension, ordered by how far its wheels reach, nor where the installed release comes first).
+            if ext is None and name not in self.preferred:
+                newest = PinReason(kind=PinReasonKind.NEWEST)
+                out = [c if c.evidence is not None else dataclasses.replace(c, evidence=newest) for c in out]
         want = self.preferred.get(name)
         if want is not None:
             out.sort(key=lambda c: c.version != want)  # stable: newest-first order kept otherwise
@@ -421,11 +445,16 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         if candidate.extras:
             deps.append(Need(name=candidate.name, extras=frozenset(), specifier=SpecifierSet(f"=={candidate.version}"),
                              asker=candidate.asker()))
+        step = self.matrix.builds.follows(candidate.name)
+        if step is not None and not candidate.extras:
+            # A companion released in lockstep (flashinfer-cubin): no metadata says so, its import refuses any other.
+            deps.append(Need(name=step.follows, extras=frozenset(), specifier=SpecifierSet(f"=={candidate.version}"),
+                             asker=candidate.asker()))
         for req in candidate.requires:
             if not self.filters.markers_hold(req, candidate.extras):
                 continue
             dep = str(canonicalize_name(req.name))
-            kernels = dep == "torch" and candidate.name in BUILT_AGAINST_DEFAULT_TORCH
+            kernels = dep == "torch" and built_against_default_torch(candidate.name, candidate.version)
             deps.append(
                 Need(
                     name=dep,
@@ -477,11 +506,31 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         ext = self.filters.extensions.find(cand.name)
         if ext is None or cand.version is None or cand.extras or cand.name in self.filters.source_builds:
             return []
-        row = ext.release(cand.version)
-        if row is None:
+        rows = ext.rows(cand.version)
+        if not rows:
             return []
         asker = Asker(kind=AskerKind.EXTENSION_TABLE, package=cand.name, version=str(cand.version))
-        return [Need(name="torch", extras=frozenset(), specifier=row.torch, asker=asker)]
+        return [Need(name="torch", extras=frozenset(), specifier=self._torch_span(rows), asker=asker)]
+
+    def _torch_reach(self, rows: Sequence[ExtensionRelease]) -> Version:
+        """The newest recorded torch release some row has wheels for (0 when none)."""
+        torch = self.matrix.releases.get("torch")
+        known = (r.version for r in torch.releases) if torch is not None else ()
+        return max((v for v in known if any(r.torch.contains(v, prereleases=True) for r in rows)), default=Version("0"))
+
+    def _torch_span(self, rows: Sequence[ExtensionRelease]) -> SpecifierSet:
+        """The torch releases some row has wheels for, as one range: a specifier holds no union, so several rows
+        (the project's own wheels, then another publisher's per torch minor) become the span of the recorded torch
+        releases they cover, less the ones inside it none covers."""
+        if len(rows) == 1:
+            return rows[0].torch
+        torch = self.matrix.releases.get("torch")
+        known = sorted(r.version for r in torch.releases) if torch is not None else []
+        inside = [v for v in known if any(r.torch.contains(v, prereleases=True) for r in rows)]
+        if not inside:
+            return rows[0].torch
+        holes = [v for v in known if inside[0] < v < inside[-1] and v not in inside]
+        return SpecifierSet(",".join([f">={inside[0]}", f"<={inside[-1]}", *(f"!={v}" for v in holes)]))
 
     def _dead_dependency(self, name: str, version: Version, requires: Sequence[Requirement], extras: frozenset[str]) -> Rejection | None:
         key = (name, str(version), extras)
@@ -499,7 +548,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if not self.filters.markers_hold(req, frozenset()) and not (extras and self.filters.markers_hold(req, extras)):
                 continue
             dep = str(canonicalize_name(req.name))
-            kernels = dep == "torch" and name in BUILT_AGAINST_DEFAULT_TORCH
+            kernels = dep == "torch" and built_against_default_torch(name, version)
             others = self._other_majors(name, version) if kernels else frozenset()
             if not self._any_fits(dep, req.specifier, default_build=kernels, others=others):
                 return Rejection(

@@ -123,6 +123,7 @@ SIGNATURE_IDS = (
     "nvjitlink-cusparse-symbol",
     "online-dpo-dataparallel-config",
     "peft-adapter-from-newer-peft",
+    "transformers-load-adapter-needs-peft-019",
     "peft-adapter-vocab-size-mismatch",
     "peft-encoderdecodercache-import",
     "peft-gc-no-grad-fn",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,13 @@ def matrix() -> Matrix:
 @pytest.fixture(scope="session")
 def extensions():
     return load_extensions_from([SHIPPED])
+
+
+@pytest.fixture(scope="session")
+def own_wheels(extensions):
+    """The shipped extension table without other publishers' rows: only the project's own wheels."""
+    return dataclasses.replace(extensions, extensions=tuple(
+        dataclasses.replace(e, releases=tuple(r for r in e.releases if r.publisher is None)) for e in extensions.extensions))
 
 
 def make_facts(

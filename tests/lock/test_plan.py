@@ -93,19 +93,26 @@ def test_default_targets_and_fix_requirements_corners():
     assert fix_requirements((FINDING, FINDING, cannot, warning)) == ("vllm==0.7.2",)
 
 
-def test_torch_move_rebuilds_extensions_last(matrix, extensions):
+def test_torch_move_rebuilds_extensions_last(matrix, own_wheels, extensions):
     installed = (
         Distribution(name="torch", version="2.13.0", requires=()),
         Distribution(name="flash-attn", version="2.8.3", requires=("torch",)),
         Distribution(name="accelerate", version="not-a-version", requires=()),
     )
     facts = make_facts(packages=installed)
-    lock = resolve(["flash-attn", "torch"], facts, matrix, extensions=extensions)
+    # the project's own wheels only (they stop at torch 2.8): torch moves, so flash-attn is rebuilt after it
+    lock = resolve(["flash-attn", "torch"], facts, matrix, extensions=own_wheels)
     result = plan(facts, lock)
     assert [s.kind for s in result.steps] == [StepKind.UNINSTALL, StepKind.TORCH, StepKind.EXTENSIONS]
     assert result.steps[0].command == ("python", "-m", "pip", "uninstall", "-y", "flash-attn")
     assert result.steps[2].command[-2:] == ("--no-build-isolation", "flash-attn==2.8.3")
     assert render_text(result).index("torch==2.8.0") < render_text(result).index("--no-build-isolation")
+    # with another publisher's wheels torch stays; an installed flash-attn of another version is replaced by its URL
+    facts = make_facts(packages=(Distribution(name="torch", version="2.13.0", requires=()),
+                                 Distribution(name="flash-attn", version="2.8.2", requires=("torch",))))
+    result = plan(facts, resolve(["flash-attn", "torch"], facts, matrix, extensions=extensions))
+    (step,) = [s for s in result.steps if s.kind is StepKind.EXTENSIONS]
+    assert step.command[-1].startswith("flash-attn @ https://github.com/mjun0812/flash-attention-prebuild-wheels/")
 
 
 def test_plan_does_not_move_packages_to_clear_a_warning():

@@ -166,8 +166,8 @@ def test_yanked_release_only_when_pinned_exactly(matrix, extensions):
     assert lock(matrix, extensions, ["vllm==0.31.1"]).pin("vllm").version == "0.31.1"
 
 
-def test_flash_attn_follows_torch_and_installs_last(matrix, extensions):
-    got = lock(matrix, extensions, ["flash-attn", "torch", "numpy>=2"])
+def test_flash_attn_follows_torch_and_installs_last(matrix, own_wheels):
+    got = lock(matrix, own_wheels, ["flash-attn", "torch", "numpy>=2"])
     assert versions(got)["flash-attn"] == "2.8.3"  # 2.8.3.post2 wheels are not curated
     assert got.pin("torch").version == "2.8.0"  # newest torch with flash-attn 2.8.3 wheels
     assert got.pin("flash-attn").after_torch
@@ -184,9 +184,10 @@ def test_flash_attn_follows_torch_and_installs_last(matrix, extensions):
     assert "\nflash-attn==2.8.3" in render_lock(got, LockFormat.CONSTRAINTS)
 
 
-def test_a_flash_attn_the_targets_pin_is_built_from_source_rather_than_rolling_torch_back(matrix, extensions):
+def test_a_flash_attn_the_targets_pin_is_built_from_source_rather_than_rolling_torch_back(matrix, own_wheels):
     from compat.model.lock import LockNoteKind
 
+    extensions = own_wheels
     got = lock(matrix, extensions, ["flash-attn==2.8.3", "torch==2.11.0"])
     assert versions(got)["flash-attn"] == "2.8.3" and got.pin("torch").version == "2.11.0"
     (note,) = [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
@@ -200,6 +201,31 @@ def test_a_flash_attn_the_targets_pin_is_built_from_source_rather_than_rolling_t
     # where a prebuilt wheel fits, no note; and an exact pin is the user's choice, not a package holding torch back
     got = lock(matrix, extensions, ["flash-attn==2.8.3", "torch==2.8.0"])
     assert not [n for n in got.notes if n.kind in (LockNoteKind.FROM_SOURCE, LockNoteKind.HELD_BACK)]
+
+
+def test_flash_attn_takes_another_publishers_wheel_rather_than_rolling_the_stack_back(matrix, extensions):
+    from compat.model.lock import LockNoteKind
+
+    # 2.8.3.post1 is newer, but the project's wheels stop at torch 2.8; 2.8.3 has another publisher's up to 2.13
+    got = lock(matrix, extensions, ["flash-attn", "torch", "numpy>=2"])
+    assert versions(got)["flash-attn"] == "2.8.3" and got.pin("torch").version == "2.13.0"
+    pin = got.pin("flash-attn")
+    assert pin.after_torch and pin.wheel == (
+        "https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/v0.9.47/"
+        "flash_attn-2.8.3%2Bcu130torch2.13-cp311-cp311-linux_x86_64.whl")
+    (why,) = [r for r in pin.reasons if r.kind is PinReasonKind.PUBLISHER_WHEEL]
+    assert why.variant == "cu130" and "mjun0812/flash-attention-prebuild-wheels" in (why.source or "")
+    assert not [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
+    # the publisher stops at torch 2.13 too: the lock still says who holds torch back, and what is there
+    (held,) = [n for n in got.notes if n.kind is LockNoteKind.HELD_BACK]
+    assert "so torch stays at 2.13.0 although torch 2.15.0 fits" in (held.reason or "")
+    assert "==2.13.* (another publisher, mjun0812/flash-attention-prebuild-wheels)" in (held.reason or "")
+    text = render_lock(got, LockFormat.REQUIREMENTS)
+    assert f"pip install --no-build-isolation {pin.wheel}" in text and "\nflash-attn" not in text
+    # an exact pin with a publisher's wheel for the set is installed from it, not built
+    got = lock(matrix, extensions, ["flash-attn==2.8.3", "torch==2.11.0"])
+    assert "torch2.11-cp311" in (got.pin("flash-attn").wheel or "")
+    assert not [n for n in got.notes if n.kind is LockNoteKind.FROM_SOURCE]
 
 
 def test_flash_attn_refuses_pre_ampere(matrix, extensions):

@@ -45,3 +45,16 @@ def test_a_bad_row_names_its_file_and_key(change, message):
     with pytest.raises(MatrixError) as err:
         load_builds([_table({**ROW, **change})])
     assert str(err.value).startswith("matrix/builds.toml: package[0].") and message in str(err.value)
+
+
+def test_flashinfer_cubin_follows_flashinfer_python():
+    step = load_matrix().builds.follows("flashinfer_cubin")
+    assert step is not None and step.follows == "flashinfer-python" and "#" in step.source
+    assert load_matrix().builds.follows("flashinfer-python") is None
+
+
+def test_a_package_cannot_follow_itself():
+    table = Table({"lockstep": [{"package": "flashinfer-cubin", "follows": "flashinfer_cubin", "source": "a/b#1"}]},
+                  file="matrix/builds.toml", path="")
+    with pytest.raises(MatrixError, match=r"matrix/builds.toml: lockstep\[0\].follows: a package cannot follow itself"):
+        load_builds([table])

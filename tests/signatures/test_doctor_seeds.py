@@ -80,10 +80,19 @@ def test_rope_is_not_fixed_by_vllm_but_by_zero2_or_vllm_generation(doctor):
     assert "synced-gpus-nocache-rope" not in _found(doctor(broken, gpus, launcher, config, "grpo_vllm.py"))
 
 
+def test_transformers_5_6_with_a_peft_before_0_19_is_a_warning_and_0_19_clears_it(doctor):
+    base = {"transformers": "5.10.2", "torch": "2.11.0", "accelerate": "1.15.0"}
+    found = doctor({**base, "peft": "0.18.1"}, "1xH100", "python", None, "online_dpo.py")
+    (finding,) = [f for f in found["findings"] if f["id"] == "transformers-load-adapter-needs-peft-019"]
+    assert finding["status"] == "found" and finding["severity"] == "warning"
+    assert "transformers-load-adapter-needs-peft-019" not in _found(doctor({**base, "peft": "0.19.1"}, "1xH100", "python",
+                                                                           None, "online_dpo.py"))
+
+
 def test_a_healthy_modern_stack_triggers_no_signature(doctor):
     sigs = {p.stem for p in (Path(__file__).resolve().parents[2] / "tests" / "data" / "logs").glob("*.log")}
     report = doctor({"trl": "1.16.0", "vllm": "0.31.0", "torch": "2.13.0", "transformers": "5.23.0",
-                     "accelerate": "1.15.0", "deepspeed": "0.18.2", "peft": "0.18.0"},
+                     "accelerate": "1.15.0", "deepspeed": "0.18.2", "peft": "0.19.1"},
                     "8xH100", "accelerate", "accelerate_zero3.yaml", "grpo_vllm.py")
     # The built-in checks decide their own entries from the facts (driver 550 does not run torch
     # 2.13.0's cu130 build: cuda-driver-too-old), not from a `when` clause.
