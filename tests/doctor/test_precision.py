@@ -20,6 +20,7 @@ from compat.judge.diagnose import diagnose
 from compat.matrix import load_matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Severity, Status
+from compat.sources.probe.script import parse_script
 from compat.sources.probe.torch import from_metadata
 from tests.fakeenv import requires_of
 from tests.lock.conftest import make_facts
@@ -87,13 +88,7 @@ def test_the_corpus_covers_every_stack_and_records_each_sets_source():
                 assert entry["set"][name].split("+")[0] == str(version), (sid, name)
 
 
-KNOWN_ERRORS = {
-    "rl-2025-09-05": (
-        "liger-transformers-mismatch (liger-kernel 0.5.8 imports _CONFIG_FOR_DOC, which transformers 4.53 lacks) fires"
-        " whenever both are installed; it breaks only a run that applies Liger's model patches, which no fact of a"
-        " file records yet (a script's use_liger_kernel is not read), and NeMo-RL's runs with this set are not known"
-        " to have applied them"),
-}
+KNOWN_ERRORS: dict[str, str] = {}
 """Sets that still get an error, each with why: they xfail strictly, so a fix is noticed."""
 
 
@@ -118,3 +113,22 @@ def test_every_defended_warning_still_fires_somewhere():
     for entry in _complete():
         seen.update(f.id for f in _found(entry["id"]))
     assert set(DEFENDED) <= set(seen)
+
+
+def test_liger_mismatch_is_an_error_when_the_script_turns_liger_on():
+    # NeMo-RL's 2025-09-05 set pins liger-kernel 0.5.8 with transformers 4.53: both installed is no break (Liger's
+    # model modules load only when its patches are on), a script that turns them on is (huggingface/trl#3480)
+    entry = next(e for e in _complete() if e["id"] == "rl-2025-09-05")
+    assert "liger-transformers-mismatch" not in {f.id for f in _found(entry["id"])}
+
+    def judged(source: str) -> dict[str, Finding]:
+        facts = dataclasses.replace(_facts(entry), script=parse_script(source, path="train.py"))
+        return {f.id: f for f in diagnose(facts, _matrix())}
+
+    on = judged("from trl import SFTConfig, SFTTrainer\nSFTConfig(output_dir='o', use_liger_kernel=True)\n")
+    assert on["liger-transformers-mismatch"].status is Status.FOUND
+    assert on["liger-transformers-mismatch"].severity is Severity.ERROR
+    patched = judged("from liger_kernel.transformers import apply_liger_kernel_to_qwen2\napply_liger_kernel_to_qwen2()\n")
+    assert patched["liger-transformers-mismatch"].status is Status.FOUND
+    off = judged("from trl import SFTConfig\nSFTConfig(output_dir='o', use_liger_kernel=False)\n")
+    assert "liger-transformers-mismatch" not in off or off["liger-transformers-mismatch"].status is not Status.FOUND
