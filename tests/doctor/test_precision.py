@@ -132,3 +132,22 @@ def test_liger_mismatch_is_an_error_when_the_script_turns_liger_on():
     assert patched["liger-transformers-mismatch"].status is Status.FOUND
     off = judged("from trl import SFTConfig\nSFTConfig(output_dir='o', use_liger_kernel=False)\n")
     assert "liger-transformers-mismatch" not in off or off["liger-transformers-mismatch"].status is not Status.FOUND
+
+
+KNOWN_BAD = {
+    # modelscope/ms-swift#9343 (2026-05-14): "Failed to import trl.trainer.dpo_trainer ... cannot import name
+    # 'MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES' from 'transformers.models.auto.modeling_auto'" with transformers 5.5.0,
+    # fixed by upgrading trl: trl <= 0.21's trl/trainer/dpo_trainer.py imports the name, which transformers 5 removed
+    "ms-swift-9343": ({"trl": "0.21.0", "transformers": "5.5.0", "torch": "2.10.0", "accelerate": "1.13.0",
+                       "datasets": "4.5.0"}, "from trl import DPOConfig, DPOTrainer\nDPOTrainer(model=m, args=DPOConfig('o'))\n",
+                      "MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES"),
+}
+"""Sets that broke for real, with the link that broke them: doctor must find it as an error."""
+
+
+@pytest.mark.parametrize("sid", sorted(KNOWN_BAD))
+def test_the_broken_link_of_a_known_bad_set_is_an_error(sid):
+    pins, script, name = KNOWN_BAD[sid]
+    facts = dataclasses.replace(_facts({"python": "3.11", "set": pins}), script=parse_script(script, path="train.py"))
+    broken = [f for f in diagnose(facts, _matrix()) if f.status is Status.FOUND and name in f.title]
+    assert broken and {f.severity for f in broken} == {Severity.ERROR}, [f.title for f in broken]
