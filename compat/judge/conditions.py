@@ -281,13 +281,13 @@ def _script(w: When, f: Facts) -> Iterator[_Result]:
     if sw.device_map:
         maps = sorted(set(s.device_maps) & sw.device_map)
         yield (bool(maps), f"script passes device_map={maps[0]!r}" if maps else "script passes no matching device_map")
-    for key in ("use_vllm", "config_access", "gradient_checkpointing", "use_cache"):
+    for key in ("use_vllm", "config_access", "gradient_checkpointing", "use_cache", "use_liger_kernel"):
         want = getattr(sw, key)
         if want is None:
             continue
         have = getattr(s, key)
         if have is None:
-            if key == "use_vllm":  # TRL's default is False
+            if key in ("use_vllm", "use_liger_kernel"):  # TRL's and transformers' default is False
                 have = False
             else:
                 yield Unknown(reason=f"script does not set {key}")

@@ -26,6 +26,8 @@ class ScriptWhen:
     config_access: bool | None = None
     gradient_checkpointing: bool | None = None
     use_cache: bool | None = None
+    use_liger_kernel: bool | None = None
+    """The script turns Liger's model patches on (True) or leaves them off (False)."""
 
     def is_empty(self) -> bool:
         return self == ScriptWhen()
@@ -73,7 +75,7 @@ _KEYS = (
 )
 _SCRIPT_KEYS = (
     "trainers", "device_map", "use_vllm", "vllm_mode", "config_access",
-    "gradient_checkpointing", "use_cache",
+    "gradient_checkpointing", "use_cache", "use_liger_kernel",
 )
 
 
@@ -135,6 +137,7 @@ def _parse_script(t: Table) -> ScriptWhen:
         config_access=t.bool("config_access", None),
         gradient_checkpointing=t.bool("gradient_checkpointing", None),
         use_cache=t.bool("use_cache", None),
+        use_liger_kernel=t.bool("use_liger_kernel", None),
     )
 
 

@@ -244,6 +244,10 @@ class Script:
     """Literal use_cache= value; None when not set."""
     parse_error: str | None = None
     """Why the script could not be parsed, if it could not."""
+    use_liger_kernel: bool | None = None
+    """True when the script turns Liger's model patches on (use_liger_kernel=True, an apply_liger_kernel_to_*
+    call, AutoLigerKernelForCausalLM, an import of liger_kernel.transformers); the literal False it passes; None when
+    it does neither."""
 
 
 @dataclass(frozen=True, kw_only=True)

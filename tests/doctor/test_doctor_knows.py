@@ -14,6 +14,7 @@ from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launcher, S
 from compat.model.findings import Status
 from compat.model.unknown import Unknown
 from compat.sources.probe.launch import infer_launcher, kept_env
+from compat.sources.probe.script import parse_script
 from tests.test_api import refuse_probe, saved_facts, write_facts
 
 MATRIX = load_matrix()
@@ -140,9 +141,20 @@ def test_cuda_visible_devices_naming_gpus_the_driver_does_not_have():
 ])
 def test_liger_entries_fire_on_their_failing_pairs_only(liger, transformers, fid):
     torch = "2.7.0"
-    assert fid in _found(saved_facts({"liger-kernel": liger, "transformers": transformers, "torch": torch}))
+    # liger-transformers-mismatch needs a script that turns Liger's patches on (their modules load only then)
+    script = parse_script("from trl import SFTConfig\nSFTConfig(output_dir='o', use_liger_kernel=True)\n", path="train.py")
+
+    def facts(pins: dict[str, str]):
+        return dataclasses.replace(saved_facts(pins), script=script)
+
+    assert fid in _found(facts({"liger-kernel": liger, "transformers": transformers, "torch": torch}))
     fixed = {"0.5.9": ("0.5.10", transformers), "0.6.3": (liger, "4.57.0")}[liger]
-    assert fid not in _found(saved_facts({"liger-kernel": fixed[0], "transformers": fixed[1], "torch": torch}))
+    assert fid not in _found(facts({"liger-kernel": fixed[0], "transformers": fixed[1], "torch": torch}))
+
+
+def test_liger_mismatch_without_a_script_cannot_be_checked():
+    found = _found(saved_facts({"liger-kernel": "0.5.9", "transformers": "4.52.0", "torch": "2.7.0"}))
+    assert "liger-transformers-mismatch" not in found
 
 
 def test_flash_attn_without_a_wheel_for_the_installed_torch():

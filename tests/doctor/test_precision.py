@@ -20,6 +20,7 @@ from compat.judge.diagnose import diagnose
 from compat.matrix import load_matrix
 from compat.model.facts import Distribution, Facts
 from compat.model.findings import Finding, Severity, Status
+from compat.sources.probe.script import parse_script
 from compat.sources.probe.torch import from_metadata
 from tests.fakeenv import requires_of
 from tests.lock.conftest import make_facts
@@ -87,13 +88,7 @@ def test_the_corpus_covers_every_stack_and_records_each_sets_source():
                 assert entry["set"][name].split("+")[0] == str(version), (sid, name)
 
 
-KNOWN_ERRORS = {
-    "rl-2025-09-05": (
-        "liger-transformers-mismatch (liger-kernel 0.5.8 imports _CONFIG_FOR_DOC, which transformers 4.53 lacks) fires"
-        " whenever both are installed; it breaks only a run that applies Liger's model patches, which no fact of a"
-        " file records yet (a script's use_liger_kernel is not read), and NeMo-RL's runs with this set are not known"
-        " to have applied them"),
-}
+KNOWN_ERRORS: dict[str, str] = {}
 """Sets that still get an error, each with why: they xfail strictly, so a fix is noticed."""
 
 
@@ -118,3 +113,41 @@ def test_every_defended_warning_still_fires_somewhere():
     for entry in _complete():
         seen.update(f.id for f in _found(entry["id"]))
     assert set(DEFENDED) <= set(seen)
+
+
+def test_liger_mismatch_is_an_error_when_the_script_turns_liger_on():
+    # NeMo-RL's 2025-09-05 set pins liger-kernel 0.5.8 with transformers 4.53: both installed is no break (Liger's
+    # model modules load only when its patches are on), a script that turns them on is (huggingface/trl#3480)
+    entry = next(e for e in _complete() if e["id"] == "rl-2025-09-05")
+    assert "liger-transformers-mismatch" not in {f.id for f in _found(entry["id"])}
+
+    def judged(source: str) -> dict[str, Finding]:
+        facts = dataclasses.replace(_facts(entry), script=parse_script(source, path="train.py"))
+        return {f.id: f for f in diagnose(facts, _matrix())}
+
+    on = judged("from trl import SFTConfig, SFTTrainer\nSFTConfig(output_dir='o', use_liger_kernel=True)\n")
+    assert on["liger-transformers-mismatch"].status is Status.FOUND
+    assert on["liger-transformers-mismatch"].severity is Severity.ERROR
+    patched = judged("from liger_kernel.transformers import apply_liger_kernel_to_qwen2\napply_liger_kernel_to_qwen2()\n")
+    assert patched["liger-transformers-mismatch"].status is Status.FOUND
+    off = judged("from trl import SFTConfig\nSFTConfig(output_dir='o', use_liger_kernel=False)\n")
+    assert "liger-transformers-mismatch" not in off or off["liger-transformers-mismatch"].status is not Status.FOUND
+
+
+KNOWN_BAD = {
+    # modelscope/ms-swift#9343 (2026-05-14): "Failed to import trl.trainer.dpo_trainer ... cannot import name
+    # 'MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES' from 'transformers.models.auto.modeling_auto'" with transformers 5.5.0,
+    # fixed by upgrading trl: trl <= 0.21's trl/trainer/dpo_trainer.py imports the name, which transformers 5 removed
+    "ms-swift-9343": ({"trl": "0.21.0", "transformers": "5.5.0", "torch": "2.10.0", "accelerate": "1.13.0",
+                       "datasets": "4.5.0"}, "from trl import DPOConfig, DPOTrainer\nDPOTrainer(model=m, args=DPOConfig('o'))\n",
+                      "MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES"),
+}
+"""Sets that broke for real, with the link that broke them: doctor must find it as an error."""
+
+
+@pytest.mark.parametrize("sid", sorted(KNOWN_BAD))
+def test_the_broken_link_of_a_known_bad_set_is_an_error(sid):
+    pins, script, name = KNOWN_BAD[sid]
+    facts = dataclasses.replace(_facts({"python": "3.11", "set": pins}), script=parse_script(script, path="train.py"))
+    broken = [f for f in diagnose(facts, _matrix()) if f.status is Status.FOUND and name in f.title]
+    assert broken and {f.severity for f in broken} == {Severity.ERROR}, [f.title for f in broken]

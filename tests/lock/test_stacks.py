@@ -85,10 +85,11 @@ def _pins(args: list[str]) -> dict[str, str]:
 
 def test_the_seed_gets_the_vllm_torch_and_transformers_of_trl_015():
     pins = _pins(["trl[vllm]==0.15.1", "--gpus", "2xA100", "--driver", "550.54.15", "--python-version", "3.11"])
-    assert pins["vllm"].startswith("0.7.2  ") and "tested with trl 0.15.2 in huggingface/trl@" in pins["vllm"]
+    # a stack that ran trl 0.15.1 itself (axolotl's) is closer evidence than trl 0.15.2's own extra
+    assert pins["vllm"].startswith("0.7.2  ") and "tested with trl 0.15.1 in axolotl-ai-cloud/axolotl@" in pins["vllm"]
     assert pins["torch"].startswith("2.5.1")
-    # transformers of trl 0.15's time (4.49, before trl 0.15.2 came out), not 4.57.
-    assert pins["transformers"].startswith("4.49.0  ") and "released 1 day before trl 0.15.1" in pins["transformers"]
+    # transformers of trl 0.15's time (4.49, the one axolotl ran with trl 0.15.1), not 4.57.
+    assert pins["transformers"].startswith("4.49.0  ") and "tested with trl 0.15.1 in" in pins["transformers"]
 
 
 def test_open_r1_targets_reproduce_its_tested_set():

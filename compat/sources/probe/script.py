@@ -65,6 +65,7 @@ def parse_script(source: bytes | str, *, path: str) -> Script:
         config_access=visitor.config_access,
         gradient_checkpointing=visitor.flags.get("gradient_checkpointing"),
         use_cache=visitor.flags.get("use_cache"),
+        use_liger_kernel=visitor.liger,
     )
 
 
@@ -75,6 +76,10 @@ def _failed(path: Path | str, why: str) -> Script:
     )
 
 
+_LIGER_PATCHES = "liger_kernel.transformers"
+"""Liger's patches of transformers models: loading this package is what breaks on a transformers it does not match."""
+
+
 class _Visitor(ast.NodeVisitor):
     def __init__(self) -> None:
         self.trainers: set[str] = set()
@@ -82,10 +87,20 @@ class _Visitor(ast.NodeVisitor):
         self.flags: dict[str, bool] = {}
         self.vllm_mode: str | None = None
         self.config_access = False
+        self.liger: bool | None = None  # True once anything turns Liger's patches on; a literal False only else
         self._wrapped_names: list[set[str]] = [set()]  # names that may hold a wrapped model, per scope
 
     # --- classes and names -------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        # liger_kernel.transformers imports its model patches (and the transformers names they need) at load
+        if any(alias.name.startswith(_LIGER_PATCHES) for alias in node.names):
+            self.liger = True
+        self.generic_visit(node)
+
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if module.startswith(_LIGER_PATCHES) or (module == "liger_kernel" and any(a.name == "transformers" for a in node.names)):
+            self.liger = True
         if node.module and node.module.split(".")[0] in ("trl", "transformers"):
             for alias in node.names:
                 if alias.name.endswith("Trainer"):
@@ -112,6 +127,8 @@ class _Visitor(ast.NodeVisitor):
         name = _dotted_tail(node.func)
         if name and ((name.endswith("Trainer") and name[0].isupper()) or name in _TRL_CONFIGS):
             self.trainers.add(name)
+        if name and name.lstrip("_").startswith("apply_liger_kernel"):
+            self.liger = True
         for kw in node.keywords:
             if kw.arg is None:
                 continue
@@ -121,6 +138,10 @@ class _Visitor(ast.NodeVisitor):
                 value = _literal(kw.value)
                 if isinstance(value, bool):
                     self.flags[kw.arg] = value
+            elif kw.arg == "use_liger_kernel":
+                value = _literal(kw.value)
+                if value is True or (value is False and self.liger is None):
+                    self.liger = value
             elif kw.arg == "vllm_mode":
                 value = _literal(kw.value)
                 self.vllm_mode = value if isinstance(value, str) else DYNAMIC
