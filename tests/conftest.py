@@ -4,6 +4,9 @@ import importlib.util
 
 import pytest
 
+# Fixtures that more than one folder uses (env, doctor, catalog, cli); a folder's own stay in its conftest.py.
+pytest_plugins = ("tests.support.fixtures",)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked needs_torch skip where torch is not installed: CI runs the suite on Pythons

@@ -10,7 +10,7 @@ from compat.explain.match import MAX_LINES_PER_MATCH, explain
 from compat.explain.scan import MAX_LINE, clean, dedup_key, required_literals, trie_regex
 from compat.model.facts import Distribution, Facts, Gpu, Hardware, HardwareSource, Launch, Python, Script
 from compat.model.unknown import Unknown
-from tests.explain.conftest import LOGS
+from tests.support.paths import LOGS
 
 
 def ids(result):

@@ -1,7 +1,7 @@
 """Golden files for every renderer: each output byte for fixed inputs (fixed width, no colour, no clock).
 
 Regenerate with `COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/golden --no-cov` and review the diff. The lock and
-plan renderers have their own table of golden cases in tests/lock.
+plan renderers have their own table of golden cases in tests/resolve.
 """
 
 from __future__ import annotations

@@ -15,12 +15,12 @@ import jsonschema
 import pytest
 
 from compat.report.schemas import OUTPUTS, render_schema, schemas
-from tests.report.conftest import FACTS_300
+from tests.support.paths import FACTS_300
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SHIPPED = ROOT / "compat" / "schemas"
 GOLDEN = ROOT / "tests" / "golden" / "data"
-LOCKS = ROOT / "tests" / "lock" / "data" / "golden"
+LOCKS = ROOT / "tests" / "resolve" / "data" / "golden"
 UPDATE = os.environ.get("COMPAT_UPDATE_GOLDEN") == "1"
 
 # Recorded outputs per schema; the golden tests keep them equal to what compat prints today.
