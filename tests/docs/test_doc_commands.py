@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden.golden import UPDATE
 from tests.support.fakeenv import make_env
+from tests.support.golden import updating
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -206,7 +206,7 @@ def _check_block(block: Block, tmp_path: Path, home: Path) -> None:
         outputs.append((step, out))
         if not _pattern(step.expected).fullmatch(out if out.endswith("\n") or not out else out + "\n"):
             drift.append(f"$ {step.command}\n--- the doc shows:\n" + "\n".join(step.expected) + f"\n--- it prints:\n{out}")
-    if drift and UPDATE:
+    if drift and updating():
         _rewrite(block, outputs)
         return
     assert not drift, f"{block.id}: the output drifted from the doc (COMPAT_UPDATE_GOLDEN=1 rewrites it)\n" + "\n".join(drift)

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from compat import __version__
 from compat.cli import app, main
-from tests.golden.golden import DATA
+from tests.support.paths import GOLDEN
 
-SNAPSHOT = DATA / "facts-h100.json.txt"
+SNAPSHOT = GOLDEN / "facts-h100.json.txt"
 
 
 def _run(*args: str):

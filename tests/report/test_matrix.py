@@ -15,6 +15,7 @@ from compat.report.matrix import (
     render_validation_ok,
     render_validation_problems,
 )
+from tests.support.golden import check_golden
 from tests.support.paths import DATA
 
 
@@ -57,5 +58,5 @@ GOLDEN = DATA / "golden"
 
 def test_show_renderers_match_their_golden_files():
     # Regenerate after an intended change: write render_releases_table/json(_package()) over these files.
-    assert render_releases_table(_package()) == (GOLDEN / "matrix-show.txt").read_text(encoding="utf-8")
-    assert render_releases_json(_package()) == (GOLDEN / "matrix-show.json").read_text(encoding="utf-8")
+    check_golden(GOLDEN / "matrix-show.txt", render_releases_table(_package()))
+    check_golden(GOLDEN / "matrix-show.json", render_releases_json(_package()))

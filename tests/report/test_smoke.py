@@ -11,7 +11,8 @@ from compat.matrix import load_matrix
 from compat.model.smoke import ChildOutput, SmokeReport, Stage, StageResult, Status
 from compat.report.smoke import diagnosis, render_json, render_junit, render_markdown, render_text
 from compat.smoke.parse import failure_output, stage_result
-from tests.golden.golden import check_golden
+from tests.support.golden import check_golden
+from tests.support.paths import GOLDEN
 
 DATA = Path(__file__).parent.parent / "data" / "smoke"
 
@@ -56,14 +57,14 @@ def _report() -> SmokeReport:
 def test_text_markdown_junit_and_json_match_their_golden_files():
     report = _report()
     assert report.failed
-    check_golden("smoke.txt", render_text(report))
-    check_golden("smoke.md", render_markdown(report))
+    check_golden(GOLDEN / "smoke.txt", render_text(report))
+    check_golden(GOLDEN / "smoke.md", render_markdown(report))
     junit = render_junit(report)
-    check_golden("smoke.junit.xml", junit)
+    check_golden(GOLDEN / "smoke.junit.xml", junit)
     suite = ET.fromstring(junit.split("\n", 1)[1])
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "1", "1")
     doc = json.loads(render_json(report))
     assert doc["schema_version"] == 1 and doc["failed"] is True
     assert [s["status"] for s in doc["stages"]] == ["pass", "pass", "skipped", "fail"]
     assert doc["stages"][3]["diagnosis"]["cause_id"] == "transformers-trainer-needs-accelerate"
-    check_golden("smoke.json", render_json(report).replace(doc["compat_version"], "VERSION"))
+    check_golden(GOLDEN / "smoke.json", render_json(report).replace(doc["compat_version"], "VERSION"))

@@ -1,13 +1,12 @@
 """Golden files for the lock and plan renderers: every output byte of a table of cases.
 
-Regenerate after a deliberate change with `COMPAT_REGEN_GOLDEN=1 pytest tests/resolve/test_golden.py`
+Regenerate after a deliberate change with `COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/resolve/test_golden.py --no-cov`
 and read the diff: each changed line is an output change to explain.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,16 +24,13 @@ from compat.report.plan import render_text as plan_text
 from compat.resolve import resolve
 from compat.resolve.plan import plan
 from tests.resolve.conftest import make_facts
+from tests.support.golden import check_golden
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
-REGEN = os.environ.get("COMPAT_REGEN_GOLDEN") == "1"
 
 
 def _check(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if REGEN:
-        path.write_text(text)
-    assert path.read_text() == text, f"{name} differs from its golden file"
+    check_golden(GOLDEN / name, text)
 
 
 def _no_gpus_known(facts: Facts) -> Facts:
