@@ -10,47 +10,24 @@ import pytest
 from compat import api
 from compat.errors import UsageError
 from compat.model.facts import (
-    Distribution,
     Facts,
-    Hardware,
     HardwareSource,
-    Launch,
     Launcher,
-    Python,
-    TorchBuild,
-    TorchSource,
     dump_facts,
 )
 from compat.model.findings import Severity, Status
 from compat.model.lock import Lock, Plan
-from compat.model.unknown import Unknown
 from compat.sources.settings import Settings
-from tests.support.fakeenv import requires_of
+from tests.support.facts import LINUX, distributions, facts, interpreter
 from tests.support.paths import LOGS
 
-LINUX = {
-    "implementation_name": "cpython", "implementation_version": "3.11.9", "os_name": "posix",
-    "platform_machine": "x86_64", "platform_python_implementation": "CPython", "platform_release": "6.8.0",
-    "platform_system": "Linux", "platform_version": "#1 SMP", "python_full_version": "3.11.9",
-    "python_version": "3.11", "sys_platform": "linux",
-}
 DECLARED = api.Declared(gpus="8xH100", driver="550.54.15")
 
 
 def saved_facts(packages: dict[str, str], *, markers: dict[str, str] = LINUX, torch: str | None = None) -> Facts:
     """A snapshot as `compat facts` writes it on a machine without GPUs (the hardware is declared later)."""
-    none = Unknown(reason="not probed")
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.9", implementation="cpython", executable="/usr/bin/python3", markers=markers, glibc="2.35"),
-        packages=tuple(Distribution(name=n, version=v, requires=tuple(requires_of(n, v))) for n, v in sorted(packages.items())),
-        torch=None if torch is None else TorchBuild(
-            version=torch, cuda="12.4", cudnn="90100", nccl="2.21.5", arch_list=("sm_80", "sm_90"), cxx11_abi=False,
-            source=TorchSource.IMPORT,
-        ),
-        hardware=Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=()),
-        launch=Launch(launcher=Launcher.TORCHRUN, accelerate=None, env={}, shm_bytes=none, container=None),
-    )
+    return facts(python=interpreter(executable="/usr/bin/python3", markers=markers),
+                 packages=distributions(packages, requires=True), torch=torch)
 
 
 def write_facts(directory: Path, facts: Facts) -> api.Environment:

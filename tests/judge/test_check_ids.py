@@ -21,14 +21,13 @@ from compat.model.facts import (
     Hardware,
     HardwareSource,
     Interconnect,
-    Launch,
     Link,
-    Python,
     TorchBuild,
     TorchSource,
 )
 from compat.model.findings import Fix, Severity, Status
 from compat.model.unknown import Unknown
+from tests.support.facts import facts, interpreter, launch_by
 from tests.support.fixtures import ids
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -165,14 +164,12 @@ def _facts(*, gpus: tuple[Gpu, ...], packages: tuple[Distribution, ...] = (), to
            env: dict[str, str] | None = None, shm_mib: int = 65536, container: str | None = None) -> Facts:
     links = tuple(Link(a=a, b=b, interconnect=Interconnect.PCIE_HOST_BRIDGE)
                   for a in range(len(gpus)) for b in range(a + 1, len(gpus)))
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.9", implementation="cpython", executable="python",
-                      markers={"python_version": "3.11", "python_full_version": "3.11.9", "sys_platform": "linux"}, glibc="2.35"),
+    return facts(
+        python=interpreter(markers={"python_version": "3.11", "python_full_version": "3.11.9", "sys_platform": "linux"}),
         packages=packages,
         torch=torch,
         hardware=Hardware(source=HardwareSource.NVML, driver="550.54.15", driver_cuda="12.4", gpus=gpus, links=links),
-        launch=Launch(launcher="torchrun", accelerate=None, env=env or {}, shm_bytes=shm_mib * 2**20, container=container),
+        launch=launch_by("torchrun", env=env, shm_bytes=shm_mib * 2**20, container=container),
     )
 
 

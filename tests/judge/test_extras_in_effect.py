@@ -8,10 +8,9 @@ import pytest
 
 from compat.judge.checks.requirements import EXTRA, check_requirements
 from compat.matrix import load_matrix
-from compat.model.facts import AccelerateConfig, Distribution, Launcher
+from compat.model.facts import AccelerateConfig, Launcher
 from compat.model.findings import Severity, Status
-from tests.resolve.conftest import make_facts
-from tests.support.fakeenv import requires_of
+from tests.support.facts import distributions, make_facts
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +19,7 @@ def matrix():
 
 
 def _facts(packages: dict[str, str], **changes):
-    dists = tuple(Distribution(name=n, version=v, requires=tuple(requires_of(n, v))) for n, v in sorted(packages.items()))
-    return dataclasses.replace(make_facts(), packages=dists, **changes)
+    return dataclasses.replace(make_facts(packages=distributions(packages, requires=True)), **changes)
 
 
 def _extra(facts, matrix):

@@ -13,7 +13,8 @@ from compat.matrix.when import When
 from compat.model.facts import Distribution
 from compat.model.findings import Status
 from compat.model.unknown import Unknown
-from tests.api.test_api import DECLARED, LINUX, refuse_probe, saved_facts, write_facts
+from tests.api.test_api import DECLARED, refuse_probe, saved_facts, write_facts
+from tests.support.facts import LINUX
 
 # What a facts file written by an older or hand-made tool may hold: the Python version only.
 PYTHON_ONLY = {"python_version": "3.11", "python_full_version": "3.11.9"}

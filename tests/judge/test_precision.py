@@ -18,11 +18,10 @@ import pytest
 
 from compat.judge.diagnose import diagnose
 from compat.matrix import load_matrix
-from compat.model.facts import Distribution, Facts
+from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.sources.probe.torch import from_metadata
-from tests.resolve.conftest import make_facts
-from tests.support.fakeenv import requires_of
+from tests.support.facts import distributions, make_facts
 
 SETS = Path(__file__).resolve().parents[1] / "data" / "precision" / "sets.json"
 GPUS, CC, DRIVER = 8, "9.0", "580.95.05"  # the hardware record.py locked for
@@ -53,10 +52,7 @@ def _matrix():
 
 def _facts(entry: dict) -> Facts:
     facts = make_facts(gpus=GPUS, cc=CC, driver=DRIVER, python=entry["python"])
-    packages = tuple(
-        Distribution(name=name, version=version, requires=tuple(requires_of(name, version)))
-        for name, version in sorted(entry["set"].items())
-    )
+    packages = distributions(entry["set"], requires=True)
     # as `doctor -r` reads a pinned file: the torch build from its version, not from an import
     torch = from_metadata(entry["set"]["torch"], _matrix(), import_error=None, why="recorded set, not imported") \
         if "torch" in entry["set"] else None

@@ -1,30 +1,24 @@
+import dataclasses
+
 import pytest
 
 from compat.errors import FactsError
 from compat.model.facts import (
     Distribution,
     Facts,
-    Hardware,
-    HardwareSource,
-    Launch,
-    Python,
     dump_facts,
     load_facts,
 )
 from compat.model.unknown import Unknown
+from tests.support.facts import NO_HARDWARE, facts, interpreter, launch_by
 
 
 def _facts() -> Facts:
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.7", implementation="cpython", executable="/usr/bin/python3",
-                      markers={"python_version": "3.11"}, glibc="2.36"),
+    return facts(
+        python=interpreter(version="3.11.7", executable="/usr/bin/python3", markers={"python_version": "3.11"}, glibc="2.36"),
         packages=(Distribution(name="torch", version="2.5.1+cu124", requires=("filelock",)),),
-        torch=None,
-        hardware=Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(),
-                          links=Unknown(reason="no GPUs")),
-        launch=Launch(launcher=Unknown(reason="not declared"), accelerate=None, env={},
-                      shm_bytes=64 * 2**20, container=None),
+        hardware=dataclasses.replace(NO_HARDWARE, links=Unknown(reason="no GPUs")),
+        launch=launch_by(Unknown(reason="not declared"), shm_bytes=64 * 2**20),
     )
 
 

@@ -11,7 +11,7 @@ from compat.model.lock import PinReasonKind, StepKind
 from compat.report.lock import LockFormat, render_lock
 from compat.resolve import resolve
 from compat.resolve.plan import plan
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 R520 = "520.61.05"  # CUDA <= 11.8: no CUDA 12 build of torch runs
 

@@ -23,7 +23,7 @@ from compat.report.plan import render_json as plan_json
 from compat.report.plan import render_text as plan_text
 from compat.resolve import resolve
 from compat.resolve.plan import plan
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 from tests.support.golden import check_golden
 
 GOLDEN = Path(__file__).parent / "data" / "golden"

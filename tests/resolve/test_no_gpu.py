@@ -12,7 +12,7 @@ from compat.model.lock import PinReasonKind, StepKind
 from compat.report.lock import LockFormat, render_lock
 from compat.resolve import SearchBound, resolve, resolve_from_installed
 from compat.resolve.plan import default_targets, plan
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from compat.model.lock import Kept, StepKind, Uncleared
 from compat.report.plan import render_json, render_text
 from compat.resolve import resolve
 from compat.resolve.plan import Installer, default_targets, plan
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 BROKEN = (
     Distribution(name="trl", version="0.15.2", requires=("accelerate>=0.34.0", "transformers>=4.46.0", "vllm==0.7.2; extra == 'vllm'")),

@@ -11,7 +11,7 @@ from compat.cli import app
 from compat.errors import UsageError
 from compat.resolve import check_targets, require_hardware
 from compat.resolve.target import parse_targets
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 runner = CliRunner()
 

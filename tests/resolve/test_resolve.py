@@ -19,7 +19,7 @@ from compat.report.lock import (
     render_lock,
 )
 from compat.resolve import resolve
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 
 def lock(matrix, extensions, targets, **kw):

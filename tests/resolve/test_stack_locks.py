@@ -16,7 +16,7 @@ import pytest
 from compat.errors import ResolutionError
 from compat.matrix import load_matrix
 from compat.resolve import resolve
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 pytestmark = pytest.mark.slow  # one lock per stack: minutes in all
 

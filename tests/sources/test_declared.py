@@ -8,9 +8,10 @@ from compat.errors import UsageError
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import load_matrix
 from compat.matrix.when import When
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launch, Python
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect
 from compat.model.unknown import Unknown
 from compat.sources.declared import Declared, apply_declared, parse_gpus
+from tests.support.facts import NO_HARDWARE, facts, interpreter, launch_by
 
 
 @pytest.fixture(scope="module")
@@ -20,14 +21,10 @@ def matrix():
 
 def _facts(hardware: Hardware | None = None, declared: tuple[str, ...] = ()) -> Facts:
     """A Docker build machine: no driver, no GPUs."""
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.7", implementation="cpython", executable="/usr/bin/python3",
-                      markers={"python_version": "3.11"}, glibc="2.36"),
-        packages=(),
-        torch=None,
-        hardware=hardware or Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=()),
-        launch=Launch(launcher=Unknown(reason="not declared"), accelerate=None, env={}, shm_bytes=64 * 2**20, container="docker"),
+    return facts(
+        python=interpreter(version="3.11.7", executable="/usr/bin/python3", markers={"python_version": "3.11"}, glibc="2.36"),
+        hardware=hardware or NO_HARDWARE,
+        launch=launch_by(Unknown(reason="not declared"), shm_bytes=64 * 2**20, container="docker"),
         declared=declared,
     )
 

@@ -16,7 +16,7 @@ from compat.matrix import load_matrix
 from compat.matrix.api_index import encode_spans
 from compat.matrix.stacks import StackTable
 from compat.resolve import resolve
-from tests.resolve.conftest import make_facts
+from tests.support.facts import make_facts
 
 runner = CliRunner()
 BASE = ["--gpus", "8xH100", "--driver", "580.95.05", "--python-version", "3.11"]

@@ -28,7 +28,7 @@ def main() -> int:
     from compat.errors import ResolutionError
     from compat.matrix import load_matrix
     from compat.resolve import resolve
-    from tests.resolve.conftest import make_facts
+    from tests.support.facts import make_facts
 
     matrix = load_matrix()
     out = []

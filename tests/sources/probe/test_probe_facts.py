@@ -30,6 +30,7 @@ from compat.model.unknown import Unknown
 from compat.sources.probe import ProbeRequest, probe, probe_launch_and_script
 from compat.sources.probe.requirements import read_requirements
 from tests.sources.probe.probe_fakes import DATA
+from tests.support.facts import facts, interpreter, launch_by
 
 
 def test_probe_without_hardware_never_touches_the_gpu_tools(monkeypatch, tmp_path):
@@ -112,15 +113,10 @@ def test_launch_and_script_on_a_saved_snapshot(tmp_path):
 
 
 def _facts() -> Facts:
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.7", implementation="cpython", executable="/usr/bin/python3",
-                      markers={"python_version": "3.11"}, glibc="2.36"),
+    return facts(
+        python=interpreter(version="3.11.7", executable="/usr/bin/python3", markers={"python_version": "3.11"}, glibc="2.36"),
         packages=(Distribution(name="torch", version="2.5.1+cu124", requires=("filelock",)),),
-        torch=None,
-        hardware=Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=()),
-        launch=Launch(launcher=Unknown(reason="not declared"), accelerate=None, env={"NCCL_DEBUG": "INFO"},
-                      shm_bytes=64 * 2**20, container=None),
+        launch=launch_by(Unknown(reason="not declared"), env={"NCCL_DEBUG": "INFO"}, shm_bytes=64 * 2**20),
     )
 
 
