@@ -104,6 +104,7 @@ def test_usage_errors_are_one_line_exit_2(tmp_path: Path) -> None:
     assert _run(str(tmp_path), "--ray", "127.0.0.1:1")[0] == 2  # two sources
 
 
+@pytest.mark.slow  # waits out the hung node's 40 s --timeout
 def test_slurm_mode_through_a_fake_srun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("SLURM_JOB_ID", "4242")
