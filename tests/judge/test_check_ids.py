@@ -23,11 +23,10 @@ from compat.model.facts import (
     Interconnect,
     Link,
     TorchBuild,
-    TorchSource,
 )
 from compat.model.findings import Fix, Severity, Status
 from compat.model.unknown import Unknown
-from tests.support.facts import facts, interpreter, launch_by
+from tests.support.facts import facts, interpreter, launch_by, torch_build
 from tests.support.fixtures import ids
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -174,8 +173,7 @@ def _facts(*, gpus: tuple[Gpu, ...], packages: tuple[Distribution, ...] = (), to
 
 
 def _rtx4090_box(**kw: object) -> Facts:
-    torch = TorchBuild(version="2.5.1+cu124", cuda="12.4", cudnn="9.1", nccl="2.21.5", arch_list=("sm_80", "sm_89", "sm_90"),
-                       source=TorchSource.IMPORT, cxx11_abi=False)
+    torch = torch_build("2.5.1+cu124", cudnn="9.1", arch_list=("sm_80", "sm_89", "sm_90"))
     packages = (Distribution(name="torch", version="2.5.1+cu124", requires=()),
                 Distribution(name="nvidia-nccl-cu12", version="2.20.5", requires=()))
     return _facts(gpus=_gpus(2, "NVIDIA GeForce RTX 4090", "8.9"), packages=packages, torch=torch, **kw)  # type: ignore[arg-type]
