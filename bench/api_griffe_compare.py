@@ -15,8 +15,9 @@ from pathlib import Path
 
 
 def with_ast(root: Path, package: str, probes: list[str]) -> dict:
-    from compat.maintain.api_extract import combine, extract_module, module_name
-    from compat.matrix.api_index import ApiKind
+    from compat.timeline.combine import combine
+    from compat.timeline.extract import extract_module, module_name
+    from compat.timeline.records import ApiKind
 
     started, cpu = time.perf_counter(), time.process_time()
     modules = {}

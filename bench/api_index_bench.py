@@ -18,7 +18,8 @@ _CHILD = """
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from compat.matrix.api_index import ApiKind, load_api
+from compat.timeline.index import load_api
+from compat.timeline.records import ApiKind
 t1, c1 = time.perf_counter(), time.process_time()
 base = Path(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2] else None
 api = load_api(sys.argv[1], base)

@@ -34,7 +34,9 @@ from pathlib import Path
 
 from compat.maintain.index import IndexClient
 from compat.maintain.remote_zip import RemoteZip
-from compat.matrix.api_index import ApiKind, PackageApi, indexed_packages, load_api
+from compat.sources.http import HttpClient
+from compat.timeline.index import PackageApi, indexed_packages, load_api
+from compat.timeline.records import ApiKind
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -247,7 +249,7 @@ def main() -> int:
     names = args.packages or list(indexed_packages(args.matrix))
     apis = [a for a in (load_api(n, args.matrix) for n in names) if isinstance(a, PackageApi)]
     checks = pick(apis, args.count, args.seed)
-    sources = Sources(IndexClient(args.index_url, timeout=120))
+    sources = Sources(IndexClient(args.index_url, http=HttpClient(timeout=120)))
     by_name = {a.package: a for a in apis}
     for check in checks:
         api = by_name[check.package]

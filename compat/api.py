@@ -45,15 +45,14 @@ from compat.sources.settings import Settings, read_settings
 if TYPE_CHECKING:
     from compat.explain.match import Explanation
     from compat.matrix import Matrix
-    from compat.matrix.api_index import ApiImports, ApiLookup
-    from compat.matrix.api_links import ApiSource
     from compat.matrix.releases import PackageReleases
-    from compat.model.api_outcome import ApiOutcome
     from compat.model.smoke import Diagnosis as SmokeDiagnosis
     from compat.model.smoke import SmokeReport
     from compat.model.smoke import StageResult as SmokeStageResult
     from compat.model.smoke import Verification as SmokeVerification
     from compat.resolve import SearchBound
+    from compat.timeline.links import ApiSource
+    from compat.timeline.records import ApiImports, ApiLookup, ApiOutcome
 
 __all__ = [
     "ApiRefreshRequest",
@@ -445,9 +444,9 @@ def _with_config(request: _R, config: Config) -> _R:
 def _installed_api(request: DoctorRequest, env: Facts, matrix: Matrix) -> ApiSource:
     """The API index, and for the installed releases it has not read, their files read with `ast`
     (only for a probed environment: a facts file's packages are on another machine)."""
-    from compat.matrix.api_links import ApiSource
     from compat.model.unknown import Unknown
     from compat.sources.installed_api import installed_releases, site_dirs
+    from compat.timeline.links import ApiSource
 
     source = ApiSource(matrix.roots)
     python = env.python.executable
@@ -719,8 +718,9 @@ def matrix_api(request: ApiRequest) -> ApiLookup | ApiImports:
     """Where a name exists across the indexed releases, or what one release imports from another package."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from compat.matrix.api_index import ApiImports, load_api, lookup
     from compat.model.unknown import Unknown
+    from compat.timeline.index import load_api, lookup
+    from compat.timeline.records import ApiImports
 
     try:
         req = Requirement(request.package)
@@ -742,14 +742,15 @@ def matrix_api(request: ApiRequest) -> ApiLookup | ApiImports:
 
 def matrix_refresh_api(request: ApiRefreshRequest) -> tuple[tuple[ApiOutcome, ...], str]:
     """Extend matrix/api with the releases it does not hold yet; (outcomes, the index named without credentials)."""
-    from compat.maintain.api_refresh import refresh_api
     from compat.maintain.index import IndexClient, redact
-    from compat.matrix.api_index import api_dir
+    from compat.sources.http import HttpClient
+    from compat.timeline.index import api_dir
+    from compat.timeline.refresh import refresh_api
 
     url = request.index_url or request.settings.index_url
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
-    client = IndexClient(url, timeout=request.timeout)
+    client = IndexClient(url, http=HttpClient(timeout=request.timeout))
     outcomes = refresh_api(request.packages, out_dir=request.out or api_dir(), client=client, workers=request.workers, limit=request.limit)
     return outcomes, redact(url)
 
@@ -759,11 +760,12 @@ def matrix_refresh(request: RefreshRequest) -> Refreshed:
     from compat.maintain.index import IndexClient, redact
     from compat.maintain.refresh import refresh
     from compat.matrix import shipped_matrix_dir
+    from compat.sources.http import HttpClient
 
     url = request.index_url or request.settings.index_url
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
-    client = IndexClient(url, timeout=request.timeout)
+    client = IndexClient(url, http=HttpClient(timeout=request.timeout))
     result = refresh(
         request.packages,
         out_dir=request.out or shipped_matrix_dir() / "releases",

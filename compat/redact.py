@@ -13,6 +13,7 @@ command line that prints all use it.
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 MASK = "***"
 """What a secret is replaced with."""
@@ -101,3 +102,14 @@ def redact_value(name: str, value: str) -> str | None:
     if masked != value:
         return masked
     return MASK if secret_value(value) else value
+
+
+def redact_url(url: str) -> str:
+    """The URL without its credentials (a mirror URL may carry a token in `user:password@`)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))

@@ -117,10 +117,11 @@ def _to_null(os: Any, stream: Any) -> None:
         pass
 
 
-def _main() -> None:
+def _main(entry: typer.Typer = app, prog_name: str = "compat") -> None:
+    """Run `entry` (compat's app, or `python -m compat.fleet`'s) under the one last resort."""
     try:
         # standalone_mode=False: usage errors reach us, so every error is one line in the same form.
-        code = app(standalone_mode=False, prog_name="compat")
+        code = entry(standalone_mode=False, prog_name=prog_name)
     except CompatError as exc:
         typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
         sys.exit(ExitCode.USAGE)

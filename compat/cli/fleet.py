@@ -121,11 +121,11 @@ def gather(
 
 
 def gather_main() -> None:
-    """The same contract as `compat`: a user's error is one line and exit 2, a bug one line and exit 3."""
-    from compat.cli import INTERNAL_ERROR, _innermost, _one_line, _usage_error, _UsageError
+    """The same contract as `compat`, through its one last resort: a user's error is one line and exit 2, a bug
+    one line and exit 3."""
+    from compat.cli import _main
     from compat.cli._common import terminal
     from compat.cli._output import SafeStream
-    from compat.errors import CompatError
     from compat.sources.children import end_children_on_signals
 
     end_children_on_signals()
@@ -133,23 +133,12 @@ def gather_main() -> None:
     # The same filter as `compat`'s own output: no control sequence from an input, no secret.
     sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)
     sys.stderr = SafeStream(sys.stderr, colour=terminal(sys.stderr).color)
+    code: int | str | None = 0
     try:
-        # standalone_mode=False: a bad option reaches us and is one line, as in `compat`.
-        result = gather_app(standalone_mode=False, prog_name="python -m compat.fleet")
-    except _UsageError as exc:
-        code = _usage_error(exc)
-    except CompatError as exc:
-        typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
-        code = 2
-    except KeyboardInterrupt:
-        typer.echo("compat: interrupted", err=True)
-        code = 130
-    except Exception as exc:
-        typer.echo(f"compat: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]}{_innermost(exc)} "
-                   "(a bug in compat; please report it)", err=True)
-        code = INTERNAL_ERROR
-    else:
-        code = result if isinstance(result, int) else 0  # --help
+        _main(gather_app, prog_name="python -m compat.fleet")
+    except SystemExit as done:
+        code = done.code
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(code)
+    # A collective left hanging in a daemon thread (a dead peer) must not hold the exit: leave at once.
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)

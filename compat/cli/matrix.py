@@ -88,7 +88,7 @@ def refresh(
     from compat.report.matrix import render_refresh
 
     if api_index:
-        from compat.report.api_index import render_api_refresh
+        from compat.report.timeline import render_api_refresh
 
         outcomes, index = api.matrix_refresh_api(api.ApiRefreshRequest(
             packages=tuple(packages or ()), index_url=index_url, out=out, workers=min(workers, 8),
@@ -140,13 +140,13 @@ def api_command(
 ) -> None:
     """Where a name, parameter, subcommand or model type exists, as ranges of releases (read from the code)."""
     from compat import api
-    from compat.matrix.api_index import ApiImports
-    from compat.report.api_index import (
+    from compat.report.timeline import (
         render_api_imports,
         render_api_imports_json,
         render_api_lookup,
         render_api_lookup_json,
     )
+    from compat.timeline.records import ApiImports
 
     found = api.matrix_api(api.ApiRequest(package=package, name=name, imports=imports, matrix=overlays(matrix)))
     if isinstance(found, ApiImports):

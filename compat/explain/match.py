@@ -21,17 +21,21 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import CompatError
-from compat.explain.drift import ApiAnswer, ApiSource, Drift, answer, question
+from compat.explain.drift import question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
-from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues
-from compat.explain.versions import StatedVersion, check, stated_versions
+from compat.explain.stated import StatedVersion
+from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues, decide
+from compat.explain.versions import check, stated_versions
 from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
+from compat.timeline.drift import answer
+from compat.timeline.links import ApiSource
+from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -105,6 +109,8 @@ class RootError:
     api: ApiAnswer | None = None
     """What the API timeline says about a missing import, attribute, argument, subcommand or model
     type in its chain (innermost first); None when it names none or no indexed package is the callee."""
+    reasons: tuple[str, ...] = ()
+    """The evidence the verdict rests on ("the catalog's X matched it", "raised in your own code (train.py:12)")."""
 
     @property
     def root(self) -> Raised:
@@ -130,15 +136,19 @@ class Explanation:
 
     @property
     def known(self) -> bool:
-        """A root cause was recognised, by a signature or the API timeline (wrapper lines alone do not count)."""
+        """A root cause was recognised, by a signature, the API timeline or the versions the log states
+        (wrapper lines alone do not count); a configuration mistake the catalog names counts too."""
         return any(not m.signature.wrapper for m in self.matches) or any(
-            e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors)
+            e.verdict in (ErrorVerdict.KNOWN, ErrorVerdict.KNOWN_USAGE) and not e.wrapper for e in self.errors)
 
     @property
     def verdict(self) -> ErrorVerdict:
         """The most serious verdict of the root errors (of the wrappers when there are only those)."""
-        if self.known:
+        named = [m for m in self.matches if not m.signature.wrapper]
+        if any(not m.signature.usage for m in named) or any(e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors):
             return ErrorVerdict.KNOWN
+        if named:
+            return ErrorVerdict.KNOWN_USAGE
         roots = [e for e in self.errors if not e.wrapper] or list(self.errors)
         for v in SERIOUSNESS:
             if any(e.verdict is v for e in roots):
@@ -420,18 +430,20 @@ def _root_errors(
             if sig.id not in owned[key]:
                 owned[key].append(sig.id)
     wrappers = {s.id for s in signatures if s.wrapper}
+    usage = {s.id for s in signatures if s.usage}
     out: list[RootError] = []
     for i, d in enumerate(drafts):
-        out.append(_root_error(d, owned.get(i, []), wrappers, order, facts, source))
+        out.append(_root_error(d, owned.get(i, []), wrappers, usage, order, facts, source))
     for number, d in extra.items():
-        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, order, facts, source))
+        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, usage, order, facts, source))
     rank = {v: i for i, v in enumerate(SERIOUSNESS)}
     out.sort(key=lambda e: (e.wrapper, rank[e.verdict], e.first_line))
     return tuple(out)
 
 
 def _root_error(
-    d: ErrorDraft, ids: list[str], wrappers: set[str], order: dict[str, int], facts: Facts | None, source: ApiSource | None = None,
+    d: ErrorDraft, ids: list[str], wrappers: set[str], usage: set[str], order: dict[str, int], facts: Facts | None,
+    source: ApiSource | None = None,
 ) -> RootError:
     ids = sorted(ids, key=lambda sid: (sid in wrappers, order.get(sid, 1 << 30)))
     chain = tuple(d.chain)
@@ -440,22 +452,15 @@ def _root_error(
     found = clues(d.kind, chain, versions)
     root_ids = [sid for sid in ids if sid not in wrappers]
     drift = _api_answer(chain, facts, source) if source is not None else None
-    if root_ids:
-        verdict = ErrorVerdict.KNOWN  # a curated signature ranks first; the API answer only adds to it
-    elif drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
-        verdict = ErrorVerdict.KNOWN
-    elif drift is not None and drift.drift is Drift.NEVER:
-        verdict = ErrorVerdict.NOT_ENVIRONMENT  # no release ever had it: a typo or the program's own error
-    elif found:
-        verdict = ErrorVerdict.UNKNOWN_ENVIRONMENT
-    else:
-        verdict = ErrorVerdict.NOT_ENVIRONMENT
+    verdict, reasons = decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.
     wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
+    if wrapper:
+        reasons = ("it only echoes an error reported elsewhere (a launcher's summary, another rank)",)
     return RootError(
         kind=d.kind, chain=chain, first_line=d.first_line, count=d.count, verdict=verdict, signatures=tuple(ids),
-        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift,
+        wrapper=wrapper, clues=found, packages=_packages(chain, facts), versions=versions, api=drift, reasons=reasons,
     )
 
 

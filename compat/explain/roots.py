@@ -41,7 +41,14 @@ class Event(str, Enum):
     NCCL = r"NCCL WARN |Watchdog caught collective|NCCL error"
     VERSION = (
         r"GLIBC(?:XX)?_[\d.]+' not found|compiled using NumPy|ersion mismatch|has CUDA Version=|"
-        r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver on your system is too old"
+        r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver on your system is too old|"
+        r"requires a different Python|Requires-Python |VersionConflict: |depends on [\w.-]+[<>=!~]|Unsupported \.version |"
+        r"known to be compatible|cannot open shared object file|maximum required version by CUDA|unsupported GNU version|"
+        r"only supported on CUDA |not (?:yet )?supported (?:for torch\.compile|on Python )|Downgrade the [\w.-]+ package|"
+        r"is required for this version of|Could not find a version that satisfies|please use a version that is greater|"
+        r"mismatches the version that was used|does not match the version torch|Pytorch binaries were compiled|"
+        r"not compatible with the current PyTorch|PyTorch no longer supports this GPU|Triton only supports? |"
+        r"compute capability (?:of at least|below) |xFormers was built for|Detected version |version [<>=]=?[\d.]+[^\n]{0,40} but got "
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""

@@ -1,11 +1,14 @@
-"""Three verdicts, never blurred: a known environment failure, an environment failure compat cannot
-name, or not an environment failure compat recognises.
+"""Four verdicts, never blurred: a known environment failure, a configuration mistake the catalog
+names, an environment failure compat cannot name, or not an environment failure.
 
-An error is known when a root-cause signature of the catalog matched it (later: an API-timeline
-answer, another source of "known"). Otherwise its text, its exception type and the frames that
-raised it say whether it is about the environment at all (`Clue`): an import that failed, a
-binary that does not load, a CUDA/driver or NCCL error, a stated version mismatch, an API that is
-not where the caller expects it.
+An error is known when a root-cause signature of the catalog matched it, the API timeline answered
+it, or its message states a version mismatch the facts do not contradict; it is `known-usage` when
+every signature that matched it names a mistake in the user's configuration, data or code.
+Otherwise its text, its exception type and the frames that raised it say whether it is about the
+environment at all (`Clue`): an import that failed, a binary that does not load, a CUDA/driver or
+NCCL error, a stated version mismatch, an API that is not where the caller expects it, or an
+import/attribute/type error raised inside an installed package. `not-environment` needs evidence
+too: the raising frame in the user's own code, or an error type that speaks of data or logic.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from compat.explain.roots import ErrorKind, Frame, Raised
-from compat.explain.versions import StatedVersion
+from compat.explain.stated import StatedVersion
+from compat.timeline.records import ApiAnswer, Drift
 
 
 class ErrorVerdict(str, Enum):
@@ -23,14 +27,16 @@ class ErrorVerdict(str, Enum):
 
     KNOWN = "known"
     """A known environment failure: the catalog names it and its fix."""
+    KNOWN_USAGE = "known-usage"
+    """A configuration, data or code mistake the catalog names, with its fix: not the environment."""
     UNKNOWN_ENVIRONMENT = "unknown-environment"
     """An environment failure whose cause compat cannot name."""
     NOT_ENVIRONMENT = "not-environment"
     """Not an environment failure compat recognises (often a bug in the program itself)."""
 
 
-SERIOUSNESS = (ErrorVerdict.KNOWN, ErrorVerdict.UNKNOWN_ENVIRONMENT, ErrorVerdict.NOT_ENVIRONMENT)
-"""The whole answer takes the first of these that any of its root errors has."""
+SERIOUSNESS = (ErrorVerdict.KNOWN, ErrorVerdict.KNOWN_USAGE, ErrorVerdict.UNKNOWN_ENVIRONMENT, ErrorVerdict.NOT_ENVIRONMENT)
+"""The whole answer takes the first of these that any of its root errors has: a named cause first."""
 
 
 class Clue(str, Enum):
@@ -48,6 +54,9 @@ class Clue(str, Enum):
     """The message states a version mismatch."""
     API = "api"
     """A library's API is not what its caller expects (a missing attribute or argument)."""
+    LIBRARY = "library"
+    """An error raised inside an installed package's own frames whose type does not speak of data or
+    logic (an import, attribute, type or runtime error): the package and what it was combined with."""
 
 
 _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
@@ -86,7 +95,28 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
             add(Clue.API)
     if versions:
         add(Clue.VERSION)
+    if not found and chain and chain[0].short_type not in _DATA_TYPES and _raised_in_library(chain[0].frames):
+        add(Clue.LIBRARY)  # only when nothing more specific spoke: a clue, not a second opinion
     return tuple(found)
+
+
+_DATA_TYPES = frozenset({
+    "KeyError", "IndexError", "ValueError", "ZeroDivisionError", "AssertionError", "FileNotFoundError", "JSONDecodeError",
+    "UnicodeDecodeError", "StopIteration", "RecursionError", "DatasetGenerationError", "SchemaInferenceError",
+})
+"""Errors that speak of the program's data or logic."""
+
+
+def not_environment_reason(chain: tuple[Raised, ...]) -> str:
+    """Why an error with no environment clue is the program's own: where it was raised, or its kind."""
+    root = chain[0]
+    frame = root.innermost
+    if frame is not None and frame.package is None:
+        place = f"{frame.file}:{frame.line}" if frame.line is not None else frame.file
+        return f"raised in your own code ({place})"
+    if root.short_type in _DATA_TYPES:
+        return f"{root.short_type} is an error of the program's data or logic"
+    return "no frame, message or type of it points at the environment"
 
 
 def _raised_in_library(frames: tuple[Frame, ...]) -> bool:
@@ -99,3 +129,30 @@ class PackageSeen:
     """A package whose files are in the error's frames, innermost first."""
     version: str | None
     """Its installed version from the facts; None when not known (no facts, or not installed)."""
+
+
+def decide(
+    chain: tuple[Raised, ...], root_ids: list[str], usage: set[str], drift: ApiAnswer | None,
+    versions: tuple[StatedVersion, ...], found: tuple[Clue, ...],
+) -> tuple[ErrorVerdict, tuple[str, ...]]:
+    """The verdict of one error and the evidence it rests on, strongest source first."""
+    if root_ids and all(sid in usage for sid in root_ids):
+        return ErrorVerdict.KNOWN_USAGE, tuple(f"the catalog's {sid} names a configuration mistake" for sid in root_ids)
+    if root_ids:  # a curated signature ranks first; the API answer only adds to it
+        return ErrorVerdict.KNOWN, tuple(f"the catalog's {sid} matched it" for sid in root_ids if sid not in usage)
+    if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
+        return ErrorVerdict.KNOWN, (f"the API timeline: {drift.drift.value}",)
+    stated = [v for v in versions if _names_a_side(v)]
+    if stated:  # the message states both sides; the facts did not contradict it
+        return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
+                                         for v in stated)
+    if drift is not None and drift.drift is Drift.NEVER:
+        return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
+    if found:
+        return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
+    return ErrorVerdict.NOT_ENVIRONMENT, (not_environment_reason(chain),)
+
+
+def _names_a_side(v: StatedVersion) -> bool:
+    """A stated mismatch explain can answer: a bound or a found version, not contradicted by what is installed."""
+    return bool(v.wanted or v.found) and v.satisfied is not True

@@ -1,181 +1,370 @@
 """Versions an error message states on both sides of a mismatch, checked against the facts.
 
-"built for torch 2.4, you have 2.5", "tokenizers>=0.19 is required ..., but found
-tokenizers==0.14.1", "version `GLIBC_2.32' not found", "compiled using NumPy 1.x cannot be run in
-NumPy 2.0.0", Ray's "Version mismatch" and torchvision's two CUDA versions are read generically
-into `StatedVersion` records; `check` then compares the side the message says was found with what
-is installed (packages, host glibc, driver) and names the side to change.
+Requirement gates ("tokenizers>=0.19,<0.20 is required ..., but found tokenizers==0.14.1"), the
+installers' conflict reports (pip, uv, pkg_resources), binaries built for another torch, CUDA, cuDNN,
+glibc or Python, GPUs below a compute capability, toolchains outside CUDA's range: each wording is
+one `Phrasing` of the table below, read into `StatedVersion` records (what, needed, found, by whom,
+which side to change). `check` then compares the found side with what is installed (packages,
+Python, glibc, driver, toolkit, GPUs) and writes the command that changes it.
+
+Every phrasing has a real line from a public thread in tests/explain/test_stated_versions.py. A
+pattern starts with literal words or reads a package name at word starts only, and every repeat is
+bounded: one long line costs linear time (tests/fault/test_long_lines.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import shlex
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from enum import Enum
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from compat.explain.roots import package_of
+from compat.explain.stated import HOST_SUBJECTS, Change, StatedVersion
+from compat.judge.commands import pip_command
 from compat.model.facts import Facts
+from compat.model.lock import Installer
 from compat.model.unknown import Unknown
 from compat.version_text import unreadable_version
 
-
-class Change(str, Enum):
-    """Which side of a stated mismatch to change."""
-
-    INSTALLED = "installed"
-    """Install a version of `subject` that satisfies `wanted`."""
-    ARTEFACT = "artefact"
-    """Reinstall or rebuild `by` (the binary that states the requirement) for the `subject` you have."""
-    HOST = "host"
-    """The host: its driver (or glibc) is older than the software needs."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class StatedVersion:
-    subject: str
-    """What the versions are of: a package name (canonical), "glibc", "cuda", "nvidia-driver"."""
-    wanted: str
-    """What the message says is needed: a specifier (">=2.32", "==2.4.0", "<2")."""
-    found: str | None
-    """The version the message says it found, when it says."""
-    by: str | None
-    """Who needs it: the package or file that states the requirement, when the message says."""
-    change: Change
-    """The side to change, from the message's kind and the facts."""
-    installed: str | None = None
-    """The version the facts give for `subject` (None: not known or not installed)."""
-    satisfied: bool | None = None
-    """Whether `installed` satisfies `wanted` (None without facts): True means the message is stale
-    or comes from another environment than the one probed."""
-    text: str = ""
-    """The words of the message the versions were read from."""
-
-
-_NAMES = {"pytorch": "torch", "numpy": "numpy", "cuda": "cuda", "ray": "ray", "nccl": "nccl", "glibc": "glibc", "glibcxx": "glibcxx"}
+_NAMES = {"pytorch": "torch", "flash-attention": "flash-attn", "g++": "gcc", "c++": "gcc", "cuda": "cuda"}
 _VER = r"\d(?:[\w+*-]|\.(?=\w))*"
 _PKG = r"(?<![\w.-])[A-Za-z][\w.-]*"
 """A package name, starting a word: tried at word starts only, or one long word is read n times (quadratic)."""
+_SPEC = r"(?:[<>=!~]=?\s?[\w.*+]+\s?,?\s?){1,6}"
+_CC = r"\d{1,2}\.\d"
+"""A compute capability: 8.0, 12.0."""
 
 
 def _name(text: str) -> str:
-    low = text.lower()
+    low = text.lower().strip("`'\"")
+    if low.endswith("-g++") or low.endswith("-gcc"):
+        low = "gcc"
     return _NAMES.get(low, canonicalize_name(low))
 
 
 def _spec(text: str) -> str:
     text = text.strip().rstrip(".,;")
     if text.endswith(".x"):
-        major = text[:-2]
-        return f"=={major}.*"
+        return f"=={text[:-2]}.*"
     if text[:1].isdigit():
         return f"=={text}"
     return text.replace(" ", "")
 
 
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    # version `GLIBC_2.32' not found (required by /x/lib.so)
-    (re.compile(r"version [`'](GLIBC(?:XX)?)_([\d.]+)' not found(?: \(required by ([^)\n]{1,500})\))?"), "glibc"),
+def _major(text: str) -> str:
+    return f"=={text.split('.')[0]}.*"
+
+
+def _minor_series(text: str) -> str:
+    parts = text.split(".")
+    return f"=={'.'.join(parts[:2])}.*" if len(parts) > 1 else _major(text)
+
+
+def _bumped(text: str) -> str:
+    """The first version past a series: 3.20 -> 3.21 (for "3.20.x or lower")."""
+    parts = text.split(".")
+    return ".".join(parts[:-1] + [str(int(parts[-1]) + 1)])
+
+
+def _cudnn(number: str) -> str:
+    """cuDNN's integer version: 7102 -> 7.1.2, 90100 -> 9.1.0."""
+    n = int(number)
+    if n >= 10_000:
+        return f"{n // 10_000}.{n % 10_000 // 100}.{n % 100}"
+    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}"
+
+
+def _cuda_int(number: str) -> str:
+    """A CUDA version as an integer: 11040 -> 11.4 (the driver API), 1201 -> 12.1 (xFormers' build record)."""
+    n = int(number)
+    return f"{n // 1000}.{n % 1000 // 10}" if n >= 10_000 else f"{n // 100}.{n % 100}"
+
+
+def _sm(arch: str) -> str:
+    """sm_120 -> 12.0, sm_90 -> 9.0."""
+    digits = arch.split("_", 1)[1]
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+Read = Callable[[re.Match[str]], Iterator[StatedVersion]]
+
+
+@dataclass(frozen=True)
+class Phrasing:
+    id: str
+    """A stable name for the wording (tests and the JSON name it)."""
+    pattern: re.Pattern[str]
+    read: Read
+
+
+def _one(subject: str, wanted: str, found: str | None, change: Change, by: str | None = None) -> Iterator[StatedVersion]:
+    yield StatedVersion(subject=subject, wanted=wanted, found=found, by=by, change=change)
+
+
+def _built_for(m: re.Match[str]) -> Iterator[StatedVersion]:
+    """xFormers' record of what it was built for: each pair that differs is a statement."""
+    torch, _cuda, have_torch, python, have_python = m.groups()
+    if torch != have_torch:
+        yield from _one("torch", f"=={torch}", have_torch, Change.ARTEFACT, "xformers")
+    if python and have_python and python.split(".")[:2] != have_python.split(".")[:2]:
+        yield from _one("python", _minor_series(python), have_python, Change.ARTEFACT, "xformers")
+
+
+def _ray(m: re.Match[str]) -> Iterator[StatedVersion]:
+    ray, python, have_ray, have_python = m.group("ray"), m.group("py"), m.group("have_ray"), m.group("have_py")
+    if ray != have_ray:
+        yield from _one("ray", f"=={ray}", have_ray, Change.INSTALLED)
+    if python and have_python and python.split(".")[:2] != have_python.split(".")[:2]:
+        yield from _one("python", _minor_series(python), have_python, Change.INSTALLED, "ray")
+
+
+def _soname(m: re.Match[str]) -> Iterator[StatedVersion]:
+    lib, major = m.group(1), m.group(2)
+    subject = "cudnn" if lib == "libcudnn" else "nccl" if lib == "libnccl" else "cuda"
+    yield from _one(subject, _major(major), None, Change.ARTEFACT)
+
+
+def _gcc_range(m: re.Match[str]) -> Iterator[StatedVersion]:
+    tool, found, cuda, maximum, bounds = m.groups()
+    wanted = bounds.replace(" ", "") if bounds else f"<={maximum}" if maximum else ""
+    yield from _one(_name(tool), wanted, found, Change.TOOLKIT, f"cuda {cuda}")
+
+
+def _untested(m: re.Match[str]) -> Iterator[StatedVersion]:
+    pkg, found, known = m.groups()
+    single = re.fullmatch(_VER, known)
+    yield from _one(_name(pkg), f"=={known}" if single else "", found, Change.INSTALLED)
+
+
+def _compiled_against(m: re.Match[str]) -> Iterator[StatedVersion]:
+    wanted, found = (".".join(m.group(i) for i in (1, 2, 3)), ".".join(m.group(i) for i in (4, 5, 6)))
+    yield from _one("cudnn", f"=={wanted}", found, Change.INSTALLED, "torch")
+
+
+def _glibc(m: re.Match[str]) -> Iterator[StatedVersion]:
+    symbol, version, path = m.groups()
+    by = (package_of(path) or path) if path else None
+    yield from _one(symbol.lower(), f">={version}", None, Change.ARTEFACT, by)
+
+
+def _p(id: str, pattern: str, read: Read, flags: int = 0) -> Phrasing:
+    return Phrasing(id, re.compile(pattern, flags), read)
+
+
+PHRASINGS: tuple[Phrasing, ...] = (
+    # glibc, libstdc++ and the C++ ABI a binary needs: version `GLIBC_2.32' not found (required by /x.so)
+    _p("symbol-version-not-found", r"version [`'](GLIBC(?:XX)?|CXXABI)_([\d.]{1,12})' not found(?: \(required by ([^)\n]{1,500})\))?",
+       _glibc),
     # A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0
-    (re.compile(r"compiled using NumPy (" + _VER + r") cannot be run in\s+NumPy (" + _VER + r")(?:\s|$|\.\s)"), "numpy"),
+    _p("numpy-abi", r"compiled using NumPy (" + _VER + r") cannot be run in\s{1,4}NumPy (" + _VER + r")(?:\s|$|\.\s)",
+       lambda m: _one("numpy", _spec(m.group(1)), m.group(2), Change.INSTALLED)),
     # transformers' require_version: tokenizers>=0.19,<0.20 is required for ..., but found tokenizers==0.21.0.
-    (re.compile(r"(" + _PKG + r")\s*((?:[<>=!~]=?\s*[\w.*+]+\s*(?:,\s*)?)+) is required[^,]{0,300}, "
-                r"but found (" + _PKG + r")==(" + _VER + r")(?:\.?\s|\.?$)"), "require"),
+    _p("require-version", r"(" + _PKG + r")\s?(" + _SPEC + r") is required[^,]{0,300}, but found (" + _PKG + r")==(" + _VER
+       + r")(?:\.?\s|\.?$)", lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(4), Change.INSTALLED)),
     # pip: vllm 0.7.2 requires torch==2.5.1, but you have torch 2.6.0 which is incompatible.
-    (re.compile(r"(" + _PKG + r") " + _VER + r" requires (" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?)+), "
-                r"but you have (" + _PKG + r") (" + _VER + r")(?:\s|$)"), "pip"),
-    # requires torch>=2.4 but found 2.3.1 / requires CUDA 12.1 but found 11.8
-    (re.compile(r"requires? (" + _PKG + r") ?(?:version )?((?:[<>=!~]=?\s*)?" + _VER + r"),? "
-                r"but (?:found|got|you have|is|installed)(?: version)?:? (?:" + _PKG + r" )?(?:version )?(" + _VER + r")(?:[\s,.;)]|$)"),
-     "requires"),
+    _p("pip-requires-but-you-have", r"(" + _PKG + r") " + _VER + r" requires (" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6}), "
+       r"but you have (" + _PKG + r") (" + _VER + r")(?:\s|$)",
+       lambda m: _one(_name(m.group(2)), _spec(m.group(3)), m.group(5), Change.INSTALLED, _name(m.group(1)))),
+    # requires torch>=2.4 but found 2.3.1
+    _p("requires-but-found", r"requires? (" + _PKG + r") ?(?:version )?((?:[<>=!~]=?\s?)?" + _VER + r"),? "
+       r"but (?:found|got|you have|is|installed)(?: version)?:? (?:" + _PKG + r" )?(?:version )?(" + _VER + r")(?:[\s,.;)]|$)",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(3), Change.INSTALLED)),
     # PyTorch has CUDA Version=11.8 and torchvision has CUDA Version=12.1
-    (re.compile(r"(PyTorch|torch) has CUDA Version=(" + _VER + r") and (" + _PKG + r") has CUDA Version=(" + _VER + r")"), "two-cuda"),
-    # Ray: The cluster was started with: Ray: 2.9.0 ... This process ... was started with: Ray: 2.10.0
-    (re.compile(r"cluster was started with:\s*Ray: (" + _VER + r")\s.{0,2000}?was started with:\s*Ray: (" + _VER + r")(?:\s|$)",
-                re.S), "ray"),
+    _p("two-cuda-builds", r"(PyTorch|torch) has CUDA\s{1,4}Version=(" + _VER + r") and "
+       r"(" + _PKG + r") has CUDA\s{1,4}Version=(" + _VER + r")",
+       lambda m: _one("cuda", _spec(m.group(2)), m.group(4), Change.ARTEFACT, _name(m.group(3)))),
+    # Ray: The cluster was started with: Ray: 2.9.0 Python: 3.10.13 ... This process ... was started with: Ray: 2.10.0
+    _p("ray-version-mismatch", r"cluster was started with:\s{1,8}Ray: (?P<ray>" + _VER + r")(?:\s{1,8}Ray location: [^\n]{1,300})?"
+       r"(?:\s{1,8}Python: (?P<py>" + _VER + r"))?.{0,2000}?was started with:\s{1,8}Ray: (?P<have_ray>" + _VER + r")"
+       r"(?:\s{1,8}Ray location: [^\n]{1,300})?(?:\s{1,8}Python: (?P<have_py>" + _VER + r"))?", _ray, re.S),
     # The NVIDIA driver on your system is too old (found version 11040)
-    (re.compile(r"driver on your system is too old \(found version (\d{1,9})\)"), "driver"),
+    _p("driver-too-old", r"driver on your system is too old \(found version (\d{1,9})\)",
+       lambda m: _one("nvidia-driver", "", _cuda_int(m.group(1)), Change.HOST)),
     # built for torch 2.4.0, you have 2.5.1 / compiled against torch 2.4 but ... torch 2.5
-    (re.compile(r"(?:built|compiled) (?:for|against|with|using) (" + _PKG + r") (?:version )?(" + _VER + r")[,;]?\s"
-                r"(?:[^.\n]{0,300}?\b(?:you have|found|installed|have|running|but|is)\b)[^\d\n]{0,40}?(" + _VER
-                + r")(?:[\s,.;)]|$)"), "built"),
+    _p("built-for", r"(?:built|compiled) (?:for|against|with|using) (" + _PKG + r") (?:version )?(" + _VER + r")[,;]?\s"
+       r"(?:[^.\n]{0,300}?\b(?:you have|found|installed|have|running|but|is)\b)[^\d\n]{0,40}?(" + _VER + r")(?:[\s,.;)]|$)",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(3), Change.ARTEFACT)),
+    # torch.utils.cpp_extension: The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.4).
+    _p("extension-cuda-mismatch", r"detected CUDA version \((" + _VER + r")\) mismatches the version that was used to compile\s{1,8}"
+       r"PyTorch \((" + _VER + r")\)", lambda m: _one("cuda-toolkit", _minor_series(m.group(2)), m.group(1), Change.TOOLKIT, "torch")),
+    # DeepSpeed's op builder: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1
+    _p("installed-cuda-does-not-match", r"Installed CUDA version (" + _VER + r") does not match "
+       r"the version torch was compiled with (" + _VER + r")",
+       lambda m: _one("cuda-toolkit", _minor_series(m.group(2)), m.group(1), Change.TOOLKIT, "torch")),
+    # apex: Pytorch binaries were compiled with Cuda 11.8.
+    _p("binaries-compiled-with-cuda", r"Pytorch binaries were compiled with Cuda (" + _VER + r")",
+       lambda m: _one("cuda-toolkit", _minor_series(m.group(1)), None, Change.TOOLKIT, "torch")),
+    # NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.
+    _p("arch-not-in-build", r"with CUDA capability (sm_\d{2,3}) is not compatible with the current PyTorch installation",
+       lambda m: _one("compute-capability", "", _sm(m.group(1)), Change.ARTEFACT, "torch")),
+    # Found GPU0 GeForce GT 720 which is of cuda capability 3.5. PyTorch no longer supports this GPU because it is too old.
+    # The minimum cuda capability supported by this library is 3.7.
+    _p("gpu-too-old-for-torch", r"which is of cuda capability (" + _CC + r")\.?\s{1,8}"
+       r"PyTorch no longer supports this GPU because it is too old\."
+       r"?(?:\s{1,8}The minimum cuda capability (?:supported by this library|that we support) is (" + _CC + r"))?",
+       lambda m: _one("compute-capability", f">={m.group(2)}" if m.group(2) else "", m.group(1), Change.GPU, "torch")),
+    # cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime version (8, 3, 3).
+    _p("cudnn-compiled-against", r"PyTorch was compiled\s{1,3}against \((\d{1,2}), (\d{1,2}), (\d{1,2})\) "
+       r"but (?:found runtime version|linked against) "
+       r"\((\d{1,2}), (\d{1,2}), (\d{1,2})\)", _compiled_against),
+    # cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600
+    _p("cudnn-compiled-against-number", r"PyTorch was compiled\s{1,3}against (\d{4,6}) but (?:linked|link) against (\d{4,6})",
+       lambda m: _one("cudnn", f"=={_cudnn(m.group(1))}", _cudnn(m.group(2)), Change.INSTALLED, "torch")),
+    # Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1
+    _p("triton-capability", r"Triton only supports devices of CUDA Capability >= (" + _CC + r"), "
+       r"but your device is of CUDA capability (" + _CC + r")",
+       lambda m: _one("compute-capability", f">={m.group(1)}", m.group(2), Change.GPU, "triton")),
+    # vLLM: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5.
+    _p("capability-at-least", r"only supported on GPUs with compute capability of at least (" + _CC + r")\. "
+       r"Your [^\n]{1,100}? GPU has compute "
+       r"capability (" + _CC + r")", lambda m: _one("compute-capability", f">={m.group(1)}", m.group(2), Change.GPU)),
+    # vLLM: GPUs with compute capability below 7.0 are not supported.
+    _p("capability-below-unsupported", r"GPUs with compute capability below (" + _CC + r") are not supported",
+       lambda m: _one("compute-capability", f">={m.group(1)}", None, Change.GPU)),
+    # xFormers was built for: PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cu118) Python 3.8.18 (you have 3.8.5)
+    _p("xformers-built-for", r"xFormers was built for:\s{1,8}PyTorch (" + _VER + r") with CUDA (\d{3,5}) \(you have (" + _VER + r")\)"
+       r"(?:\s{1,8}Python\s{1,4}(" + _VER + r") \(you have (" + _VER + r")\))?", _built_for),
+    # transformers: you need flash_attn package version to be greater or equal than 2.1.0. Detected version 2.0.4.
+    _p("greater-or-equal-detected", r"you need (" + _PKG + r") package version to be greater or equal than (" + _VER + r")\.[^\n]{0,120}?"
+       r"[Dd]etected version (" + _VER + r")", lambda m: _one(_name(m.group(1)), f">={m.group(2)}", m.group(3), Change.INSTALLED)),
+    # xFormers: Requires Flash-Attention version >=2.7.1,<=2.7.4 but got 2.8.3.
+    _p("requires-version-but-got", r"Requires (" + _PKG + r") version (" + _SPEC + r") but got (" + _VER + r")",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(3), Change.INSTALLED)),
+    # pip: ERROR: Package 'click' requires a different Python: 3.9.19 not in '>=3.10'
+    _p("requires-different-python", r"Package '([\w.-]{1,100})' requires a different Python: (" + _VER + r") not in '([^'\n]{1,100})'",
+       lambda m: _one("python", _spec(m.group(3)), m.group(2), Change.INSTALLED, _name(m.group(1)))),
+    # pip: ERROR: Ignored the following versions that require a different python version: 8.2.0 Requires-Python >=3.10
+    _p("ignored-requires-python", r"require a different python version: " + _VER + r" Requires-Python ([^;\n]{1,60})",
+       lambda m: _one("python", _spec(m.group(1)), None, Change.INSTALLED)),
+    # pkg_resources.ContextualVersionConflict: (torch 1.7.1 (/usr/lib/...), Requirement.parse('torch==1.7.0'), {'torchvision'})
+    _p("pkg-resources-conflict", r"VersionConflict: \((" + _PKG + r") (" + _VER + r") \([^)\n]{0,300}\), Requirement\.parse\('(" + _PKG
+       + r")([^'\n]{1,100})'\)(?:, \{'([\w.-]{1,100})'[^}\n]{0,300}\})?\)",
+       lambda m: _one(_name(m.group(3)), _spec(m.group(4)), m.group(2), Change.INSTALLED, _name(m.group(5)) if m.group(5) else None)),
+    # pip's resolver: xformers 0.0.21 depends on torch==2.0.1
+    _p("depends-on", r"(" + _PKG + r") (" + _VER + r") depends on (" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})(?=\s|$)",
+       lambda m: _one(_name(m.group(3)), _spec(m.group(4)), None, Change.INSTALLED, _name(m.group(1)))),
+    # uv: Because vllm>=0.5.4,<=0.6.3.post1 depends on torch==2.4.0 and ...
+    _p("because-depends-on", r"Because (" + _PKG + r")(?:\{[^}\n]{0,200}\})?(?:[<>=!~]=?[\w.*+]+,?){0,6} depends on (" + _PKG
+       + r")(?:\{[^}\n]{0,200}\})?((?:[<>=!~]=?[\w.*+]+,?){1,6})",
+       lambda m: _one(_name(m.group(2)), _spec(m.group(3)), None, Change.INSTALLED, _name(m.group(1)))),
+    # ptxas: fatal : Unsupported .version 8.8; current version is '8.7'
+    _p("ptx-isa-unsupported", r"Unsupported \.version (\d{1,2}\.\d{1,2}); current version is '(\d{1,2}\.\d{1,2})'",
+       lambda m: _one("ptx-isa", f">={m.group(1)}", m.group(2), Change.TOOLKIT, "ptxas")),
+    # DeepSpeed: [WARNING] using untested triton version (2.0.0), only 1.0.0 is known to be compatible
+    _p("untested-version", r"using untested (" + _PKG + r") version \((" + _VER + r")\), "
+       r"only ([^\n]{1,80}?) (?:is|are) known to be compatible",
+       _untested),
+    # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
+    _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
+    # ImportError: libcudart.so.12: cannot open shared object file: No such file or directory
+    _p("versioned-library-missing", r"(libcudart|libcublas(?:Lt)?|libcudnn|libnccl|libnvrtc|libcufft|libcusparse|libcusolver|libnvJitLink)"
+       r"\.so\.(\d{1,2})(?:\.\d{1,2}){0,2}: cannot open shared object file", _soname),
+    # torch.utils.cpp_extension: The current installed version of g++ (12.2.1) is greater than the maximum required version by
+    # CUDA 11.7 (11.5.0). Please make sure to use an adequate version of g++ (>=6.0.0, <=11.5.0).
+    _p("compiler-above-cuda-maximum", r"current installed version of ([\w.+-]{1,40}) \((" + _VER + r")\) "
+       r"is greater than the maximum required version by CUDA (" + _VER + r")(?: \((" + _VER + r")\))?"
+       r"[^\n(]{0,120}(?:\(((?:[<>=]=?\s?" + _VER + r",?\s?){1,2})\))?", _gcc_range),
+    # nvcc: #error -- unsupported GNU version! gcc versions later than 6 are not supported!
+    _p("unsupported-gnu-version", r"unsupported GNU version! gcc versions later than (\d{1,2}) are not supported",
+       lambda m: _one("gcc", f"<{int(m.group(1)) + 1}", None, Change.TOOLKIT, "cuda-toolkit")),
+    # flash-attn's setup.py: FlashAttention is only supported on CUDA 11.6 and above.
+    _p("only-on-cuda-and-above", r"is only supported on CUDA (" + _VER + r") and above",
+       lambda m: _one("cuda-toolkit", f">={m.group(1)}", None, Change.TOOLKIT)),
+    # torch 2.0: RuntimeError: Python 3.11+ not yet supported for torch.compile
+    _p("python-not-yet-supported", r"Python (\d\.\d{1,2})\+ not yet supported for torch\.compile",
+       lambda m: _one("python", f"<{m.group(1)}", None, Change.ARTEFACT, "torch")),
+    # torch 2.2: Dynamo is not supported on Python 3.12+ / torch.compile is not supported on Python 3.14+
+    _p("not-supported-on-python", r"(?:Dynamo|torch\.compile) is not supported on Python (\d\.\d{1,2})\+",
+       lambda m: _one("python", f"<{m.group(1)}", None, Change.ARTEFACT, "torch")),
+    # protobuf: 1. Downgrade the protobuf package to 3.20.x or lower.
+    _p("downgrade-to-series", r"Downgrade the (" + _PKG + r") package to (\d{1,3}(?:\.\d{1,4}){0,2})\.x or lower",
+       lambda m: _one(_name(m.group(1)), f"<{_bumped(m.group(2))}", None, Change.INSTALLED)),
+    # SciPy: A NumPy version >=1.22.4 and <2.3.0 is required for this version of SciPy (detected version 2.3.4)
+    _p("required-for-this-version-of", r"A (" + _PKG + r") version (>=\s?" + _VER + r") and (<\s?" + _VER + r") "
+       r"is required for this version of (" + _PKG + r") \(detected version (" + _VER + r")",
+       lambda m: _one(_name(m.group(1)), f"{m.group(2)},{m.group(3)}".replace(" ", ""), m.group(5), Change.INSTALLED, _name(m.group(4)))),
+    # pip: ERROR: Could not find a version that satisfies the requirement torch==2.0.1+cu118 (from versions: ...)
+    _p("no-version-satisfies", r"Could not find a version that satisfies the requirement (" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
+    # transformers: The version of PEFT you are using is not compatible, please use a version that is greater than 0.5.0
+    _p("version-greater-than", r"The version of ([\w-]{2,40}) you are using is not compatible, please use a version that is greater than ("
+       + _VER + r")", lambda m: _one(_name(m.group(1)), f">{m.group(2)}", None, Change.INSTALLED)),
+    # triton (Windows build): Triton only support CUDA 10.0 or higher, but got CUDA version: 12.8
+    _p("or-higher-but-got", r"only supports? (" + _PKG + r") (" + _VER + r") or higher, "
+       r"but got (?:" + _PKG + r" )?version:? (" + _VER + r")",
+       lambda m: _one(_name(m.group(1)), f">={m.group(2)}", m.group(3), Change.INSTALLED)),
 )
 
 
 def stated_versions(text: str) -> tuple[StatedVersion, ...]:
-    """The mismatches `text` states, in the order they appear, each once."""
+    """The mismatches `text` states, in the order of the table, each once."""
     out: list[StatedVersion] = []
     seen: set[tuple[str, str, str | None]] = set()
-    for sv in _read(text):
-        if unreadable_version(sv.wanted) or (sv.found is not None and unreadable_version(sv.found)):
-            continue  # a number no version has: not a statement compat can check
-        key = (sv.subject, sv.wanted, sv.found)
-        if key not in seen:
-            seen.add(key)
-            out.append(sv)
+    for phrasing in PHRASINGS:
+        for m in phrasing.pattern.finditer(text):
+            said = m.group(0).strip()
+            for sv in phrasing.read(m):
+                if (sv.wanted and unreadable_version(sv.wanted)) or (sv.found is not None and unreadable_version(sv.found)):
+                    continue  # a number no version has: not a statement compat can check
+                key = (sv.subject, sv.wanted, sv.found)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(replace(sv, phrasing=phrasing.id, text=said))
     return tuple(out)
 
 
-def _read(text: str) -> Iterator[StatedVersion]:
-    for rx, kind in _RULES:
-        for m in rx.finditer(text):
-            g = m.groups()
-            said = m.group(0).strip()
-            if kind == "glibc":
-                by = (package_of(g[2]) or g[2]) if g[2] else None
-                yield StatedVersion(subject=g[0].lower(), wanted=f">={g[1]}", found=None, by=by, change=Change.ARTEFACT, text=said)
-            elif kind == "numpy":
-                yield StatedVersion(subject="numpy", wanted=_spec(g[0]), found=g[1], by=None, change=Change.INSTALLED, text=said)
-            elif kind == "require":
-                yield StatedVersion(subject=_name(g[0]), wanted=_spec(g[1]), found=g[3], by=None, change=Change.INSTALLED, text=said)
-            elif kind == "pip":
-                yield StatedVersion(subject=_name(g[1]), wanted=_spec(g[2]), found=g[4], by=_name(g[0]), change=Change.INSTALLED, text=said)
-            elif kind == "requires":
-                yield StatedVersion(subject=_name(g[0]), wanted=_spec(g[1]), found=g[2], by=None, change=Change.INSTALLED, text=said)
-            elif kind == "two-cuda":
-                yield StatedVersion(subject="cuda", wanted=_spec(g[1]), found=g[3], by=_name(g[2]), change=Change.ARTEFACT, text=said)
-            elif kind == "ray":
-                yield StatedVersion(subject="ray", wanted=_spec(g[0]), found=g[1], by=None, change=Change.INSTALLED, text=said)
-            elif kind == "driver":
-                cuda = f"{int(g[0]) // 1000}.{int(g[0]) % 1000 // 10}"
-                yield StatedVersion(subject="nvidia-driver", wanted="", found=cuda, by=None, change=Change.HOST, text=said)
-            else:  # built
-                yield StatedVersion(subject=_name(g[0]), wanted=_spec(g[1]), found=g[2], by=None, change=Change.ARTEFACT, text=said)
-
-
 def check(stated: StatedVersion, facts: Facts | None) -> StatedVersion:
-    """`stated` with what the facts say of its subject, and the side to change decided."""
+    """`stated` with what the facts say of its subject, the side to change decided and its command."""
+    command = _command(stated, facts)
     if facts is None:
-        return stated
+        return replace(stated, command=command)
     installed = _installed(stated.subject, facts)
     if installed is None:
-        return stated
+        return replace(stated, command=command)
     satisfied = _satisfies(installed, stated.wanted)
     change = stated.change
-    if stated.subject in ("glibc", "glibcxx"):
-        # The host's C library is not something to upgrade in place: the binary must change.
+    if stated.subject in ("glibc", "glibcxx", "cxxabi"):
+        # The host's C and C++ libraries are not something to upgrade in place: the binary must change.
         change = Change.ARTEFACT
-    return replace(stated, installed=installed, satisfied=satisfied, change=change)
+    return replace(stated, installed=installed, satisfied=satisfied, change=change, command=None if satisfied else command)
+
+
+def _command(stated: StatedVersion, facts: Facts | None) -> str | None:
+    if stated.change is not Change.INSTALLED or stated.subject in HOST_SUBJECTS or not stated.wanted:
+        return None
+    python = facts.python.executable if facts is not None else None
+    argv = pip_command(Installer.PIP, python if isinstance(python, str) else None, "install", [f"{stated.subject}{stated.wanted}"])
+    return shlex.join(argv)
 
 
 def _installed(subject: str, facts: Facts) -> str | None:
+    value: object = None
     if subject == "glibc":
-        glibc = facts.python.glibc
-        return glibc if isinstance(glibc, str) else None
-    if subject in ("nvidia-driver", "cuda"):
-        driver = facts.hardware.driver_cuda if subject == "cuda" else facts.hardware.driver
-        if subject == "cuda" and facts.torch is not None and not isinstance(facts.torch, Unknown):
-            cuda = facts.torch.cuda
-            return cuda if isinstance(cuda, str) else None
-        return driver if isinstance(driver, str) else None
-    dist = facts.package(subject)
-    if dist is None or isinstance(dist, Unknown):
-        return None
-    return dist.version
+        value = facts.python.glibc
+    elif subject == "python":
+        value = facts.python.version
+    elif subject == "nvidia-driver":
+        value = facts.hardware.driver
+    elif subject == "cuda":
+        torch = facts.torch
+        value = torch.cuda if torch is not None and not isinstance(torch, Unknown) else facts.hardware.driver_cuda
+    elif subject in ("cuda-toolkit", "gcc") and not isinstance(facts.system, Unknown):
+        system = facts.system
+        value = system.cuda_toolkit if subject == "cuda-toolkit" else next((t.version for t in system.tools if t.name == "gcc"), None)
+    elif subject == "compute-capability":
+        gpus = facts.hardware.gpus
+        caps = [g.compute_capability for g in gpus if isinstance(g.compute_capability, str)] if not isinstance(gpus, Unknown) else []
+        value = min(caps, key=Version) if caps else None
+    elif subject not in HOST_SUBJECTS:
+        dist = facts.package(subject)
+        value = dist.version if dist is not None and not isinstance(dist, Unknown) else None
+    return value if isinstance(value, str) else None
 
 
 def _satisfies(version: str, wanted: str) -> bool | None:

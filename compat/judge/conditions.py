@@ -102,6 +102,15 @@ def in_spec(version: str, spec: SpecifierSet) -> bool:
 
 def _checks(w: When, f: Facts) -> Iterator[_Result]:
     # Cheap, decisive package checks come first so most clauses stop early.
+    yield from _installed(w, f)
+    yield from _hardware(w, f)
+    yield from _launch_checks(w, f)
+    if not w.script.is_empty():
+        yield from _script(w, f)
+
+
+def _installed(w: When, f: Facts) -> Iterator[_Result]:
+    """The packages the clause asks for or against, and the interpreter's markers."""
     for name, spec in w.packages:
         yield _package(f, name, spec)
     for name in w.absent:
@@ -117,6 +126,10 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
             yield Unknown(reason=f"python: {held.reason}")
         else:
             yield (held, f"python {env.get('python_full_version', f.python.version)} ({w.python})")
+
+
+def _hardware(w: When, f: Facts) -> Iterator[_Result]:
+    """The driver, the torch build and the GPUs."""
     if w.driver is not None:
         yield _version_fact("driver", f.hardware.driver, w.driver, absent="no NVIDIA driver")
     if w.driver_cuda is not None:
@@ -130,6 +143,10 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
         or w.nvlink is not None
     ):
         yield from _gpus(w, f)
+
+
+def _launch_checks(w: When, f: Facts) -> Iterator[_Result]:
+    """The launcher, accelerate's config, the environment variables, /dev/shm and the container."""
     if w.launcher:
         yield _launcher(f.launch.launcher, w.launcher)
     if w.distributed_type or w.fsdp_version or w.zero_stage:
@@ -153,8 +170,6 @@ def _checks(w: When, f: Facts) -> Iterator[_Result]:
     if w.container is not None:
         inside = f.launch.container is not None
         yield (inside == w.container, f"container: {f.launch.container or 'none'}")
-    if not w.script.is_empty():
-        yield from _script(w, f)
 
 
 def _package(f: Facts, name: str, spec: SpecifierSet) -> _Result:

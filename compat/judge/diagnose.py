@@ -10,11 +10,11 @@ from compat.judge import checks
 from compat.judge.checks.import_links import check_import_links
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix import Matrix
-from compat.matrix.api_links import ApiSource
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts, canonical
 from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
+from compat.timeline.links import ApiSource
 
 
 def diagnose(facts: Facts, matrix: Matrix, *, api: ApiSource | None = None, feature_links: bool = False) -> tuple[Finding, ...]:

@@ -6,6 +6,9 @@ so the public index and company mirrors both work. Core metadata comes from the 
 wheel's `*.dist-info/METADATA` read with HTTP range requests (a few KiB of a wheel that may weigh
 gigabytes), the way pip's lazy wheel does. The per-version JSON endpoint is never used: many mirrors
 do not serve it.
+
+The requests themselves go through an `Http` (compat/sources/http.py in use, a fake in tests): this
+module asks and parses, and never reaches the network itself.
 """
 
 from __future__ import annotations
@@ -14,13 +17,11 @@ import hashlib
 import html.parser
 import json
 import threading
-import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-import requests
 from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
@@ -29,17 +30,16 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 from packaging.version import Version
-from urllib3.exceptions import HTTPError as TransportError
 
 from compat.errors import PackageIndexError
 from compat.maintain.remote_zip import RemoteZip
+from compat.redact import redact_url as redact
 
 _ACCEPT = (
     "application/vnd.pypi.simple.v1+json, "
     "application/vnd.pypi.simple.v1+html;q=0.2, "
     "text/html;q=0.01"
 )
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MIB = 1024 * 1024
 MAX_PAGE = 64 * MIB
 """A project page: torch's, the largest tracked, is a few MiB."""
@@ -47,18 +47,6 @@ MAX_METADATA = 16 * MIB
 """A core metadata document (or a wheel's METADATA, decompressed): real ones are a few KiB."""
 MAX_BODY = 256 * MIB
 """Anything else read whole (a range, or a wheel from a server that ignores ranges)."""
-_READ = 64 * 1024
-
-
-def redact(url: str) -> str:
-    """The URL without credentials (a mirror URL may carry a token)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
 
 
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
@@ -252,118 +240,57 @@ def parse_simple_json(data: Any, *, base_url: str, project: str) -> tuple[IndexF
     return tuple(out)
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Response:
-    """A response read whole, within its bounds."""
-
-    status_code: int
-    """HTTP status."""
-    headers: Mapping[str, str]
-    """Response headers (case-insensitive mapping)."""
-    url: str
-    """The URL after redirects."""
-    content: bytes
-    """The decoded body."""
+class Response(Protocol):
+    """A response read whole (compat.sources.http.HttpResponse)."""
 
     @property
-    def text(self) -> str:
-        charset = self.headers.get("Content-Type", "").partition("charset=")[2].split(";")[0].strip() or "utf-8"
-        try:
-            return self.content.decode(charset, errors="replace")
-        except LookupError:
-            return self.content.decode("utf-8", errors="replace")
+    def status_code(self) -> int: ...
 
-    def json(self) -> Any:
-        return json.loads(self.content)
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def content(self) -> bytes: ...
+
+
+class Http(Protocol):
+    """What the client needs of HTTP: a bounded GET that raises PackageIndexError (compat.sources.http.HttpClient)."""
+
+    @property
+    def requests_made(self) -> int: ...
+
+    def get(
+        self, url: str, *, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,), limit: int = MAX_BODY,
+    ) -> Response: ...
+
+
+def _text(response: Response) -> str:
+    charset = response.headers.get("Content-Type", "").partition("charset=")[2].split(";")[0].strip() or "utf-8"
+    try:
+        return response.content.decode(charset, errors="replace")
+    except LookupError:
+        return response.content.decode("utf-8", errors="replace")
 
 
 class IndexClient:
-    """Reads project pages and core metadata from one index; safe to share between threads."""
+    """Reads project pages and core metadata from one index through `http`; safe to share between threads
+    when `http` is."""
 
-    def __init__(
-        self,
-        index_url: str,
-        *,
-        timeout: float = 30.0,
-        total_timeout: float | None = None,
-        retries: int = 4,
-        backoff: float = 0.5,
-        session: requests.Session | None = None,
-    ) -> None:
+    def __init__(self, index_url: str, *, http: Http) -> None:
         self.index_url = index_url.rstrip("/") + "/"
-        self.timeout = timeout
-        self.total_timeout = total_timeout if total_timeout is not None else 4 * timeout
-        """Seconds one response may take as a whole (each read is also bounded by `timeout`)."""
-        self.retries = retries
-        self.backoff = backoff
-        self._local = threading.local()
-        self._session = session
+        self._http = http
+        self._get = http.get
         self._lock = threading.Lock()
-        self.requests_made = 0
-        """HTTP requests sent (retries included): a refresh with nothing new sends only page requests."""
         self.metadata_fetched = 0
         """Core metadata documents read from the network."""
 
-    def _http(self) -> requests.Session:
-        if self._session is not None:
-            return self._session
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = requests.Session()
-            self._local.session = session
-        return session
-
-    def _get(
-        self, url: str, *, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,), limit: int = MAX_BODY,
-    ) -> _Response:
-        """GET with a timeout and exponential backoff on connection errors, 5xx/429 and truncated bodies.
-
-        The whole response must arrive within `total_timeout` (a server that drips a byte a
-        second never trips a per-read timeout) and hold at most `limit` bytes once decoded (a
-        gzip bomb is stopped there); either is an error at once, not retried.
-        """
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            with self._lock:
-                self.requests_made += 1
-            try:
-                with self._http().get(url, headers=headers, timeout=self.timeout, stream=True) as raw:
-                    if raw.status_code in _RETRY_STATUS:
-                        last = f"HTTP {raw.status_code}"
-                        continue
-                    if raw.status_code not in ok:
-                        raise PackageIndexError(f"{redact(url)}: HTTP {raw.status_code}")
-                    body = self._body(raw, url, limit)
-                    return _Response(status_code=raw.status_code, headers=raw.headers, url=raw.url or url, content=body)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                last = type(exc).__name__
-                continue
-            except (requests.RequestException, TransportError) as exc:  # truncated or undecodable bodies
-                last = type(exc).__name__
-                continue
-        raise PackageIndexError(f"{redact(url)}: failed after {self.retries + 1} attempts ({last})")
-
-    def _body(self, raw: requests.Response, url: str, limit: int) -> bytes:
-        deadline = time.monotonic() + self.total_timeout
-        declared = raw.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit and not raw.headers.get("Content-Encoding"):
-            raise PackageIndexError(f"{redact(url)}: response of {declared} bytes, more than the {limit // MIB} MiB allowed")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            # read1 (urllib3 >= 2.2) returns after one receive, so the deadline is checked as bytes come.
-            chunk = raw.raw.read1(_READ, decode_content=True)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > limit:
-                raise PackageIndexError(f"{redact(url)}: response larger than the {limit // MIB} MiB allowed")
-            if time.monotonic() > deadline:
-                raise PackageIndexError(f"{redact(url)}: response not complete after {self.total_timeout:g} s (server too slow)")
-            chunks.append(chunk)
-        return b"".join(chunks)
+    @property
+    def requests_made(self) -> int:
+        """HTTP requests sent (retries included): a refresh with nothing new sends only page requests."""
+        return self._http.requests_made
 
     def project_files(self, project: str) -> tuple[IndexFile, ...]:
         """Every file the index lists for a project; raises PackageIndexError."""
@@ -372,8 +299,8 @@ class IndexClient:
         ctype = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         try:
             if ctype == "application/vnd.pypi.simple.v1+json" or ctype.endswith("+json") or ctype == "application/json":
-                return parse_simple_json(response.json(), base_url=response.url or url, project=project)
-            return parse_simple_html(response.text, base_url=response.url or url, project=project)
+                return parse_simple_json(json.loads(response.content), base_url=response.url or url, project=project)
+            return parse_simple_html(_text(response), base_url=response.url or url, project=project)
         except ValueError as exc:
             raise PackageIndexError(f"{redact(url)}: malformed project page ({str(exc)[:200]})") from exc
         except RecursionError:

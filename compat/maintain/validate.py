@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def _read_labelled(path: Path, root: Path, shipped: bool) -> Table:
 def _check_api(out: _Collector, root: Path, shipped: bool) -> None:
     """Each package directory of root/api (the API index): schema, keys, release ranges."""
     from compat.matrix import file_label
-    from compat.matrix.api_index import check_api_dir
+    from compat.timeline.index import check_api_dir
 
     api = root / "api"
     for directory in sorted(api.iterdir()) if api.is_dir() else ():
@@ -77,17 +78,55 @@ def validate_matrix(
     audit_patterns: bool = True,
 ) -> Validation:
     """Check a matrix (base + overlays); `complete` also demands every tracked package and required file."""
-    from compat.matrix import file_label, shipped_matrix_dir
+    from compat.matrix import shipped_matrix_dir
 
     base = base or shipped_matrix_dir()
-    roots = (base, *overlays)
     out = _Collector()
+    roots = _existing_roots(out, (base, *overlays))
+    shipped = base == shipped_matrix_dir()
+    tables, sig_files = _read_tables(out, roots, shipped)
+    if complete:
+        _check_required(out, roots, shipped)
+    loaded_tables = _load_tables(out, tables)
+    signatures = out.run(lambda: load_signatures(sig_files)) or ()
+    index = ReleaseIndex(tuple(root / "releases" for root in roots))
+    loaded = _load_releases(out, index)
+    for i, root in enumerate(roots):
+        _check_api(out, root, i == 0 and shipped)
+    if complete:
+        _check_tracked(out, index, roots, shipped)
+    known = set(TRACKED) | set(loaded)
+
+    def label(name: str) -> str:
+        return tables[name][0].file if tables[name] else name
+
+    _check_signatures(out, signatures, known, loaded)
+    _check_tables(out, label, loaded_tables, known, loaded)
+    _check_table_sources(out, label, loaded_tables)
+    if audit_patterns and signatures:
+        files = {str(st.data.get("id")): table.file for table, _ in sig_files for st in table.tables("signature", ())}
+        for where, key, problem in _engine_problems(signatures, files):
+            out.add(where, key, problem)
+
+    return Validation(
+        roots=roots,
+        problems=tuple(out.problems),
+        packages=len(loaded),
+        releases=sum(len(p.releases) for p in loaded.values()),
+        signatures=len(signatures),
+    )
+
+
+def _existing_roots(out: _Collector, roots: tuple[Path, ...]) -> tuple[Path, ...]:
     for root in roots:
         if not root.is_dir():
             out.add(str(root), "", "not a directory")
-    roots = tuple(r for r in roots if r.is_dir())
-    shipped = base == shipped_matrix_dir()
+    return tuple(r for r in roots if r.is_dir())
 
+
+def _read_tables(out: _Collector, roots: tuple[Path, ...], shipped: bool,
+                 ) -> tuple[dict[str, list[Table]], list[tuple[Table, str]]]:
+    """Every single-file table of every root, and every signature file with its area (the file's stem)."""
     tables: dict[str, list[Table]] = {name: [] for name in _SINGLE_FILES}
     sig_files: list[tuple[Table, str]] = []
     for i, root in enumerate(roots):
@@ -103,25 +142,42 @@ def validate_matrix(
             table = out.run(functools.partial(_read_labelled, path, root, as_shipped))
             if table is not None:
                 sig_files.append((table, path.stem))
-    if complete:
-        for name in _REQUIRED:
-            if roots and not (roots[0] / name).is_file():
-                out.add(file_label(roots[0], roots[0] / name, shipped), "", "missing")
+    return tables, sig_files
 
-    cuda = torch = gpus = extensions = None
-    if tables["cuda.toml"]:
-        cuda = out.run(lambda: load_cuda(tables["cuda.toml"]))
-    if tables["torch.toml"]:
-        torch = out.run(lambda: load_torch(tables["torch.toml"]))
-    if tables["gpus.toml"]:
-        gpus = out.run(lambda: load_gpus(tables["gpus.toml"]))
-    if tables["extensions.toml"]:
-        extensions = out.run(lambda: load_extensions(tables["extensions.toml"]))
-    builds = out.run(lambda: load_builds(tables["builds.toml"])) if tables["builds.toml"] else None
 
-    signatures = out.run(lambda: load_signatures(sig_files)) or ()
+def _check_required(out: _Collector, roots: tuple[Path, ...], shipped: bool) -> None:
+    from compat.matrix import file_label
 
-    index = ReleaseIndex(tuple(root / "releases" for root in roots))
+    for name in _REQUIRED:
+        if roots and not (roots[0] / name).is_file():
+            out.add(file_label(roots[0], roots[0] / name, shipped), "", "missing")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Tables:
+    """The curated tables that loaded (None: absent, or the load failed and said why)."""
+
+    cuda: Any
+    torch: Any
+    gpus: Any
+    extensions: Any
+    builds: Any
+
+
+def _load_tables(out: _Collector, tables: dict[str, list[Table]]) -> _Tables:
+    def load(name: str, loader: Callable[[list[Table]], Any]) -> Any:
+        return out.run(lambda: loader(tables[name])) if tables[name] else None
+
+    # In this order, so that the problems are listed as before: cuda, torch, gpus, extensions, builds.
+    cuda = load("cuda.toml", load_cuda)
+    torch = load("torch.toml", load_torch)
+    gpus = load("gpus.toml", load_gpus)
+    extensions = load("extensions.toml", load_extensions)
+    builds = load("builds.toml", load_builds)
+    return _Tables(cuda=cuda, torch=torch, gpus=gpus, extensions=extensions, builds=builds)
+
+
+def _load_releases(out: _Collector, index: ReleaseIndex) -> dict[str, PackageReleases]:
     loaded: dict[str, PackageReleases] = {}
     for name in index.packages():
         if canonicalize_name(name) != name:
@@ -132,53 +188,45 @@ def validate_matrix(
             loaded[name] = package
             for release in package.releases:  # requirements are parsed lazily on load: force them here
                 out.run(functools.partial(getattr, release, "requires"))
-    for i, root in enumerate(roots):
-        _check_api(out, root, i == 0 and shipped)
-    if complete:
-        for name in TRACKED:
-            if name not in index.packages():
-                where = file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name
-                out.add(where, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
-    known = set(TRACKED) | set(loaded)
+    return loaded
 
-    def label(name: str) -> str:
-        return tables[name][0].file if tables[name] else name
 
-    _check_signatures(out, signatures, known, loaded)
-    if torch is not None:
-        _check_torch(out, label("torch.toml"), torch, loaded.get("torch"))
-    if extensions is not None:
-        _check_extensions(out, label("extensions.toml"), extensions, known, loaded)
-    if builds is not None:
-        _check_builds(out, label("builds.toml"), builds, known, loaded)
+def _check_tracked(out: _Collector, index: ReleaseIndex, roots: tuple[Path, ...], shipped: bool) -> None:
+    from compat.matrix import file_label
+
+    for name in TRACKED:
+        if name not in index.packages():
+            where = file_label(roots[0], roots[0] / "releases" / f"{name}.toml", shipped) if roots else name
+            out.add(where, "", "missing: every tracked package needs a releases file (run `compat matrix refresh`)")
+
+
+def _check_tables(out: _Collector, label: Callable[[str], str], t: _Tables, known: set[str],
+                  loaded: dict[str, PackageReleases]) -> None:
+    if t.torch is not None:
+        _check_torch(out, label("torch.toml"), t.torch, loaded.get("torch"))
+    if t.extensions is not None:
+        _check_extensions(out, label("extensions.toml"), t.extensions, known, loaded)
+    if t.builds is not None:
+        _check_builds(out, label("builds.toml"), t.builds, known, loaded)
+
+
+def _check_table_sources(out: _Collector, label: Callable[[str], str], t: _Tables) -> None:
+    """Every curated fact names where it comes from."""
     for name, facts in (
-        ("cuda.toml", _sources(cuda, "toolkits", "families")),
-        ("torch.toml", _sources(torch, "releases", "arch_lists")),
-        ("gpus.toml", _sources(gpus, "models")),
+        ("cuda.toml", _sources(t.cuda, "toolkits", "families")),
+        ("torch.toml", _sources(t.torch, "releases", "arch_lists")),
+        ("gpus.toml", _sources(t.gpus, "models")),
     ):
         for key, source in facts:
             if not _SOURCE.search(source or ""):
                 out.add(label(name), key, f"source {source!r} names no issue/PR (owner/repo#N), URL or release metadata")
-    if extensions is not None:
-        for ext in extensions.extensions:
+    if t.extensions is not None:
+        for ext in t.extensions.extensions:
             for key, source in [(f"extension[{ext.package}].source", ext.source)] + [
                 (f"extension[{ext.package}].release[{i}].source", r.source) for i, r in enumerate(ext.releases)
             ]:
                 if not _SOURCE.search(source or ""):
                     out.add(label("extensions.toml"), key, f"source {source!r} names no issue/PR, URL or release metadata")
-
-    if audit_patterns and signatures:
-        files = {str(st.data.get("id")): table.file for table, _ in sig_files for st in table.tables("signature", ())}
-        for where, key, problem in _engine_problems(signatures, files):
-            out.add(where, key, problem)
-
-    return Validation(
-        roots=roots,
-        problems=tuple(out.problems),
-        packages=len(loaded),
-        releases=sum(len(p.releases) for p in loaded.values()),
-        signatures=len(signatures),
-    )
 
 
 def _sources(table: Any, *fields: str) -> list[tuple[str, str]]:

@@ -61,7 +61,10 @@ def load_compiled(roots: Sequence[Path], cache_dir: Path, build: Callable[[], Ma
         found = pickle.loads(entry.read_bytes())
     except FileNotFoundError:
         found = None
-    except Exception:  # a torn or foreign entry, or one written by other code: rebuilt, never trusted
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, LookupError, TypeError, ValueError,
+            RecursionError):
+        # a torn or foreign entry, or one written by other code (a class it names is gone or moved): rebuilt,
+        # never trusted
         found = None
     from compat.matrix import Matrix
 

@@ -59,12 +59,15 @@ class Signature:
     context_required: bool = False
     """True when a line of the log must match one of `context` for the signature to fire at all
     (NCCL P2P INFO lines only mean a hang when the log also shows one)."""
+    usage: bool = False
+    """True for a mistake in the user's configuration, data or code (no chat template, a prompt longer
+    than max_model_len, batch arithmetic): explain's verdict is `known-usage`, not an environment failure."""
 
 
 _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(==[\w.+-]+)?)$")
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
-    "context", "generic", "consequence", "context_required",
+    "context", "generic", "consequence", "context_required", "usage",
 )
 
 
@@ -147,6 +150,7 @@ def parse_signature(t: Table, area: str) -> Signature:
         generic=t.bool("generic", False),
         consequence=consequence,
         context_required=context_required,
+        usage=t.bool("usage", False),
     )
 
 

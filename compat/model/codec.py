@@ -11,6 +11,7 @@ import dataclasses
 import enum
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any, TypeVar, Union
 
@@ -63,50 +64,82 @@ def _decode(tp: Any, data: Any, path: str) -> Any:
         return _decode_union(typing.get_args(tp), data, path)
     if tp is Any:
         return data
-    if tp is type(None):
-        if data is None:
-            return None
-        raise DecodeError(f"{path}: expected null")
-    if tp is Unknown:
-        if isinstance(data, dict) and set(data) == {"unknown"} and isinstance(data["unknown"], str):
-            return Unknown(reason=data["unknown"])
-        raise DecodeError(f"{path}: expected {{\"unknown\": reason}}")
+    # Unknown is a dataclass too: it is read by its own shape, before the dataclasses.
+    if tp in _SCALARS:
+        return _SCALARS[tp](data, path)
     if origin is tuple:
-        args = typing.get_args(tp)
-        if not isinstance(data, list):
-            raise DecodeError(f"{path}: expected a list")
-        item = args[0]
-        return tuple(_decode(item, v, f"{path}[{i}]") for i, v in enumerate(data))
+        return _decode_tuple(typing.get_args(tp)[0], data, path)
     if origin is dict:
-        key_tp, val_tp = typing.get_args(tp)
-        if not isinstance(data, dict):
-            raise DecodeError(f"{path}: expected an object")
-        return {_decode(key_tp, k, path): _decode(val_tp, v, f"{path}.{k}") for k, v in data.items()}
+        return _decode_dict(typing.get_args(tp), data, path)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        try:
-            return tp(data)
-        except ValueError:
-            choices = ", ".join(repr(m.value) for m in tp)
-            raise DecodeError(f"{path}: {data!r} is not one of {choices}") from None
+        return _decode_enum(tp, data, path)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _decode_dataclass(tp, data, path)
-    if tp is bool:
-        if isinstance(data, bool):
-            return data
-        raise DecodeError(f"{path}: expected true or false")
-    if tp is int:
-        if isinstance(data, int) and not isinstance(data, bool):
-            return data
-        raise DecodeError(f"{path}: expected an integer")
-    if tp is float:
-        if isinstance(data, (int, float)) and not isinstance(data, bool):
-            return float(data)
-        raise DecodeError(f"{path}: expected a number")
-    if tp is str:
-        if isinstance(data, str):
-            return data
-        raise DecodeError(f"{path}: expected a string")
     raise TypeError(f"codec cannot decode {tp!r}")  # a bug in compat, not in the input
+
+
+def _decode_none(data: Any, path: str) -> None:
+    if data is None:
+        return None
+    raise DecodeError(f"{path}: expected null")
+
+
+def _decode_unknown(data: Any, path: str) -> Unknown:
+    if isinstance(data, dict) and set(data) == {"unknown"} and isinstance(data["unknown"], str):
+        return Unknown(reason=data["unknown"])
+    raise DecodeError(f"{path}: expected {{\"unknown\": reason}}")
+
+
+def _decode_bool(data: Any, path: str) -> bool:
+    if isinstance(data, bool):
+        return data
+    raise DecodeError(f"{path}: expected true or false")
+
+
+def _decode_int(data: Any, path: str) -> int:
+    if isinstance(data, int) and not isinstance(data, bool):
+        return data
+    raise DecodeError(f"{path}: expected an integer")
+
+
+def _decode_float(data: Any, path: str) -> float:
+    if isinstance(data, (int, float)) and not isinstance(data, bool):
+        return float(data)
+    raise DecodeError(f"{path}: expected a number")
+
+
+def _decode_str(data: Any, path: str) -> str:
+    if isinstance(data, str):
+        return data
+    raise DecodeError(f"{path}: expected a string")
+
+
+_SCALARS: dict[Any, Callable[[Any, str], Any]] = {
+    type(None): _decode_none, Unknown: _decode_unknown, bool: _decode_bool, int: _decode_int, float: _decode_float,
+    str: _decode_str,
+}
+"""The types read by one check of the value's own type."""
+
+
+def _decode_tuple(item: Any, data: Any, path: str) -> tuple[Any, ...]:
+    if not isinstance(data, list):
+        raise DecodeError(f"{path}: expected a list")
+    return tuple(_decode(item, v, f"{path}[{i}]") for i, v in enumerate(data))
+
+
+def _decode_dict(args: tuple[Any, ...], data: Any, path: str) -> dict[Any, Any]:
+    key_tp, val_tp = args
+    if not isinstance(data, dict):
+        raise DecodeError(f"{path}: expected an object")
+    return {_decode(key_tp, k, path): _decode(val_tp, v, f"{path}.{k}") for k, v in data.items()}
+
+
+def _decode_enum(tp: type[enum.Enum], data: Any, path: str) -> enum.Enum:
+    try:
+        return tp(data)
+    except ValueError:
+        choices = ", ".join(repr(m.value) for m in tp)
+        raise DecodeError(f"{path}: {data!r} is not one of {choices}") from None
 
 
 def _decode_union(args: tuple[Any, ...], data: Any, path: str) -> Any:

@@ -6,12 +6,12 @@ import json
 import re
 import textwrap
 
-from compat.explain.drift import ApiAnswer, Drift
 from compat.explain.match import Explanation, Match, RootError
 from compat.explain.roots import Raised
+from compat.explain.stated import Change, StatedVersion
 from compat.explain.verdict import Clue, ErrorVerdict
-from compat.explain.versions import Change, StatedVersion
 from compat.printable import one_line
+from compat.timeline.records import ApiAnswer, Drift
 
 SCHEMA_VERSION = 1
 
@@ -57,6 +57,7 @@ def _match_json(m: Match) -> dict:
 def _error_json(e: RootError) -> dict:
     return {
         "verdict": e.verdict.value,
+        "reasons": list(e.reasons),
         "kind": e.kind.value,
         "first_line": e.first_line,
         "count": e.count,
@@ -134,12 +135,13 @@ def _raised_json(r: Raised) -> dict:
 def _version_json(v: StatedVersion) -> dict:
     return {
         "subject": v.subject, "wanted": v.wanted, "found": v.found, "by": v.by, "change": v.change.value,
-        "installed": v.installed, "satisfied": v.satisfied, "text": v.text,
+        "installed": v.installed, "satisfied": v.satisfied, "command": v.command, "phrasing": v.phrasing, "text": v.text,
     }
 
 
 _VERDICT_WORDS = {
     ErrorVerdict.KNOWN: "a known environment failure",
+    ErrorVerdict.KNOWN_USAGE: "a configuration mistake compat recognises, not the environment",
     ErrorVerdict.UNKNOWN_ENVIRONMENT: "an environment failure compat cannot name",
     ErrorVerdict.NOT_ENVIRONMENT: "not an environment failure compat recognises",
 }
@@ -153,6 +155,8 @@ _CLUE_WORDS = {
     Clue.VERSION: ("the message states a version mismatch", "see the stated versions below"),
     Clue.API: ("a library API is not what its caller expects",
                "compare the versions of the packages in the frames with what the calling code was written for"),
+    Clue.LIBRARY: ("raised inside an installed package's own code",
+                   "compare the versions of the packages in the frames with the versions their callers support"),
 }
 _MAX_ERRORS_SHOWN = 10
 
@@ -176,16 +180,22 @@ def _where(r: Raised) -> str:
 def _version_text(v: StatedVersion) -> str:
     have = f"; installed: {v.installed}" if v.installed else ""
     found = f", found {v.found}" if v.found else ""
-    wanted = f"needs {v.subject}{v.wanted}" if v.wanted else f"{v.subject} is too old"
+    wanted = f"needs {v.subject}{v.wanted}" if v.wanted else f"{v.subject} is outside what it supports"
     by = f"{v.by} " if v.by else "it "
-    if v.change is Change.INSTALLED:
-        change = f"change {v.subject}" + (f" to satisfy {v.wanted}" if v.wanted else "")
-    elif v.change is Change.ARTEFACT:
-        change = f"reinstall {v.by or 'the binary that says so'} built for the {v.subject} you have"
-    else:
-        change = "upgrade the host (driver) or install a build for the CUDA your driver runs"
-    stale = " (the installed version already fits: the message is from another environment)" if v.satisfied else ""
+    change = _CHANGE_WORDS[v.change].format(subject=v.subject, wanted=v.wanted or "", by=v.by or "the binary that says so")
+    if v.command:
+        change += f": {v.command}"
+    stale = " (the installed version already fits: the message is from another environment)" if v.satisfied and v.found else ""
     return f"{by}{wanted}{found}{have}: {change}{stale}"
+
+
+_CHANGE_WORDS = {
+    Change.INSTALLED: "change {subject} to satisfy {wanted}",
+    Change.ARTEFACT: "reinstall {by} built for the {subject} you have",
+    Change.HOST: "upgrade the host (driver) or install a build for the CUDA your driver runs",
+    Change.TOOLKIT: "use a CUDA toolkit or compiler ({subject}) in that range to build it, or a prebuilt wheel",
+    Change.GPU: "use a release or build that still supports this GPU, or a GPU that satisfies {wanted}",
+}
 
 
 def _errors_text(explanation: Explanation) -> list[str]:
@@ -212,6 +222,8 @@ def _errors_text(explanation: Explanation) -> list[str]:
                 out.append("   packages in the frames: " + ", ".join(f"{p.name} {p.version or '(version not known)'}" for p in e.packages))
             for c in e.clues:
                 out.append(f"   next: {_CLUE_WORDS[c][1]}")
+        if e.verdict is ErrorVerdict.NOT_ENVIRONMENT and e.reasons and not e.wrapper:
+            out.append("   why: " + "; ".join(e.reasons))
         for v in e.versions:
             out.append(f"   stated versions: {_version_text(v)}")
     if len(errors) > _MAX_ERRORS_SHOWN:
@@ -268,7 +280,10 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     out: list[str] = []
     verdict = explanation.verdict
     if not any(not m.signature.wrapper for m in explanation.matches):
-        answered = " the API index names the cause below." if explanation.known else ""
+        answered = ""
+        if explanation.known:
+            by_api = any(e.api is not None and e.verdict is ErrorVerdict.KNOWN for e in explanation.errors)
+            answered = " the API index names the cause below." if by_api else " the versions the log states name the cause below."
         out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.{answered}")
         wrappers = [m for m in matches if m.signature.wrapper]
         if wrappers:

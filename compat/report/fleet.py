@@ -17,6 +17,7 @@ from compat.model.fleet import (
     Change,
     Difference,
     FleetReport,
+    SharedFinding,
     Smoke,
     Variant,
     WorldCheck,
@@ -149,6 +150,18 @@ def render_text(report: FleetReport, *, color: bool = False, width: int = 100) -
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None,
                       force_terminal=color, highlight=False, emoji=False)
+    console.print(Text(_head(report), style="bold"))
+    sections = _Sections(console)
+    found = [s for s in report.findings if s.finding.status is Status.FOUND]
+    _disagreements(sections, report)
+    _findings(sections, report, found)
+    _measured(sections, report)
+    console.print()
+    console.print(_closing(report, found))
+    return out.getvalue()
+
+
+def _head(report: FleetReport) -> str:
     answered = len(report.members) - len(report.missing)
     head = f"compat fleet: {report.nodes} node{'s' if report.nodes != 1 else ''}"
     if len(report.members) != report.nodes:
@@ -156,59 +169,76 @@ def render_text(report: FleetReport, *, color: bool = False, width: int = 100) -
     head += f", {answered} answered"
     if report.world_size is not None:
         head += f" (world size {report.world_size})"
-    console.print(Text(head, style="bold"))
+    return head
 
-    def section(title: str) -> None:
-        console.print()
-        console.print(Text(title, style="bold"))
 
-    def item(severity: Severity, title: str, detail: str | None = None) -> None:
+class _Sections:
+    """A titled section of the text report and its items, on one console."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def section(self, title: str) -> None:
+        self.console.print()
+        self.console.print(Text(title, style="bold"))
+
+    def item(self, severity: Severity, title: str, detail: str | None = None) -> None:
         mark, style = _MARK[severity]
         line = Text("  ")
         line.append(f"{mark} {severity.value}", style=style)
         line.append(f"  {one_line(title)}")
-        console.print(line)
+        self.console.print(line)
         if detail:
-            console.print(Text(f"      {one_line(detail)}"))
+            self.console.print(Text(f"      {one_line(detail)}"))
 
+
+def _disagreements(out: _Sections, report: FleetReport) -> None:
+    """The members that did not answer, the differences between nodes, the world size."""
     if report.missing:
-        section(f"No answer ({len(report.missing)})")
+        out.section(f"No answer ({len(report.missing)})")
         for m in report.missing:
-            item(Severity.ERROR, f"{m.member}: {m.state.value}", m.detail)
+            out.item(Severity.ERROR, f"{m.member}: {m.state.value}", m.detail)
     if report.differences:
-        section(f"Differences between nodes ({len(report.differences)})")
+        out.section(f"Differences between nodes ({len(report.differences)})")
         for d in report.differences:
-            item(d.severity, _WHAT[d.aspect].format(subject=d.subject), difference_line(d))
+            out.item(d.severity, _WHAT[d.aspect].format(subject=d.subject), difference_line(d))
     if report.world:
-        section("World size")
+        out.section("World size")
         for w in report.world:
-            item(w.severity, world_line(w))
-    found = [s for s in report.findings if s.finding.status is Status.FOUND]
+            out.item(w.severity, world_line(w))
+
+
+def _findings(out: _Sections, report: FleetReport, found: list[SharedFinding]) -> None:
+    """Doctor's findings on the members, and what it could not check."""
     undecided = [s for s in report.findings if s.finding.status is Status.CANNOT_CHECK]
     if found:
-        section(f"Doctor's findings ({len(found)})")
+        out.section(f"Doctor's findings ({len(found)})")
         for s in found:
             total = report.nodes if "[" not in "".join(s.members) else len(report.members)
-            item(s.finding.severity, s.finding.title, f"{s.finding.id} on {names(s.members)} ({len(s.members)} of {total})")
+            out.item(s.finding.severity, s.finding.title, f"{s.finding.id} on {names(s.members)} ({len(s.members)} of {total})")
     if undecided:
-        section(f"Cannot check ({len(undecided)})")
+        out.section(f"Cannot check ({len(undecided)})")
         for s in undecided:
-            console.print(Text(f"  ? {s.finding.id} on {names(s.members)}"))
+            out.console.print(Text(f"  ? {s.finding.id} on {names(s.members)}"))
+
+
+def _measured(out: _Sections, report: FleetReport) -> None:
+    """The smoke test's timings and the changes since the baseline."""
     if report.smoke is not None:
         sm = report.smoke
-        section(f"Smoke test: all-reduce of {sm.size_bytes / 2**20:g} MiB over {sm.backend}, bound {sm.timeout_s:g} s")
+        out.section(f"Smoke test: all-reduce of {sm.size_bytes / 2**20:g} MiB over {sm.backend}, bound {sm.timeout_s:g} s")
         slow = {(p.a, p.b) for p in report.slow_pairs}
         for text, style in _smoke_lines(sm, slow):
-            console.print(Text(text, style=style or ""))
+            out.console.print(Text(text, style=style or ""))
     if report.baseline is not None:
-        section(f"Since the baseline ({len(report.baseline)} change{'s' if len(report.baseline) != 1 else ''})")
+        out.section(f"Since the baseline ({len(report.baseline)} change{'s' if len(report.baseline) != 1 else ''})")
         for c in report.baseline:
-            console.print(Text(f"  {change_line(c)}"))
-    console.print()
+            out.console.print(Text(f"  {change_line(c)}"))
+
+
+def _closing(report: FleetReport, found: list[SharedFinding]) -> Text:
     if report.failed:
-        console.print(Text("The nodes of this job do not agree, or some did not answer: fix the errors above.", style="bold red"))
-    elif report.differences or report.world or found:
-        console.print(Text("No difference at the failing threshold; see the notes above.", style="bold"))
-    else:
-        console.print(Text("All nodes agree.", style="bold green"))
-    return out.getvalue()
+        return Text("The nodes of this job do not agree, or some did not answer: fix the errors above.", style="bold red")
+    if report.differences or report.world or found:
+        return Text("No difference at the failing threshold; see the notes above.", style="bold")
+    return Text("All nodes agree.", style="bold green")

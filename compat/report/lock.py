@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from compat.errors import ResolutionError
 from compat.matrix.torch import sm
@@ -210,56 +210,63 @@ _PER_BUILD = (RejectionKind.NO_ARCH, RejectionKind.NEEDS_DRIVER, RejectionKind.O
 
 def rejection_text(r: Rejection) -> str:
     """Why one release (or build) does not fit, in a line."""
-    v = r.version
-    k = r.kind
-    if r.variant is not None and r.asker is None and k in _PER_BUILD:
+    if r.variant is not None and r.asker is None and r.kind in _PER_BUILD:
         return _build_problem(r)
-    if k is RejectionKind.TORCH_NOT_CURATED:
-        return f"torch {v} is not in matrix/torch.toml (its CUDA builds are unknown)"
-    if k is RejectionKind.NO_PYTHON_WHEELS:
-        return f"torch {v} has no wheels for Python {r.python} ({r.supported})"
-    if k is RejectionKind.NO_SUCH_BUILD:
-        return f"torch {v} has no {r.variant} build"
-    if k is RejectionKind.UPLOADED_AFTER:
-        return f"{r.package} {v} was uploaded after {r.date} (--exclude-newer)"
-    if k is RejectionKind.MISSING_EXTRA:
-        return f"{r.package} {v} has no [{r.extra}] extra"
-    if k is RejectionKind.NO_CUDA_BUILD:
-        return f"torch {v} has no CUDA build"
-    if k is RejectionKind.NO_ARCH:
-        return f"no torch {v} build has {sm(r.compute_capability or '')} ({r.gpu})"
-    if k is RejectionKind.NEEDS_DRIVER:
-        top = f"CUDA <= {r.max_cuda}" if r.max_cuda else "older than every curated CUDA"
-        return (f"every torch {v} build needs a newer driver than {r.driver} ({top})"
-                + (f"; {r.fallback_variant} would run under minor-version compatibility (--minor-compat)"
-                   if r.fallback_variant else ""))
-    if k is RejectionKind.NO_BUILD_FITS:
-        return f"no torch {v} build fits: " + "; ".join(_build_problem(p) for p in r.problems)
-    if k is RejectionKind.OTHER_CUDA_MAJOR:
-        if r.asker is not None:
-            return (f"{asker_label(r.asker)} ships kernels for the CUDA major of torch {v}'s public-index build; "
-                    f"the {r.variant} build that fits this hardware has another")
-        return f"only torch {v} builds of another CUDA major than its public-index build fit"
-    if k is RejectionKind.YANKED:
-        return f"{r.package} {v} is yanked" + (f" ({r.yanked_reason})" if r.yanked_reason else "")
-    if k is RejectionKind.REQUIRES_PYTHON:
-        return f"{r.package} {v} requires Python {r.supported}"
-    if k is RejectionKind.DEAD_DEPENDENCY:
-        text = f"{r.package} {v} {'pins' if r.exact else 'requires'} {r.dependency}{r.specifier}"
-        if r.because is not None:
-            return f"{text}; {rejection_text(r.because)}"
-        return f"{text}; no {r.dependency} release in {r.specifier}" if r.specifier else text
-    if k is RejectionKind.BROKEN_LINK:
-        who = asker_label(r.asker) if r.asker is not None else "the package that asked"
-        return f"{who} imports {r.imported} at top level; {r.package} {v} does not have it (API index)"
-    if k is RejectionKind.EXTENSION_MIN_ARCH:
-        return (f"{r.package} needs compute capability >= {r.min_compute_capability}; "
-                f"{r.gpu} is {sm(r.compute_capability or '')}")
-    if k is RejectionKind.EXTENSION_NOT_CURATED:
-        return f"{r.package} {v}: its prebuilt wheels are not in matrix/extensions.toml"
-    if k is RejectionKind.EXTENSION_NO_PYTHON:
-        return f"{r.package} {v} has no wheels for Python {r.python}"
-    return f"{r.package} {v} has no wheels for CUDA {r.cuda_major} torch builds"
+    return _REJECTION_TEXT.get(r.kind, _no_cuda_major_wheels)(r)
+
+
+def _needs_driver(r: Rejection) -> str:
+    top = f"CUDA <= {r.max_cuda}" if r.max_cuda else "older than every curated CUDA"
+    return (f"every torch {r.version} build needs a newer driver than {r.driver} ({top})"
+            + (f"; {r.fallback_variant} would run under minor-version compatibility (--minor-compat)"
+               if r.fallback_variant else ""))
+
+
+def _other_cuda_major(r: Rejection) -> str:
+    if r.asker is not None:
+        return (f"{asker_label(r.asker)} ships kernels for the CUDA major of torch {r.version}'s public-index build; "
+                f"the {r.variant} build that fits this hardware has another")
+    return f"only torch {r.version} builds of another CUDA major than its public-index build fit"
+
+
+def _dead_dependency(r: Rejection) -> str:
+    text = f"{r.package} {r.version} {'pins' if r.exact else 'requires'} {r.dependency}{r.specifier}"
+    if r.because is not None:
+        return f"{text}; {rejection_text(r.because)}"
+    return f"{text}; no {r.dependency} release in {r.specifier}" if r.specifier else text
+
+
+def _broken_link(r: Rejection) -> str:
+    who = asker_label(r.asker) if r.asker is not None else "the package that asked"
+    return f"{who} imports {r.imported} at top level; {r.package} {r.version} does not have it (API index)"
+
+
+def _no_cuda_major_wheels(r: Rejection) -> str:
+    return f"{r.package} {r.version} has no wheels for CUDA {r.cuda_major} torch builds"
+
+
+_REJECTION_TEXT: dict[RejectionKind, Callable[[Rejection], str]] = {
+    RejectionKind.TORCH_NOT_CURATED: lambda r: f"torch {r.version} is not in matrix/torch.toml (its CUDA builds are unknown)",
+    RejectionKind.NO_PYTHON_WHEELS: lambda r: f"torch {r.version} has no wheels for Python {r.python} ({r.supported})",
+    RejectionKind.NO_SUCH_BUILD: lambda r: f"torch {r.version} has no {r.variant} build",
+    RejectionKind.UPLOADED_AFTER: lambda r: f"{r.package} {r.version} was uploaded after {r.date} (--exclude-newer)",
+    RejectionKind.MISSING_EXTRA: lambda r: f"{r.package} {r.version} has no [{r.extra}] extra",
+    RejectionKind.NO_CUDA_BUILD: lambda r: f"torch {r.version} has no CUDA build",
+    RejectionKind.NO_ARCH: lambda r: f"no torch {r.version} build has {sm(r.compute_capability or '')} ({r.gpu})",
+    RejectionKind.NEEDS_DRIVER: _needs_driver,
+    RejectionKind.NO_BUILD_FITS: lambda r: f"no torch {r.version} build fits: " + "; ".join(_build_problem(p) for p in r.problems),
+    RejectionKind.OTHER_CUDA_MAJOR: _other_cuda_major,
+    RejectionKind.YANKED: lambda r: f"{r.package} {r.version} is yanked" + (f" ({r.yanked_reason})" if r.yanked_reason else ""),
+    RejectionKind.REQUIRES_PYTHON: lambda r: f"{r.package} {r.version} requires Python {r.supported}",
+    RejectionKind.DEAD_DEPENDENCY: _dead_dependency,
+    RejectionKind.BROKEN_LINK: _broken_link,
+    RejectionKind.EXTENSION_MIN_ARCH: lambda r: (f"{r.package} needs compute capability >= {r.min_compute_capability}; "
+                                                 f"{r.gpu} is {sm(r.compute_capability or '')}"),
+    RejectionKind.EXTENSION_NOT_CURATED: lambda r: f"{r.package} {r.version}: its prebuilt wheels are not in matrix/extensions.toml",
+    RejectionKind.EXTENSION_NO_PYTHON: lambda r: f"{r.package} {r.version} has no wheels for Python {r.python}",
+    RejectionKind.EXTENSION_CUDA_MAJOR: _no_cuda_major_wheels,
+}
+"""The line for each kind of rejection."""
 
 
 def _build_problem(r: Rejection) -> str:

@@ -1,5 +1,5 @@
 """Pairs of pinned releases that break at import time: what one release imports at top level from
-another tracked package, and the other's release lacks (compat/matrix/api_links.py).
+another tracked package, and the other's release lacks (compat/timeline/links.py).
 
 The provider asks `broken` for every requirement a pinned release makes: a candidate that lacks a
 name its asker imports unguarded at top level is dropped (a BROKEN_LINK rejection, shown in the
@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from compat.matrix.api_index import ImportKind
-from compat.matrix.api_links import ApiSource, BrokenLink, broken_links
 from compat.model.asker import Asker, AskerKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
+from compat.timeline.links import ApiSource, broken_links
+from compat.timeline.records import BrokenLink, ImportKind
 
 _TOP_LEVEL = frozenset({ImportKind.TOP_LEVEL})
 

@@ -1,5 +1,5 @@
 """The API of an installed release read from its files with `ast`, never imported: what doctor's link
-check reads when the API index has not read that release (compat/matrix/api_links.py).
+check reads when the API index has not read that release (compat/timeline/links.py).
 
 `installed_releases(python, packages)` asks the interpreter for its sys.path once, then each package's
 modules are found and parsed on first use. What a file cannot say for certain (a module `__getattr__`,
@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, Span, import_names
 from compat.model.unknown import Unknown
 from compat.sources.probe._run import run
+from compat.timeline.index import import_names
+from compat.timeline.installed import defined_names, module_imports, parse_module
+from compat.timeline.records import ApiKind, ImportEdge, Span
 
 MAX_MODULES = 600
 """Modules read per package for its imports; a larger package answers Unknown (the index should hold it)."""
 
 _SYS_PATH = "import json, sys; print(json.dumps(sys.path))"
-_LAZY_MARKERS = ("_import_structure", "_LazyModule", "define_import_structure", "__getattr__", "_SUBMOD_ATTRS", "lazy_import")
 
 
 class InstalledRelease:
@@ -115,66 +116,23 @@ class InstalledRelease:
         for module, path in files:
             tree = _parse(path)
             if tree is not None:
-                edges.update(e for e in _imports(tree, module) if e.target.split(".")[0] not in own)
+                edges.update(e for e in module_imports(tree, module) if e.target.split(".")[0] not in own)
         return tuple(sorted(edges, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
 
 
 def _parse(path: Path) -> ast.Module | None:
     try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
+        source = path.read_bytes()
+    except OSError:
         return None
+    return parse_module(source, str(path))
 
 
 def _defined(path: Path) -> frozenset[str] | Unknown:
     tree = _parse(path)
     if tree is None:
         return Unknown(reason=f"{path.name} could not be read")
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Name) and node.id in _LAZY_MARKERS) or (isinstance(node, ast.FunctionDef) and node.name == "__getattr__"):
-            return Unknown(reason=f"{path.name} defines names lazily")
-        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-            return Unknown(reason=f"{path.name} star-imports names")
-    for node in _module_level(tree.body):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-    return frozenset(names)
-
-
-def _module_level(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
-    """Statements that run at import time, inside try/if/with blocks too."""
-    for node in body:
-        yield node
-        if isinstance(node, ast.Try | ast.If | ast.With):
-            for block in ("body", "orelse", "finalbody", "handlers"):
-                for child in getattr(node, block, ()):
-                    yield from _module_level(child.body if isinstance(child, ast.ExceptHandler) else [child])
-
-
-def _imports(tree: ast.Module, module: str) -> Iterable[ImportEdge]:
-    def visit(nodes: Iterable[ast.AST], kind: ImportKind) -> Iterable[ImportEdge]:
-        for node in nodes:
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    yield ImportEdge(module=module, target=a.name, name=None, kind=kind)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                for a in node.names:
-                    yield ImportEdge(module=module, target=node.module, name=None if a.name == "*" else a.name, kind=kind)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                yield from visit(ast.iter_child_nodes(node), ImportKind.LAZY)
-            elif isinstance(node, (ast.Try, ast.If)) and kind is ImportKind.TOP_LEVEL:
-                yield from visit(ast.iter_child_nodes(node), ImportKind.GUARDED)
-            else:
-                yield from visit(ast.iter_child_nodes(node), kind)
-
-    return visit(tree.body, ImportKind.TOP_LEVEL)
+    return defined_names(tree, path.name)
 
 
 def site_dirs(python: str | Path, *, timeout: float = 30.0) -> tuple[Path, ...] | Unknown:

@@ -8,7 +8,7 @@ from tests.support.paths import ROOT
 
 TESTS = ROOT / "tests"
 COMPAT = ROOT / "compat"
-CROSS_CUTTING = {"docs", "fault", "golden", "machines", "docker"}
+CROSS_CUTTING = {"docs", "fault", "gates", "golden", "machines", "docker"}
 """Suites about the whole program, not one stage (docs/testing.md says why each)."""
 OTHER = {
     "api": "compat/api.py (a package once split)",

@@ -6,6 +6,7 @@ import io
 
 import pytest
 
+from compat.explain import blocks as block_reader
 from compat.explain import scan
 from compat.explain.scan import Scanner, count_lines, read_blocks, required_literals
 
@@ -64,7 +65,7 @@ def test_read_blocks_keeps_whole_lines(monkeypatch):
 
 
 def test_read_blocks_cuts_a_huge_line_and_keeps_counting(monkeypatch):
-    monkeypatch.setattr(scan, "HUGE_LINE", 8)
+    monkeypatch.setattr(block_reader, "HUGE_LINE", 8)
     data = b"short\n" + b"H" * 30 + b"\nafter\n"
     blocks = list(read_blocks(io.BytesIO(data), size=4))
     text = b"".join(blocks)
@@ -73,6 +74,6 @@ def test_read_blocks_cuts_a_huge_line_and_keeps_counting(monkeypatch):
 
 
 def test_read_blocks_cuts_a_huge_line_that_ends_a_block(monkeypatch):
-    monkeypatch.setattr(scan, "HUGE_LINE", 8)
+    monkeypatch.setattr(block_reader, "HUGE_LINE", 8)
     data = b"a\n" + b"H" * 20 + b"\nz\n"
     assert b"".join(read_blocks(io.BytesIO(data), size=16)) == b"a\n" + b"H" * 8 + b"\nz\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pynvml
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -102,8 +103,12 @@ def test_nvidia_smi_that_hangs_crashes_chatters_or_lies(tmp_path, behaviour, rea
 
 
 class _NoNvml:
+    """pynvml where the driver's library is missing: nvmlInit raises its NVMLError."""
+
+    NVMLError = pynvml.NVMLError
+
     def nvmlInit(self) -> None:
-        raise RuntimeError("NVML Shared Library Not Found")
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)
 
 
 def test_output_is_capped_and_the_child_killed():

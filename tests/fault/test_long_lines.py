@@ -46,7 +46,8 @@ def test_a_version_rule_reads_a_bounded_stretch(shape):
     stated = stated_versions(SHAPES[shape])
     # Each statement is read from a few hundred characters, whatever the line's length.
     assert all(len(s.text) <= 2_600 for s in stated)
-    assert bool(stated) is (shape in ("glibc", "ray"))  # the two shapes made of real statements
+    # glibc's shape is made of real statements; ray's states the same Ray on both sides, which is no mismatch.
+    assert bool(stated) is (shape == "glibc")
 
 
 def test_a_statement_at_the_end_of_a_long_line_is_still_read():

@@ -16,6 +16,7 @@ import pytest
 from compat.errors import PackageIndexError
 from compat.maintain.index import IndexClient
 from compat.maintain.refresh import refresh
+from compat.sources.http import HttpClient
 from tests.fault.fakes import REPO, Clock, compat_cli, one_line_error
 from tests.fault.hostile_index import gzip_bomb, zip_bomb
 
@@ -31,7 +32,7 @@ def out(tmp_path):
 
 
 def _refresh(index_url: str, out: Path, *, total: float) -> None:
-    client = IndexClient(index_url, timeout=2, total_timeout=total, retries=1, backoff=0.01)
+    client = IndexClient(index_url, http=HttpClient(timeout=2, total_timeout=total, retries=1, backoff=0.01))
     refresh(("vllm",), out_dir=out, client=client, cache_dir=None, workers=2)
 
 

@@ -14,6 +14,7 @@ from compat.maintain.refresh import refresh
 from compat.matrix._toml import read_toml
 from compat.matrix.releases import parse_releases_file
 from compat.model.unknown import Unknown
+from compat.sources.http import HttpClient
 from compat.sources.settings import read_settings
 
 from .conftest import DATA, PROJECTS, Fault
@@ -22,7 +23,7 @@ ALL = list(PROJECTS)
 
 
 def run(fake_index, out: Path, cache: Path | None, packages=ALL, **client_kw) -> tuple:
-    client = IndexClient(fake_index.url, **{"timeout": 5.0, "backoff": 0.01, **client_kw})
+    client = IndexClient(fake_index.url, http=HttpClient(**{"timeout": 5.0, "backoff": 0.01, **client_kw}))
     result = refresh(packages, out_dir=out, client=client, cache_dir=cache, workers=4)
     return result, client
 
@@ -201,7 +202,7 @@ def test_index_url_comes_from_pip_index_url_and_credentials_are_redacted():
 
 def test_error_messages_never_show_credentials(fake_index, out):
     url = fake_index.url.replace("http://", "http://me:s3cret@")
-    client = IndexClient(url, timeout=2, retries=0)
+    client = IndexClient(url, http=HttpClient(timeout=2, retries=0))
     with pytest.raises(PackageIndexError) as info:
         refresh(["peft"], out_dir=out, client=client, cache_dir=None)
     assert "s3cret" not in str(info.value)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from compat.explain import literals as literal_text
 from compat.explain import scan
 from compat.explain.scan import Scanner, required_literals
 from compat.matrix import shipped_matrix_dir
@@ -120,7 +121,7 @@ def test_without_a_reader_every_pattern_runs_on_every_line_with_the_same_result(
     def unreadable(pattern: str) -> object:
         raise PatternSyntaxError("as if this Python's syntax were unknown")
 
-    monkeypatch.setattr(scan, "parse_pattern", unreadable)
+    monkeypatch.setattr(literal_text, "parse_pattern", unreadable)
     fallback = Scanner(PATTERNS)
     assert fallback.unfiltered == tuple(PATTERNS)
     assert _hits(fallback, lines) == expected

@@ -10,9 +10,10 @@ import zlib
 import pytest
 
 from compat.errors import PackageIndexError
-from compat.maintain.api_extract import ModuleInfo, combine, extract_module, module_name
 from compat.maintain.remote_zip import Member, RemoteZip
-from compat.matrix.api_index import ApiKind
+from compat.timeline.combine import combine
+from compat.timeline.extract import ModuleInfo, extract_module, module_name
+from compat.timeline.records import ApiKind
 
 ROOTS = ("transformers", "trl", "vllm", "torch", "peft", "liger_kernel", "accelerate")
 

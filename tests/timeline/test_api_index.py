@@ -9,18 +9,9 @@ from pathlib import Path
 import pytest
 
 from compat.errors import MatrixError
-from compat.matrix.api_index import (
-    ApiKind,
-    ImportEdge,
-    ImportKind,
-    Span,
-    check_api_dir,
-    decode_spans,
-    encode_spans,
-    indexed_packages,
-    load_api,
-)
 from compat.model.unknown import Unknown
+from compat.timeline.index import check_api_dir, decode_spans, encode_spans, indexed_packages, load_api
+from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 
 
 def write(base: Path, package: str, releases: list[str], tables: dict[str, dict[str, str]], **meta) -> Path:
@@ -111,8 +102,8 @@ def test_matrix_validate_checks_the_api_index(tmp_path):
 
 
 def test_missing_releases_in_version_order_and_the_text_names_a_few(tmp_path):
-    from compat.matrix.api_index import lookup
-    from compat.report.api_index import render_api_lookup
+    from compat.report.timeline import render_api_lookup
+    from compat.timeline.index import lookup
 
     missing = {f"5.{i}.0": "pending: not extracted yet" for i in range(8, 12)} | {f"4.{i}.0": "pending: x" for i in range(1, 8)}
     write(tmp_path, "trl", ["1.0.0"], {}, missing=missing)

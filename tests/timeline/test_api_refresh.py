@@ -9,10 +9,12 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.errors import UsageError
-from compat.maintain.api_refresh import refresh_api, refresh_package
 from compat.maintain.index import IndexClient
-from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, Span, check_api_dir, load_api
 from compat.model.unknown import Unknown
+from compat.sources.http import HttpClient
+from compat.timeline.index import check_api_dir, load_api
+from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
+from compat.timeline.refresh import refresh_api, refresh_package
 
 from .conftest import ENTRY_POINTS, transformers_files, trl_files
 
@@ -28,7 +30,7 @@ def served(api_index):
 
 
 def client(index) -> IndexClient:
-    return IndexClient(index.url, timeout=5.0, backoff=0.01)
+    return IndexClient(index.url, http=HttpClient(timeout=5.0, backoff=0.01))
 
 
 def test_refresh_extracts_by_ranges_and_answers(served, tmp_path):
@@ -196,7 +198,7 @@ def test_refresh_needs_an_index(tmp_path, monkeypatch):
 
 
 def test_large_tables_are_sharded_and_still_answer(served, tmp_path, monkeypatch):
-    from compat.maintain import api_refresh
+    from compat.timeline import refresh as api_refresh
 
     monkeypatch.setattr(api_refresh._Timeline, "shard_bytes", 200)
     out = tmp_path / "api"
@@ -241,8 +243,8 @@ def test_pending_releases_are_tried_again(served, tmp_path):
 
 
 def test_parameters_hold_across_a_change_of_the_exposing_module():
-    from compat.maintain.api_extract import ReleaseApi
-    from compat.maintain.api_refresh import _Timeline
+    from compat.timeline.combine import ReleaseApi
+    from compat.timeline.refresh import _Timeline
 
     timeline = _Timeline("deepspeed")
     for release, keyed_under in (("0.9.2", "deepspeed.runtime.config_utils"), ("0.9.3", "deepspeed.compression.config")):

@@ -7,12 +7,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from compat.explain.drift import ApiSource, Drift, Missing, answer, distribution_of, question
+from compat.explain.drift import question
 from compat.explain.match import explain
 from compat.explain.roots import Frame, Raised
 from compat.explain.verdict import ErrorVerdict
-from compat.matrix.api_index import ImportKind, Span
 from compat.report.explain import api_text, render_json, render_text
+from compat.timeline.drift import answer, distribution_of
+from compat.timeline.links import ApiSource
+from compat.timeline.records import Drift, ImportKind, Missing, Span
 from tests.explain.test_explain import _facts
 from tests.support.paths import LOGS
 from tests.timeline.api_fixture import write_index

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from compat.judge.checks.import_links import BROKEN, GUARDED, check_import_links
 from compat.matrix import load_matrix
-from compat.matrix.api_index import ImportKind
-from compat.matrix.api_links import ApiSource, broken_links
 from compat.model.findings import Severity, Status
 from compat.model.unknown import Unknown
+from compat.timeline.links import ApiSource, broken_links
+from compat.timeline.records import ImportKind
 from tests.explain.test_explain import _facts
 from tests.support.fixtures import ids
 from tests.timeline.api_fixture import write_index
@@ -73,15 +73,15 @@ def test_an_import_with_a_fallback_is_not_broken():
     links = broken_links(source, "accelerate", "1.3.0", "transformers", "4.51.3")
     assert not isinstance(links, Unknown) and not [x for x in links if x.edge.target == "transformers.deepspeed"]
     # Without the fallback the same absence is a broken import (the index does have the module gone).
-    from compat.matrix.api_links import resolves
+    from compat.timeline.links import resolves
     edge = next(e for e in source.imports(source.get("accelerate"), "1.3.0", "transformers") if e.target == "transformers.deepspeed")
     assert resolves(edge, source.get("transformers"), "4.51.3") is False
 
 
 def test_a_model_module_loaded_on_demand_is_a_warning_and_does_not_rule_out_a_pair():
     from compat.judge.checks.import_links import _finding
-    from compat.matrix.api_links import on_demand
     from compat.resolve.links import links_for
+    from compat.timeline.links import on_demand
 
     assert on_demand("vllm.model_executor.models.minicpmo") is not None
     assert on_demand("vllm.transformers_utils.processors.glm4v") is not None

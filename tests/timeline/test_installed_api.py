@@ -6,10 +6,10 @@ import sys
 
 from compat.judge.checks.import_links import BROKEN, check_import_links
 from compat.matrix import load_matrix
-from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind
-from compat.matrix.api_links import ApiSource, broken_links
 from compat.model.unknown import Unknown
 from compat.sources.installed_api import MAX_MODULES, installed_releases, site_dirs
+from compat.timeline.links import ApiSource, broken_links
+from compat.timeline.records import ApiKind, ImportEdge, ImportKind
 from tests.explain.test_explain import _facts
 from tests.timeline.api_fixture import write_index
 

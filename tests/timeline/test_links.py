@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.matrix import load_matrix
-from compat.matrix.api_index import encode_spans
 from compat.matrix.stacks import StackTable
 from compat.resolve import resolve
+from compat.timeline.index import encode_spans
 from tests.support.facts import make_facts
 
 runner = CliRunner()

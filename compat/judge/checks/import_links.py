@@ -1,5 +1,6 @@
 """Links of the installed set: every import one installed tracked package makes from another must
-resolve in the installed release of the other (compat/matrix/api_links.py).
+resolve in the installed release of the other. The API timeline answers which links break
+(compat/timeline/links.py, `installed_set_links`); this check only words them.
 
 A top-level unguarded import of a name the installed provider no longer has breaks importing the
 package: an error. A guarded or lazy one, or one in a module that loads on demand (one model's
@@ -17,11 +18,11 @@ from collections.abc import Iterator
 
 from compat.judge.checks._util import found
 from compat.matrix import Matrix
-from compat.matrix.api_index import ImportKind
-from compat.matrix.api_links import ApiSource, BrokenLink, broken_links
 from compat.model.facts import Facts
 from compat.model.findings import Finding
 from compat.model.unknown import Unknown
+from compat.timeline.links import ApiSource, installed_set_links
+from compat.timeline.records import BrokenLink, ImportKind
 
 BROKEN = "api-import-link-broken"
 GUARDED = "api-import-link-guarded"
@@ -43,17 +44,8 @@ def check_import_links(facts: Facts, matrix: Matrix, source: ApiSource | None = 
         return  # the requirements check already says the packages are unknown
     source = source if source is not None else ApiSource(matrix.roots)
     installed = {d.name: d.public_version for d in facts.packages}
-    tracked = sorted(p for p in installed if not isinstance(source.release(p, installed[p]), Unknown))
-    for importer in tracked:
-        for provider in tracked:
-            if provider == importer:
-                continue
-            links = broken_links(source, importer, installed[importer], provider, installed[provider])
-            if isinstance(links, Unknown):
-                continue
-            for link in links:
-                if not link.added_later and (link.breaks_import or feature_links):
-                    yield _finding(link, matrix)
+    for link in installed_set_links(source, installed, feature_links=feature_links):
+        yield _finding(link, matrix)
 
 
 def _how(link: BrokenLink) -> str:

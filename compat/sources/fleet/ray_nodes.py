@@ -36,7 +36,9 @@ def gather_ray(address: str, *, timeout: float) -> list[Member]:
     _reachable(address, timeout=min(timeout, 10.0))
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, include_dashboard=False)
-    except Exception as exc:  # ConnectionError, or Ray's own errors for a bad address
+    except (ray.exceptions.RayError, ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
+        # ConnectionError or TimeoutError for a cluster that does not answer; RuntimeError, ValueError
+        # or Ray's own errors for a bad address or a version that does not match the cluster's.
         raise UsageError(f"cannot connect to the Ray cluster at {address}: {exc}") from exc
     try:
         alive = sorted((n for n in ray.nodes() if n.get("Alive")), key=lambda n: n["NodeID"])
@@ -57,7 +59,7 @@ def gather_ray(address: str, *, timeout: float) -> list[Member]:
                 continue
             try:
                 _, text, seconds = ray.get(ref, timeout=timeout)
-            except Exception as exc:  # the task raised, or its worker died
+            except ray.exceptions.RayError as exc:  # the task raised (RayTaskError), or its worker or node died
                 lines = str(exc).strip().splitlines() or [type(exc).__name__]
                 members.append(Member(node=name, state=MemberState.FAILED, detail=lines[-1]))
                 continue

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from compat.errors import UsageError
+from compat.errors import CompatError, UsageError
 from compat.model import codec
 from compat.model.facts import Facts, Launch, dump_facts
 from compat.model.fleet import Member, MemberState, PairTiming, RankTiming, Smoke
@@ -37,6 +37,13 @@ from compat.sources.probe.launch import probe_launch
 MAX_PAIRS = 64
 """Pairs of nodes the smoke test measures at most (the first ones in node order)."""
 _POLL = 0.05
+
+STORE_ERRORS: tuple[type[Exception], ...] = (RuntimeError, OSError, ValueError)
+"""What the launcher's store, rendezvous and a collective raise when a peer, the store or the network
+fails: torch.distributed's DistError family (DistStoreError, DistNetworkError, DistBackendError) and a
+collective's failure are RuntimeErrors; TimeoutError and ConnectionError are OSErrors; rendezvous
+raises ValueError for a missing or malformed MASTER_ADDR, and json does for a torn value in the store.
+Each is a rank's answer, never a crash of the job; anything else is a bug in compat and keeps its traceback."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,7 +167,7 @@ def gather_torch(
     try:
         store, rank, world = next(dist.rendezvous("env://", rank, world, timeout=timedelta(seconds=timeout)))
         store = dist.PrefixStore("compat-fleet", store)
-    except Exception as exc:  # no store: unreachable, refused, or the launcher's agent is gone
+    except STORE_ERRORS as exc:  # no store: unreachable, refused, or the launcher's agent is gone
         reason = f"the launcher's store at {where} could not be reached: {_why(exc)}"
         if rank != 0:
             return Departed(rank=rank, reason=reason)
@@ -181,7 +188,7 @@ def gather_torch(
         if rank == 0:
             for r in sorted(arrived):
                 payloads[r] = store.get(f"facts/{r}").decode("utf-8", "replace")
-    except Exception as exc:  # the store died or rank 0 never answered: a rank's answer, not a crash of the job
+    except STORE_ERRORS as exc:  # the store died or rank 0 never answered: a rank's answer, not a crash of the job
         if rank != 0:
             _finish(dist)
             return Departed(rank=rank, reason=f"the store at {where} failed: {_why(exc)}")
@@ -192,7 +199,8 @@ def gather_torch(
     if smoke and lost is None and len(arrived) == world:
         try:
             smoke_result = _smoke(dist, store, rank, world, local_rank, payloads, smoke_bytes, smoke_timeout)
-        except Exception as exc:  # the store failed under the smoke test: the facts are still reported
+        except (RuntimeError, OSError, ValueError, TypeError, LookupError) as exc:
+            # the store failed under the smoke test, or a rank posted a torn timing: the facts are still reported
             smoke_result = Smoke(backend="gloo", size_bytes=smoke_bytes, timeout_s=smoke_timeout, ranks=(), pairs=(),
                                  error=f"the store at {where} failed: {_why(exc)}") if rank == 0 else None
     if rank != 0:
@@ -212,7 +220,8 @@ def _payload(probe_facts: Callable[[], Facts], env: Mapping[str, str], local_ran
             doc["facts"] = dump_facts(probe_facts())
         else:
             doc["launch"] = codec.encode(probe_launch(None, environ=env))
-    except Exception as exc:  # a probe that fails on this rank is this rank's answer, not a crash of the job
+    except (CompatError, OSError) as exc:  # a probe that fails on this rank is this rank's answer, not a crash of the job
+        # (a bug in compat is not caught: its traceback is on this rank's stderr and the launcher names the rank)
         doc["error"] = f"{type(exc).__name__}: {exc}"
     doc["seconds"] = round(time.monotonic() - started, 3)
     return json.dumps(doc, sort_keys=True)
@@ -235,7 +244,7 @@ def _bounded(fn: Callable[[], Any], timeout: float) -> tuple[bool, Any]:
     def target() -> None:
         try:
             box.append(fn())
-        except Exception as exc:
+        except STORE_ERRORS as exc:
             box.append(exc)
 
     thread = threading.Thread(target=target, daemon=True, name="compat-fleet-collective")
@@ -307,7 +316,7 @@ def _smoke(dist: Any, store: Any, rank: int, world: int, local_rank: int, payloa
     else:
         try:
             store.wait(["layout"], timedelta(seconds=timeout))
-        except Exception:  # rank 0 is gone or late: it reports the smoke test, this rank has nothing to add
+        except STORE_ERRORS:  # rank 0 is gone or late: it reports the smoke test, this rank has nothing to add
             return None
         layout = json.loads(store.get("layout"))
     error = _form_group(dist, store, rank, world, timeout)
@@ -344,7 +353,7 @@ def _smoke(dist: Any, store: Any, rank: int, world: int, local_rank: int, payloa
                 dist.all_reduce(tensor, group=pg)
                 _sync(torch, use_nccl)
                 result: dict[str, Any] = {"seconds": time.perf_counter() - started}
-            except Exception as exc:
+            except STORE_ERRORS as exc:
                 result = {"error": f"{type(exc).__name__}: {exc}"}
             if rank == layout[a][0]:
                 store.set(f"smoke/pair/{a}/{b}", json.dumps(result))
@@ -406,7 +415,7 @@ def _finish(dist: Any) -> None:
     if dist.is_initialized():
         try:
             dist.destroy_process_group()
-        except Exception:
+        except STORE_ERRORS:
             pass  # leaving is best effort: the report is what matters
 
 

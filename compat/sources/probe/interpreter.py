@@ -105,7 +105,8 @@ for dist in md.distributions(path=sys.argv[1:] + sys.path):
             "requires": list(dist.requires or []),
             "installer": installer.strip() if installer and installer.strip() else None,
         })
-    except Exception as exc:
+    except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
+        # unreadable or torn metadata (permissions, not UTF-8, a field missing): this one is broken, the rest are read
         broken.append("%s: %s" % (getattr(dist, "_path", "?"), exc))
 def stamp(name):
     # Size and mtime of the files whose change would change what importing `name` reports

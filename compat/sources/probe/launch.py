@@ -74,14 +74,11 @@ def read_accelerate_config(path: Path | None, environ: Mapping[str, str]) -> Acc
 
 
 def parse_accelerate_config(text: str, *, path: str) -> AccelerateConfig | Unknown:
-    try:
-        if text.lstrip().startswith("{"):
-            data = json.loads(text)
-        else:
-            import yaml
+    import yaml
 
-            data = yaml.safe_load(text)
-    except Exception as exc:  # yaml.YAMLError or ValueError: a broken file is a fact, not a crash
+    try:
+        data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # a broken file is a fact, not a crash
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Unknown(reason=f"{path} is not valid YAML or JSON: {first}")
     if not isinstance(data, dict):

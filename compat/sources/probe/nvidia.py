@@ -177,26 +177,37 @@ class NvmlUnavailable(Exception):
     """NVML could not be initialized (no library, no driver loaded)."""
 
 
+def nvml_errors(nvml: Any) -> tuple[type[BaseException], ...]:
+    """What a call into `nvml` can raise on a host quirk: the library's own NVMLError (a missing
+    library and a missing symbol are NVMLError subclasses), OSError from loading it, and
+    ValueError, TypeError, AttributeError and LookupError for odd values and a library older than
+    the call (a function or a struct field it lacks). Anything else is a bug in compat."""
+    return (nvml.NVMLError, OSError, ValueError, TypeError, AttributeError, LookupError)
+
+
 def from_nvml(nvml: Any) -> Hardware:
     """Hardware facts through an NVML module (`pynvml`, or a fake with the same functions)."""
+    errors = nvml_errors(nvml)
     try:
         nvml.nvmlInit()
-    except Exception as exc:
+    except errors as exc:
         raise NvmlUnavailable(_nvml_text(exc)) from exc
     try:
         return _read_nvml(nvml)
     finally:
         try:
             nvml.nvmlShutdown()
-        except Exception:
+        except errors:
             pass
 
 
 def _read_nvml(nvml: Any) -> Hardware:
+    errors = nvml_errors(nvml)
+
     def ask(what: str, fn: Callable[[], Any]) -> Any:
         try:
             return fn()
-        except Exception as exc:
+        except errors as exc:
             return Unknown(reason=f"NVML {what}: {_nvml_text(exc)}")
 
     driver = ask("driver version", lambda: _str(nvml.nvmlSystemGetDriverVersion()))
@@ -230,6 +241,7 @@ _NVML_LEVELS = {
 
 def _nvml_links(nvml: Any, handles: list, buses: list) -> tuple[Link, ...]:
     levels = {getattr(nvml, name): kind for name, kind in _NVML_LEVELS.items() if hasattr(nvml, name)}
+    errors = nvml_errors(nvml)
     direct, to_switch = _nvlink_census(nvml, handles, buses)
     links = []
     for a in range(len(handles)):
@@ -243,12 +255,12 @@ def _nvml_links(nvml: Any, handles: list, buses: list) -> tuple[Link, ...]:
                 try:
                     level = nvml.nvmlDeviceGetTopologyCommonAncestor(handles[a], handles[b])
                     interconnect = levels.get(level, Unknown(reason=f"NVML topology level {level}"))
-                except Exception as exc:
+                except errors as exc:
                     interconnect = Unknown(reason=f"NVML topology: {_nvml_text(exc)}")
             try:
                 status = nvml.nvmlDeviceGetP2PStatus(handles[a], handles[b], nvml.NVML_P2P_CAPS_INDEX_READ)
                 p2p: bool | Unknown = status == nvml.NVML_P2P_STATUS_OK
-            except Exception as exc:
+            except errors as exc:
                 p2p = Unknown(reason=f"NVML P2P status: {_nvml_text(exc)}")
             links.append(Link(a=a, b=b, interconnect=interconnect, nvlinks=lanes, p2p=p2p))
     return tuple(links)
@@ -257,6 +269,7 @@ def _nvml_links(nvml: Any, handles: list, buses: list) -> tuple[Link, ...]:
 def _nvlink_census(nvml: Any, handles: list, buses: list) -> tuple[dict[tuple[int, int], int], dict[int, int]]:
     index_of = {_bus_key(bus): i for i, bus in enumerate(buses) if isinstance(bus, str)}
     switch_type = getattr(nvml, "NVML_NVLINK_DEVICE_TYPE_SWITCH", 2)
+    errors = nvml_errors(nvml)
     direct: dict[tuple[int, int], int] = {}
     to_switch: dict[int, int] = {}
     for i, h in enumerate(handles):
@@ -264,18 +277,18 @@ def _nvlink_census(nvml: Any, handles: list, buses: list) -> tuple[dict[tuple[in
             try:
                 if nvml.nvmlDeviceGetNvLinkState(h, link) != nvml.NVML_FEATURE_ENABLED:
                     continue
-            except Exception:
+            except errors:
                 break  # no NVLink on this GPU, or no more links
             try:
                 kind = nvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, link)
-            except Exception:
+            except errors:
                 kind = None
             if kind == switch_type:
                 to_switch[i] = to_switch.get(i, 0) + 1
                 continue
             try:
                 peer = index_of.get(_bus_key(_str(nvml.nvmlDeviceGetNvLinkRemotePciInfo(h, link).busId)))
-            except Exception:
+            except errors:
                 continue
             if peer is not None and peer > i:
                 direct[(i, peer)] = direct.get((i, peer), 0) + 1
@@ -304,7 +317,7 @@ def _str(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _nvml_text(exc: Exception) -> str:
+def _nvml_text(exc: BaseException) -> str:
     text = str(exc).strip()
     return text or type(exc).__name__
 
@@ -366,7 +379,7 @@ def nvml_child_main() -> None:
             report = {"hardware": codec.encode(from_nvml(pynvml))}
         except NvmlUnavailable as exc:
             report = {"unavailable": f"NVML: {exc}"}
-        except Exception as exc:  # odd values from a driver library: a reason, not a traceback
+        except nvml_errors(pynvml) as exc:  # odd values from a driver library: a reason, not a traceback
             report = {"unavailable": f"NVML: unexpected {type(exc).__name__}: {str(exc)[:200]}"}
     sys.stdout.write(NVML_MARK + json.dumps(report, default=str) + "\n")
     sys.stdout.flush()

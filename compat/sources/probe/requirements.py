@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.markers import InvalidMarker, Marker
+from packaging.markers import InvalidMarker, Marker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -96,7 +96,9 @@ def _applies(marker: Marker | None, markers: Mapping[str, str] | None) -> bool:
     env = dict(markers) if markers is not None else None
     try:
         return marker.evaluate(env)
-    except Exception:  # a marker naming a variable this environment lacks: pip installs nothing for it
+    except (UndefinedEnvironmentName, UndefinedComparison):
+        # a marker naming a variable this environment lacks, or comparing a version to a word: pip installs
+        # nothing for it
         return False
 
 

@@ -65,6 +65,8 @@ if importlib.util.find_spec("torch") is None:
 import torch  # a failure here is reported by the parent from stderr and the exit status
 
 def read(fn):
+    # The probe's child boundary: each read asks torch, whose failures have no closed list (RuntimeError from
+    # CUDA, AssertionError from a CPU build, AttributeError from an old release); each is that fact's reason.
     try:
         return fn()
     except Exception as exc:

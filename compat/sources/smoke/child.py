@@ -53,7 +53,9 @@ def step(name: str) -> Iterator[list[str]]:
         yield detail
     except Skip as why:
         emit(name, "skipped", time.monotonic() - started, str(why))
-    except BaseException as exc:  # SystemExit from a library is this step's failure too
+    except (Exception, SystemExit) as exc:
+        # smoke's child boundary: a step runs the judged stack, whose failures have no closed list, and a
+        # library's sys.exit() is that step's failure too. KeyboardInterrupt is not caught: it ends the run.
         traceback.print_exc()
         sys.stderr.flush()
         # The first line names the error; libraries append advice lines ("Try: pip install ...") after it.

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from compat.matrix.api_index import ApiImports, ApiKind, ApiLookup, ApiMatch, Span
-from compat.model.api_outcome import ApiOutcome
 from compat.model.unknown import Unknown
+from compat.timeline.records import ApiImports, ApiKind, ApiLookup, ApiMatch, ApiOutcome, Span
 
 SCHEMA_VERSION = 1
 """Version of the `matrix api --json` layout."""

@@ -1,7 +1,7 @@
 """The API timeline: what each indexed release of a tracked package defines, and what it imports.
 
 `compat matrix refresh --api` builds it from the code of every release's wheel (never installed or
-imported, see compat/maintain/api_extract.py); this module reads it, lazily, one package and one kind
+imported, see compat/timeline/extract.py); this module reads it, lazily, one package and one kind
 at a time.
 
 The interface others code against:
@@ -53,8 +53,6 @@ import gzip
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +61,7 @@ from packaging.version import Version
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
+from compat.timeline.records import ApiKind, ApiLookup, ApiMatch, ImportEdge, ImportKind, Span
 
 SCHEMA = 1
 IMPORTS = "imports"
@@ -83,49 +82,6 @@ def import_names(package: str) -> tuple[str, ...]:
     return TOP_LEVEL_NAMES.get(name, (name.replace("-", "_"),))
 
 
-class ApiKind(str, Enum):
-    """What a key names."""
-
-    MODULE = "module"
-    NAME = "name"
-    PARAM = "param"
-    CLI = "cli"
-    MODEL_TYPE = "model_type"
-
-
-class ImportKind(str, Enum):
-    """How an import runs."""
-
-    TOP_LEVEL = "top_level"
-    """At module level (or in a class body), unguarded: a failure breaks importing the module."""
-    GUARDED = "guarded"
-    """Inside try/except or an `if` at module level (availability or version checks)."""
-    LAZY = "lazy"
-    """Inside a function: runs only when it is called."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Span:
-    """Consecutive indexed releases where a key exists."""
-
-    first: str
-    """The first release (inclusive)."""
-    last: str
-    """The last release (inclusive)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ImportEdge:
-    """One import of another tracked package by a module of a release."""
-
-    module: str
-    """The importing module ("trl.core")."""
-    target: str
-    """The imported module ("transformers", "transformers.generation")."""
-    name: str | None
-    """The name imported from it (`from target import name`); None for `import target`."""
-    kind: ImportKind
-    """Whether a failure breaks importing the module."""
 
 
 _SPANS = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -275,41 +231,6 @@ class PackageApi:
         return rows
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApiMatch:
-    """One key and where it exists."""
-
-    kind: ApiKind
-    key: str
-    present: tuple[Span, ...]
-    """Empty when the key exists in no indexed release."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiLookup:
-    """The answer to `compat matrix api PACKAGE [NAME]`."""
-
-    package: str
-    query: str | None
-    """The NAME asked about; None for the package's summary."""
-    releases: tuple[str, ...]
-    """The indexed releases, oldest first."""
-    missing: tuple[tuple[str, str], ...]
-    """Releases not indexed, with why."""
-    counts: tuple[tuple[ApiKind, int], ...]
-    """How many keys of each kind were ever present."""
-    matches: tuple[ApiMatch, ...]
-    """Best first: the exact key asked for (present or not), then the same name elsewhere."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiImports:
-    """The answer to `compat matrix api PACKAGE==VERSION --imports OTHER`."""
-
-    package: str
-    release: str
-    other: str
-    edges: tuple[ImportEdge, ...] | Unknown
 
 
 _OTHER_MATCHES = 20
@@ -519,14 +440,7 @@ def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, sha
 __all__ = [
     "IMPORTS",
     "SCHEMA",
-    "ApiImports",
-    "ApiKind",
-    "ApiLookup",
-    "ApiMatch",
-    "ImportEdge",
-    "ImportKind",
     "PackageApi",
-    "Span",
     "api_dir",
     "check_api_dir",
     "decode_spans",

@@ -29,21 +29,14 @@ from packaging.version import Version
 
 from compat.atomic import write_atomic
 from compat.errors import PackageIndexError, UsageError
-from compat.maintain.api_extract import ModuleInfo, ReleaseApi, combine, extract_module, module_name
 from compat.maintain.index import IndexClient, IndexFile
 from compat.maintain.refresh import choose_file
 from compat.maintain.remote_zip import Member, RemoteZip
-from compat.matrix.api_index import (
-    IMPORTS,
-    SCHEMA,
-    ApiKind,
-    check_api_dir,
-    decode_spans,
-    encode_spans,
-    import_names,
-)
 from compat.matrix.releases import TRACKED
-from compat.model.api_outcome import ApiOutcome
+from compat.timeline.combine import ReleaseApi, combine
+from compat.timeline.extract import ModuleInfo, extract_module, module_name
+from compat.timeline.index import IMPORTS, SCHEMA, check_api_dir, decode_spans, encode_spans, import_names
+from compat.timeline.records import ApiKind, ApiOutcome
 
 API_PACKAGES: tuple[str, ...] = (
     "accelerate",

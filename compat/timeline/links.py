@@ -1,5 +1,5 @@
 """Links between releases: whether what one release imports from another tracked package exists in a
-release of that package, answered from the API timeline (compat/matrix/api_index.py).
+release of that package, answered from the API timeline (compat/timeline/index.py).
 
 doctor asks it about the installed set, lock and plan about each pair of pinned releases. A link is
 broken only where the index shows it: the imported name (or module) exists in some indexed release of
@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -20,8 +19,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from compat.errors import MatrixError
-from compat.matrix.api_index import ApiKind, ImportEdge, ImportKind, PackageApi, Span, indexed_packages, load_api
 from compat.model.unknown import Unknown
+from compat.timeline.index import PackageApi, indexed_packages, load_api
+from compat.timeline.records import ApiKind, BrokenLink, ImportEdge, ImportKind, Span
 
 NATIVE_NAMES = frozenset({"torch"})
 """Packages whose public names are mostly defined in compiled code, where the index sees only some."""
@@ -194,42 +194,6 @@ def newer(a: str, b: str) -> bool:
         return False
 
 
-@dataclass(frozen=True, kw_only=True)
-class BrokenLink:
-    """An import of one release that the release of the other package does not provide."""
-
-    importer: str
-    """The importing distribution ("trl")."""
-    importer_version: str
-    edge: ImportEdge
-    """The import: module, target, name, and whether it runs at import time."""
-    provider: str
-    """The imported distribution ("transformers")."""
-    provider_version: str
-    kind: ApiKind
-    key: str
-    """The index key that is missing ("transformers:top_k_top_p_filtering")."""
-    present: tuple[Span, ...]
-    """The provider releases where it exists."""
-    provider_fix: str | None
-    """A requirement on the provider under which the import resolves ("transformers<4.39.0")."""
-    importer_fix: str | None
-    """The first newer importer release that stops importing it ("trl>=0.8.0"); None when none does."""
-    on_demand: str | None = None
-    """For a top-level import: why its module does not load with the package (`on_demand`), if so."""
-    added_later: bool = False
-    """Every provider release that has it is newer than `provider_version`: the importer reaches for a
-    newer provider's API. Its own requirements are what say whether it supports this provider at all
-    (the requirements check judges them); where they admit it, the module that imports it is loaded
-    only with a newer provider (peft 0.21.2's transformers-v5 weight conversion, for one), so this
-    is no evidence that the package breaks. A name *removed* before `provider_version` is the
-    evidence: an old release's open upper bound meeting a newer provider."""
-
-    @property
-    def breaks_import(self) -> bool:
-        """An unguarded top-level import, in a module that loads with its package, of a name the provider
-        removed: importing the package fails."""
-        return self.edge.kind is ImportKind.TOP_LEVEL and self.on_demand is None and not self.added_later
 
 
 def _keys(edge: ImportEdge) -> tuple[tuple[ApiKind, str], ...]:
@@ -321,6 +285,24 @@ def broken_links(
     return tuple(out)
 
 
+def installed_set_links(source: ApiSource, installed: Mapping[str, str], *, feature_links: bool = False) -> Iterator[BrokenLink]:
+    """The broken links between the releases of an installed set (`{package: version}`), every ordered pair of the
+    packages the timeline can read: those that break importing a package; with `feature_links`, also those that break
+    only a feature (guarded, lazy, on-demand imports). A name only newer provider releases have is never one
+    (`BrokenLink.added_later`). Pairs the timeline cannot read decide nothing."""
+    tracked = sorted(p for p in installed if not isinstance(source.release(p, installed[p]), Unknown))
+    for importer in tracked:
+        for provider in tracked:
+            if provider == importer:
+                continue
+            links = broken_links(source, importer, installed[importer], provider, installed[provider])
+            if isinstance(links, Unknown):
+                continue
+            for link in links:
+                if not link.added_later and (link.breaks_import or feature_links):
+                    yield link
+
+
 def _has_fallback(source: ApiSource, edge: ImportEdge, same_name: Sequence[ImportEdge], provider: ReleaseApi, version: str) -> bool:
     """Whether the same module also imports the same name from elsewhere in the provider (`same_name`: its imports
     of that name), and that import may resolve: `try: from transformers.integrations import X except ImportError:
@@ -370,4 +352,4 @@ def _importer_fix(source: ApiSource, importer: ReleaseApi, version: str, provide
     return None
 
 
-__all__ = ["NATIVE_NAMES", "ApiSource", "BrokenLink", "ReleaseApi", "after", "broken_links", "newer", "on_demand", "resolves"]
+__all__ = ["NATIVE_NAMES", "ApiSource", "ReleaseApi", "after", "broken_links", "installed_set_links", "newer", "on_demand", "resolves"]

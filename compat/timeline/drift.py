@@ -1,0 +1,231 @@
+"""API drift: an import, attribute, argument, subcommand or model type that one side of a call
+expects and the other side's release does not have, answered from the API timeline.
+
+explain reads the question out of an exception (compat/explain/drift.py: what is missing, and who
+asked). `answer(question, facts, source)` looks both sides up in the index and says which side is too
+old or too new, the releases that work, and the fix for the installed versions.
+
+The answer never claims more than the index shows: a release that is not indexed, a callable that
+takes `**kwargs`, or a module the index does not know leaves the answer undecided, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from packaging.utils import canonicalize_name
+
+from compat.model.facts import Facts
+from compat.model.unknown import Unknown
+from compat.timeline.index import TOP_LEVEL_NAMES, PackageApi, import_names
+from compat.timeline.links import NATIVE_NAMES, ApiSource, after, newer
+from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, ImportKind, Missing, Span
+
+
+def distribution_of(import_name: str) -> str:
+    """The tracked distribution that installs top-level module `import_name`."""
+    for dist, names in TOP_LEVEL_NAMES.items():
+        if import_name in names:
+            return dist
+    return canonicalize_name(import_name)
+
+
+def _installed(facts: Facts | None, package: str | None) -> str | None:
+    if facts is None or package is None:
+        return None
+    dist = facts.package(package)
+    if dist is None or isinstance(dist, Unknown):
+        return None
+    return dist.public_version
+
+
+def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer | None:
+    """The index's answer; None when no indexed package is the callee."""
+    found = _locate(q, source)
+    if found is None:
+        return None
+    api, kind, key, callable_known = found
+    present = api.present(kind, key)
+    installed = _installed(facts, api.package)
+    removed_in = after(api, present[-1].last) if present else None
+    added_in = present[0].first if present and present[0].first != api.releases[0] else None
+    caller_dist = distribution_of(q.caller) if q.caller else None
+    if caller_dist == api.package:
+        caller_dist = None  # a package importing itself: the callee's own release is at fault
+    caller_installed = _installed(facts, caller_dist)
+    base = ApiAnswer(question=q, package=api.package, kind=kind, key=key, present=present, installed=installed,
+                     removed_in=removed_in, added_in=added_in, caller=caller_dist, caller_installed=caller_installed,
+                     caller_import=None, caller_fixed_in=None, drift=Drift.UNDECIDED, fix=())
+    if kind is ApiKind.NAME and api.package in NATIVE_NAMES:
+        return replace(base, reason=f"{api.package} defines most names in its C extension, which the index cannot read")
+    if not present:
+        if not callable_known and kind is ApiKind.PARAM:
+            return replace(base, reason=f"no indexed {api.package} release has {key}, but the callable may take it as **kwargs")
+        if not callable_known:
+            return replace(base, reason=f"{api.package}'s index does not know the owner of {key}")
+        return replace(base, drift=Drift.NEVER)
+    if q.missing is Missing.POSITIONAL:
+        return _positional(api, base, present)
+    if installed is not None:
+        has = api.has(kind, key, installed)
+        if isinstance(has, Unknown):
+            return replace(base, reason=has.reason)
+        if has:
+            return replace(base, drift=Drift.INSTALLED_HAS)
+        too_new = newer(installed, present[-1].last)
+    else:
+        too_new = removed_in is not None and added_in is None
+        if removed_in is None and added_in is None:
+            return replace(base, reason=f"every indexed {api.package} release has it")
+    fix: list[str] = []
+    caller_import = caller_fixed_in = None
+    if too_new and removed_in is not None:
+        fix.append(f"{api.package}<{removed_in}")
+        if kind in (ApiKind.NAME, ApiKind.MODULE) and caller_dist is not None:
+            caller_import, caller_fixed_in = _caller_side(source, caller_dist, caller_installed, api.package, q)
+            if caller_fixed_in is not None:
+                fix.append(f"{caller_dist}>={caller_fixed_in}")
+        drift = Drift.CALLEE_TOO_NEW
+    else:
+        span = next((s for s in present if installed is None or newer(s.first, installed)), present[-1])
+        upper = after(api, span.last) if span is not present[-1] else None
+        fix.append(f"{api.package}>={span.first}" + (f",<{upper}" if upper else ""))
+        drift = Drift.CALLEE_TOO_OLD
+        if kind in (ApiKind.NAME, ApiKind.MODULE) and caller_dist is not None:
+            caller_import, since = _caller_since(source, caller_dist, caller_installed, api.package, q)
+            if since is not None:
+                fix.append(f"{caller_dist}<{since}")
+                base = replace(base, caller_since=since)
+    return replace(base, caller_import=caller_import, caller_fixed_in=caller_fixed_in, drift=drift, fix=tuple(fix))
+
+
+def _positional(api: PackageApi, base: ApiAnswer, present: tuple[Span, ...]) -> ApiAnswer:
+    # The callee requires an argument its caller does not pass: the releases before the parameter
+    # existed are the ones that work (the index knows a parameter exists, not that it is required).
+    if present[0].first == api.releases[0]:
+        return replace(base, reason=f"every indexed {api.package} release since {api.releases[0]} has the parameter")
+    return replace(base, drift=Drift.CALLEE_TOO_NEW, fix=(f"{api.package}<{present[0].first}",))
+
+
+def _locate(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
+    """(callee index, kind, key, whether the index knows the owner of the key)."""
+    if q.missing in (Missing.IMPORT_NAME, Missing.ATTRIBUTE, Missing.MODULE):
+        assert q.module is not None
+        api = source.get(distribution_of(q.module.split(".")[0]))
+        if isinstance(api, Unknown):
+            return None
+        if q.missing is Missing.MODULE:
+            parent = q.module.rsplit(".", 1)[0]
+            return api, ApiKind.MODULE, q.module, bool(api.present(ApiKind.MODULE, parent))
+        return api, ApiKind.NAME, f"{q.module}:{q.name}", bool(api.present(ApiKind.MODULE, q.module))
+    if q.missing is Missing.MODEL_TYPE:
+        api = source.get(q.module or "transformers")
+        return None if isinstance(api, Unknown) else (api, ApiKind.MODEL_TYPE, q.name, bool(api.keys(ApiKind.MODEL_TYPE)))
+    if q.missing is Missing.CLI_CHOICE:
+        return _locate_cli(q, source)
+    return _locate_param(q, source)
+
+
+def _locate_cli(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
+    prog = (q.module or "").split(" ")[0].lower()
+    fallback = None
+    for package in source.indexed():
+        api = source.get(package)
+        if isinstance(api, Unknown):
+            continue
+        scripts = [k for k in api.keys(ApiKind.CLI) if " " not in k]
+        if prog in scripts:
+            return api, ApiKind.CLI, f"{prog} {q.name}", True
+        if fallback is None:
+            key = next((k for k in api.keys(ApiKind.CLI) if k.endswith(f" {q.name}")), None)
+            if key is not None:
+                fallback = (api, ApiKind.CLI, key, True)
+    return fallback
+
+
+def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
+    assert q.module is not None
+    qual = q.module.removesuffix(".__init__")
+    if "." not in q.module and not qual[:1].isupper():
+        return None  # a bare function name: too common a name to find its owner
+    head = qual.split(".", 1)[0]
+    caller = distribution_of(q.caller) if q.caller else None
+    # The caller's own package last: a package calling its own callable wrongly is a bug, not drift.
+    order = [p for p in source.indexed() if p != caller] + ([caller] if caller in source.indexed() else [])
+    for package in order:
+        # A callable's parameters are keyed under the shortest public module exposing it, the package
+        # itself for what it re-exports ("transformers:Trainer"): two lookups per package, never a
+        # listing of every parameter (transformers' alone are megabytes).
+        api = source.get(package)
+        if isinstance(api, Unknown):
+            continue
+        root = (api.top_level or import_names(package))[0]
+        if not api.present(ApiKind.NAME, f"{root}:{head}"):
+            continue
+        key = f"{root}:{qual}({q.name})"
+        # A parameter no release has may still be taken by **kwargs or missed: never "no release has it".
+        return api, ApiKind.PARAM, key, bool(api.present(ApiKind.PARAM, key))
+    return None
+
+
+def _caller_side(
+    source: ApiSource, caller: str, installed: str | None, callee: str, q: ApiQuestion,
+) -> tuple[ImportKind | None, str | None]:
+    """How the installed caller imports the missing key, and its first newer release that does not."""
+    api = source.get(caller)
+    if isinstance(api, Unknown):
+        return None, None
+
+    def edge(release: str) -> ImportKind | None | Unknown:
+        edges = source.imports(api, release, callee)
+        if isinstance(edges, Unknown):
+            return edges
+        kinds = [e.kind for e in edges if _imports_it(e.target, e.name, q)]
+        for k in (ImportKind.TOP_LEVEL, ImportKind.GUARDED, ImportKind.LAZY):
+            if k in kinds:
+                return k
+        return None
+
+    now = edge(installed) if installed is not None else None
+    kind = None if isinstance(now, Unknown) else now
+    later = [r for r in api.releases if installed is None or newer(r, installed)]
+    if installed is None:
+        # Without an installed release: the first release after the last that imported it.
+        importing = [r for r in api.releases if edge(r) not in (None,)]
+        if not importing:
+            return None, None
+        later = [r for r in api.releases if newer(r, importing[-1])]
+    for r in later:
+        if edge(r) is None:
+            return kind, r
+    return kind, None
+
+
+def _caller_since(
+    source: ApiSource, caller: str, installed: str | None, callee: str, q: ApiQuestion,
+) -> tuple[ImportKind | None, str | None]:
+    """How the installed caller imports the key, and the first caller release that imports it at all
+    (None when the oldest indexed release already does: no older caller avoids it)."""
+    api = source.get(caller)
+    if isinstance(api, Unknown):
+        return None, None
+
+    def kind_in(release: str) -> ImportKind | None | Unknown:
+        edges = source.imports(api, release, callee)
+        if isinstance(edges, Unknown):
+            return edges
+        kinds = {e.kind for e in edges if _imports_it(e.target, e.name, q)}
+        return next((k for k in (ImportKind.TOP_LEVEL, ImportKind.GUARDED, ImportKind.LAZY) if k in kinds), None)
+
+    now = kind_in(installed) if installed is not None else None
+    first = next((r for r in api.releases if isinstance(kind_in(r), ImportKind)), None)
+    return (None if isinstance(now, Unknown) else now), (first if first is not None and first != api.releases[0] else None)
+
+
+def _imports_it(target: str, name: str | None, q: ApiQuestion) -> bool:
+    if q.missing is Missing.MODULE:
+        return target == q.module or target.startswith(f"{q.module}.") or (name is not None and f"{target}.{name}" == q.module)
+    return target == q.module and name == q.name
+
+
+__all__ = ["answer", "distribution_of"]

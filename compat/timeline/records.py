@@ -1,0 +1,229 @@
+"""The records of the API timeline: what a key names, where it exists, how an import runs, and the
+answers the timeline gives (a lookup, a broken link, an API drift, what a refresh did)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from compat.model.unknown import Unknown
+
+
+class ApiKind(str, Enum):
+    """What a key names."""
+
+    MODULE = "module"
+    NAME = "name"
+    PARAM = "param"
+    CLI = "cli"
+    MODEL_TYPE = "model_type"
+
+
+class ImportKind(str, Enum):
+    """How an import runs."""
+
+    TOP_LEVEL = "top_level"
+    """At module level (or in a class body), unguarded: a failure breaks importing the module."""
+    GUARDED = "guarded"
+    """Inside try/except or an `if` at module level (availability or version checks)."""
+    LAZY = "lazy"
+    """Inside a function: runs only when it is called."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Span:
+    """Consecutive indexed releases where a key exists."""
+
+    first: str
+    """The first release (inclusive)."""
+    last: str
+    """The last release (inclusive)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportEdge:
+    """One import of another tracked package by a module of a release."""
+
+    module: str
+    """The importing module ("trl.core")."""
+    target: str
+    """The imported module ("transformers", "transformers.generation")."""
+    name: str | None
+    """The name imported from it (`from target import name`); None for `import target`."""
+    kind: ImportKind
+    """Whether a failure breaks importing the module."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiMatch:
+    """One key and where it exists."""
+
+    kind: ApiKind
+    key: str
+    present: tuple[Span, ...]
+    """Empty when the key exists in no indexed release."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiLookup:
+    """The answer to `compat matrix api PACKAGE [NAME]`."""
+
+    package: str
+    query: str | None
+    """The NAME asked about; None for the package's summary."""
+    releases: tuple[str, ...]
+    """The indexed releases, oldest first."""
+    missing: tuple[tuple[str, str], ...]
+    """Releases not indexed, with why."""
+    counts: tuple[tuple[ApiKind, int], ...]
+    """How many keys of each kind were ever present."""
+    matches: tuple[ApiMatch, ...]
+    """Best first: the exact key asked for (present or not), then the same name elsewhere."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiImports:
+    """The answer to `compat matrix api PACKAGE==VERSION --imports OTHER`."""
+
+    package: str
+    release: str
+    other: str
+    edges: tuple[ImportEdge, ...] | Unknown
+
+
+@dataclass(frozen=True, kw_only=True)
+class BrokenLink:
+    """An import of one release that the release of the other package does not provide."""
+
+    importer: str
+    """The importing distribution ("trl")."""
+    importer_version: str
+    edge: ImportEdge
+    """The import: module, target, name, and whether it runs at import time."""
+    provider: str
+    """The imported distribution ("transformers")."""
+    provider_version: str
+    kind: ApiKind
+    key: str
+    """The index key that is missing ("transformers:top_k_top_p_filtering")."""
+    present: tuple[Span, ...]
+    """The provider releases where it exists."""
+    provider_fix: str | None
+    """A requirement on the provider under which the import resolves ("transformers<4.39.0")."""
+    importer_fix: str | None
+    """The first newer importer release that stops importing it ("trl>=0.8.0"); None when none does."""
+    on_demand: str | None = None
+    """For a top-level import: why its module does not load with the package (`on_demand`), if so."""
+    added_later: bool = False
+    """Every provider release that has it is newer than `provider_version`: the importer reaches for a
+    newer provider's API. Its own requirements are what say whether it supports this provider at all
+    (the requirements check judges them); where they admit it, the module that imports it is loaded
+    only with a newer provider (peft 0.21.2's transformers-v5 weight conversion, for one), so this
+    is no evidence that the package breaks. A name *removed* before `provider_version` is the
+    evidence: an old release's open upper bound meeting a newer provider."""
+
+    @property
+    def breaks_import(self) -> bool:
+        """An unguarded top-level import, in a module that loads with its package, of a name the provider
+        removed: importing the package fails."""
+        return self.edge.kind is ImportKind.TOP_LEVEL and self.on_demand is None and not self.added_later
+
+
+class Missing(str, Enum):
+    """What the message says is not there."""
+
+    IMPORT_NAME = "import-name"
+    MODULE = "module"
+    ATTRIBUTE = "attribute"
+    KEYWORD = "keyword"
+    """An argument the callee does not accept."""
+    POSITIONAL = "positional"
+    """A required argument the caller does not pass."""
+    CLI_CHOICE = "cli-choice"
+    MODEL_TYPE = "model-type"
+
+
+class Drift(str, Enum):
+    """Which side is wrong, as far as the index shows."""
+
+    CALLEE_TOO_NEW = "callee-too-new"
+    """The callee's release no longer has it (removed in a later release than the caller expects)."""
+    CALLEE_TOO_OLD = "callee-too-old"
+    """The callee's release does not have it yet."""
+    NEVER = "never"
+    """No indexed release of the callee ever had it: a typo or a user error, not the environment."""
+    INSTALLED_HAS = "installed-has"
+    """The installed callee has it: the log comes from another environment."""
+    UNDECIDED = "undecided"
+    """The index cannot say (see `reason`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiQuestion:
+    """What one exception says is missing, and who asked."""
+
+    missing: Missing
+    name: str
+    """The missing name, argument, subcommand or model type as the message spells it."""
+    module: str | None
+    """The module the message names ("transformers"), the callable's qualname for arguments
+    ("TrainingArguments.__init__"), the script for a subcommand; None when not named."""
+    caller: str | None
+    """The top-level package of the innermost frame (import name, "trl"); None for the user's code."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiAnswer:
+    """The index's answer to one question."""
+
+    question: ApiQuestion
+    package: str | None
+    """The callee's distribution ("transformers"); None when the index knows no callee."""
+    kind: ApiKind | None
+    key: str | None
+    """The index key looked up ("transformers:top_k_top_p_filtering")."""
+    present: tuple[Span, ...]
+    """Where the key exists; empty when it never does."""
+    drift: Drift
+    installed: str | None
+    """The callee's installed version (from the facts); None when not known."""
+    removed_in: str | None
+    """The first indexed release after the key's last range; None when the newest has it."""
+    added_in: str | None
+    """The first release of the key's ranges when an older indexed release lacks it."""
+    caller: str | None
+    """The caller's distribution; None for the user's code."""
+    caller_installed: str | None
+    """The caller's installed version; None when not known."""
+    caller_import: ImportKind | None
+    """How the caller's installed release imports the key (top level, guarded, lazy); None when not known."""
+    caller_fixed_in: str | None
+    """The first caller release newer than the installed one that no longer imports the key."""
+    fix: tuple[str, ...]
+    """Requirements, each of which alone fixes it for this environment (callee first)."""
+    caller_since: str | None = None
+    """For a callee too old: the first caller release that imports the key (older ones do not)."""
+    reason: str | None = None
+    """Why the answer is undecided."""
+
+    @property
+    def decided(self) -> bool:
+        """Whether the index names the side at fault (or says the name never existed)."""
+        return self.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.NEVER)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiOutcome:
+    """What a refresh did to one package's API index."""
+
+    package: str
+    releases: int
+    """Releases indexed after the refresh."""
+    added: int
+    """Releases extracted by this refresh."""
+    missing: int
+    """Releases recorded as not indexed (no readable file)."""
+    requests: int
+    """HTTP requests this package cost."""
+    seconds: float
+    """Wall time spent on this package."""

@@ -1,0 +1,93 @@
+"""The four verdicts on the project's logs: known, known-usage, unknown-environment, not-environment,
+each with the reasons it rests on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from compat.explain.match import explain
+from compat.explain.verdict import Clue, ErrorVerdict
+from compat.report.explain import render_json, render_text
+from tests.support.paths import LOGS
+
+# The kinds of error that speak of a library and what it was combined with (issue 23: never
+# `not-environment` when a package's own frame raised them).
+LIBRARY_KINDS = ("ImportError", "ModuleNotFoundError", "AttributeError", "TypeError", "OSError", "NameError")
+
+
+def _every_log():
+    return sorted(p for p in LOGS.rglob("*.log") if p.is_file())
+
+
+@pytest.mark.parametrize("log", _every_log(), ids=lambda p: str(p.relative_to(LOGS)))
+def test_an_error_raised_inside_a_package_is_never_not_environment(log, catalog):
+    result = explain([log.read_bytes()], catalog)
+    for e in result.errors:
+        frame = e.root.innermost
+        if frame is not None and frame.package is not None and e.root.short_type in LIBRARY_KINDS:
+            assert e.verdict is not ErrorVerdict.NOT_ENVIRONMENT, (log.name, e.root.type, e.root.message[:120])
+        assert e.reasons, (log.name, e.verdict)  # every verdict says what it rests on
+
+
+def test_every_usage_signature_is_known_usage_on_its_own_log(catalog):
+    usage = [s for s in catalog.signatures if s.usage]
+    assert len(usage) >= 10
+    for sig in usage:
+        log = LOGS / f"{sig.id}.log"
+        result = explain([log.read_bytes()], catalog)
+        assert sig.id in [m.signature.id for m in result.matches], sig.id
+        if all(m.signature.usage or m.signature.wrapper for m in result.matches):
+            assert result.verdict is ErrorVerdict.KNOWN_USAGE, sig.id
+            assert result.known  # a named cause: explain exits 0
+    assert not any(s.usage for s in catalog.signatures if s.id.startswith(("cuda-driver", "flash-attn-undefined", "nccl-")))
+
+
+def test_a_usage_mistake_reads_as_one_in_text_and_json(catalog):
+    result = explain([(LOGS / "tokenizer-no-chat-template.log").read_bytes()], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN_USAGE
+    assert "Verdict: a configuration mistake compat recognises, not the environment (known-usage)." in render_text(result)
+    doc = json.loads(render_json(result))
+    assert doc["verdict"] == "known-usage"
+    assert any("tokenizer-no-chat-template" in r for e in doc["errors"] for r in e["reasons"])
+
+
+_USER_KEYERROR = """Traceback (most recent call last):
+  File "/home/me/train.py", line 41, in <module>
+    row = batch["chosen"]
+KeyError: 'chosen'
+"""
+
+_LIBRARY_RUNTIME = """Traceback (most recent call last):
+  File "/home/me/train.py", line 12, in <module>
+    trainer.train()
+  File "/opt/venv/lib/python3.11/site-packages/trl/trainer/grpo_trainer.py", line 880, in _generate
+    self.llm.collective_rpc("reload_weights")
+  File "/opt/venv/lib/python3.11/site-packages/vllm/v1/engine/core_client.py", line 301, in collective_rpc
+    raise RuntimeError(f"Worker failed with error '{err}'")
+RuntimeError: Worker failed with error 'engine core dead'
+"""
+
+
+def test_not_environment_says_where_the_error_was_raised(catalog):
+    result = explain([_USER_KEYERROR.encode()], catalog)
+    (error,) = result.errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert error.reasons == ("raised in your own code (/home/me/train.py:41)",)
+    assert "why: raised in your own code (/home/me/train.py:41)" in render_text(result)
+
+
+def test_an_error_a_package_raised_is_about_the_environment(catalog):
+    result = explain([_LIBRARY_RUNTIME.encode()], catalog)
+    (error,) = result.errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues
+    assert [p.name for p in error.packages] == ["vllm", "trl"]
+
+
+def test_a_stated_mismatch_is_known_with_its_command(catalog):
+    text = "ImportError: peft>=0.15.0 is required for a normal functioning of this module, but found peft==0.14.0.\n"
+    result = explain([text.encode()], catalog)
+    (error,) = result.errors
+    assert error.verdict is ErrorVerdict.KNOWN and error.reasons == ("it states peft>=0.15.0, found 0.14.0",)
+    assert "python -m pip install 'peft>=0.15.0'" in render_text(result)
