@@ -13,7 +13,6 @@ CROSS_CUTTING = {"docs", "fault", "gates", "golden", "machines", "docker"}
 OTHER = {
     "api": "compat/api.py (a package once split)",
     "top": "the modules at the top of compat/",
-    "timeline": "the API timeline, in compat/timeline/ once its modules move there",
 }
 HELPERS = {"data", "support"}
 
