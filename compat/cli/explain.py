@@ -9,46 +9,19 @@ from contextlib import contextmanager
 import typer
 
 from compat.cli import app
-from compat.cli._common import (
-    AccelerateOpt,
-    ConfigOpt,
-    DriverOpt,
-    FactsOpt,
-    GpusOpt,
-    JsonOpt,
-    LauncherOpt,
-    MatrixOpt,
-    NoConfigOpt,
-    PythonOpt,
-    ReportUrlOpt,
-    ScriptOpt,
-    declared,
-    environment,
-    overlays,
-    settings,
-    terminal,
-)
+from compat.cli._common import settings, terminal
 from compat.cli.exit_codes import ExitCode, documents_exits
+from compat.cli.options import CONFIG, ENVIRONMENT, HARDWARE, LINKS, OUTPUT, Shared, shared
 
 
 @app.command()
 @documents_exits("explain")
+@shared("explain", ENVIRONMENT, HARDWARE, CONFIG, OUTPUT, LINKS)
 def explain(
+    opts: Shared,
     log: str = typer.Argument("-", metavar="LOG", help="Log file (plain or .gz); '-' reads standard input."),
-    json_out: JsonOpt = False,
     top: int | None = typer.Option(None, "--top", min=1, metavar="N", help="Show at most N matches."),
     no_env: bool = typer.Option(False, "--no-env", help="Do not probe this environment; rank by the log alone."),
-    python: PythonOpt = None,
-    facts: FactsOpt = None,
-    gpus: GpusOpt = None,
-    driver: DriverOpt = None,
-    launcher: LauncherOpt = None,
-    accelerate_config: AccelerateOpt = None,
-    script: ScriptOpt = None,
-    matrix: MatrixOpt = None,
-    config: ConfigOpt = None,
-    no_config: NoConfigOpt = False,
-    report_url: ReportUrlOpt = None,
 ) -> None:
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
 
@@ -56,32 +29,13 @@ def explain(
     name) or not-environment.
     """
     from compat import api
-    from compat.report.explain import render_json, render_text
+    from compat.report.formats import render
 
-    request = api.ExplainRequest(
-        environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
-        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
-        matrix=overlays(matrix),
-        settings=settings(),
-        config=config,
-        find_config=not no_config,
-        use_environment=not no_env,
-    )
+    request = opts.request(api.ExplainRequest, use_environment=not no_env)
     with _progress(log, api.log_size(log)) as progress:
         result = api.explain(request, api.read_log(log), progress)
-    if json_out:
-        sys.stdout.write(render_json(result, top=top))
-    else:
-        style = terminal(sys.stdout)
-        # Wrapped to a terminal (or COLUMNS); a pipe or a file gets one line per item, for grep.
-        wrap = style.width if style.sized else None
-        sys.stdout.write(render_text(result, top=top, width=wrap, color=style.color))
-    base = report_url or settings().report_url
-    if base and not json_out:
-        from compat.report.links import render_pages
-
-        ids = [m.signature.id for m in result.matches]
-        sys.stdout.write(render_pages(ids[:top] if top else ids, base))
+    shown = opts.presentation(top=top, report_url=opts.report_url or settings().report_url)
+    opts.emit(render("explain", opts.format, result, shown))
     raise typer.Exit(ExitCode.OK if result.known else ExitCode.VERDICT)
 
 

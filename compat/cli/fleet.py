@@ -10,9 +10,10 @@ from typing import Annotated
 import typer
 
 from compat.cli import app
-from compat.cli._common import ConfigOpt, JsonOpt, MatrixOpt, NoConfigOpt, overlays, settings
+from compat.cli._common import settings
 from compat.cli.doctor import FailOn
 from compat.cli.exit_codes import ExitCode, documents_exits
+from compat.cli.options import CONFIG, OUTPUT, Shared, shared
 
 BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
@@ -25,7 +26,9 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a ch
 
 @app.command()
 @documents_exits("fleet")
+@shared("fleet", ("matrix",), CONFIG, OUTPUT)
 def fleet(
+    opts: Shared,
     directory: Path | None = typer.Argument(None, metavar="DIR", help="A directory of `compat facts` files, one per node (NODE.json)."),
     slurm: bool = typer.Option(False, "--slurm", help="Inside a Slurm allocation: srun `compat facts` on every node first."),
     ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help="A Ray cluster: a facts task on every alive node."),
@@ -38,14 +41,10 @@ def fleet(
         120.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS",
         help="Seconds allowed to gathering; a node slower than this is reported.",
     ),
-    json_out: JsonOpt = False,
     fail_on: Annotated[FailOn | None, typer.Option(
         "--fail-on", help="Exit 1 when a difference or finding has this severity or worse (default: the config's fail-on, else error).",
     )] = None,
     strict: StrictOpt = False,
-    matrix: MatrixOpt = None,
-    config: ConfigOpt = None,
-    no_config: NoConfigOpt = False,
 ) -> None:
     """Judge every node of a multi-node job: doctor on each, then what differs between them."""
     from compat import api
@@ -53,57 +52,40 @@ def fleet(
 
     report = api.fleet(api.FleetRequest(
         directory=directory, slurm=slurm, ray=ray, out=out, baseline=baseline, world_size=world_size,
-        timeout=timeout, fail_on=Severity(fail_on.value) if fail_on else None, strict=strict, matrix=overlays(matrix),
-        settings=settings(), config=config, find_config=not no_config,
+        timeout=timeout, fail_on=Severity(fail_on.value) if fail_on else None, strict=strict, matrix=opts.matrix,
+        settings=settings(), config=opts.config, find_config=opts.find_config,
     ))
-    _emit(report, json_out=json_out, output=None)
+    from compat.report.formats import render
+
+    opts.emit(render("fleet", opts.format, report, opts.presentation()))
     raise typer.Exit(ExitCode.VERDICT if report.failed else ExitCode.OK)
-
-
-def _emit(report: object, *, json_out: bool, output: Path | None) -> None:
-    from compat.model.fleet import FleetReport
-    from compat.report.fleet import render_json, render_text
-
-    assert isinstance(report, FleetReport)
-    text = render_json(report) if json_out else render_text(report, color=output is None and sys.stdout.isatty())
-    if output is None:
-        sys.stdout.write(text)
-        return
-    from compat.cli._output import write_file
-    from compat.errors import UsageError
-
-    try:
-        write_file(output, text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from exc
 
 
 gather_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 @gather_app.command()
+@shared("fleet", ("matrix",), OUTPUT)
 def gather(
+    opts: Shared,
     smoke: bool = typer.Option(False, "--smoke", help="Also run a short all-reduce on the job's backend (NCCL on GPUs, else gloo)."),
     smoke_mib: float = typer.Option(8.0, "--smoke-mib", min=0.001, max=2.0**20, help="MiB per all-reduce of the smoke test."),
     smoke_timeout: float = typer.Option(30.0, "--smoke-timeout", min=1.0, max=MAX_SECONDS, help="Seconds allowed to the smoke test."),
     timeout: float = typer.Option(
         60.0, "--timeout", min=1.0, max=MAX_SECONDS, metavar="SECONDS", help="Seconds rank 0 waits for every rank's facts.",
     ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Rank 0 writes the report here instead of standard output."),
     save: Path | None = typer.Option(None, "--save", help="Rank 0 saves each node's facts here (NODE.json), for a later --baseline."),
     baseline: BaselineOpt = None,
-    json_out: JsonOpt = False,
     fail_on: FailOnOpt = FailOn.error,
     strict: StrictOpt = False,
-    matrix: MatrixOpt = None,
 ) -> None:
-    """Run on every rank (torchrun ... -m compat.fleet): gather every rank's facts; rank 0 reports."""
+    """Run on every rank (torchrun ... -m compat.fleet): gather every rank's facts; rank 0 reports (-o: to a file)."""
     from compat import api
     from compat.model.findings import Severity
 
     report = api.fleet_torch(api.FleetRequest(
         timeout=timeout, smoke=smoke, smoke_bytes=max(4, int(smoke_mib * 2**20)) // 4 * 4, smoke_timeout=smoke_timeout,
-        out=save, baseline=baseline, fail_on=Severity(fail_on.value), strict=strict, matrix=overlays(matrix),
+        out=save, baseline=baseline, fail_on=Severity(fail_on.value), strict=strict, matrix=opts.matrix,
         settings=settings(),
     ))
     code = 0
@@ -112,7 +94,9 @@ def gather(
         # torchrun stop every rank, rank 0's report included.
         typer.echo(f"compat: warning: {report}", err=True)
     elif report is not None:
-        _emit(report, json_out=json_out, output=output)
+        from compat.report.formats import render
+
+        opts.emit(render("fleet", opts.format, report, opts.presentation()))
         code = 1 if report.failed else 0
     sys.stdout.flush()
     sys.stderr.flush()

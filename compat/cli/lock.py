@@ -9,31 +9,9 @@ from pathlib import Path
 import typer
 
 from compat.cli import app
-from compat.cli._common import (
-    AccelerateOpt,
-    ConfigOpt,
-    DriverOpt,
-    FactsOpt,
-    GpusOpt,
-    JsonOpt,
-    LauncherOpt,
-    MatrixOpt,
-    NoConfigOpt,
-    PythonOpt,
-    ScriptOpt,
-    declared,
-    environment,
-    overlays,
-    search_progress,
-    settings,
-)
+from compat.cli._common import search_progress
 from compat.cli.exit_codes import ExitCode, documents_exits
-
-
-class Format(str, Enum):
-    requirements = "requirements"
-    constraints = "constraints"
-    json = "json"
+from compat.cli.options import CONFIG, ENVIRONMENT, FORMAT, HARDWARE, OUTPUT, Shared, shared
 
 
 class InstallerChoice(str, Enum):
@@ -54,23 +32,14 @@ MinorCompatOpt = typer.Option(
 
 @app.command()
 @documents_exits("lock")
+@shared("lock", HARDWARE, ENVIRONMENT, CONFIG, FORMAT)
 def lock(
+    opts: Shared,
     targets: list[str] = typer.Argument(..., metavar="TARGET", help="Requirements to lock: trl[vllm], vllm>=0.7.2, flash-attn, ..."),
-    fmt: Format = typer.Option(Format.requirements, "--format", help="requirements (pip -r), constraints (pip -c) or json."),
-    gpus: GpusOpt = None,
-    driver: DriverOpt = None,
     python_version: str | None = PyVersionOpt,
     platform: str | None = PlatformOpt,
-    launcher: LauncherOpt = None,
     prefer_installed: bool = typer.Option(False, "--prefer-installed", help="Prefer the installed version of each package."),
     minor_compat: bool = MinorCompatOpt,
-    python: PythonOpt = None,
-    facts: FactsOpt = None,
-    accelerate_config: AccelerateOpt = None,
-    script: ScriptOpt = None,
-    matrix: MatrixOpt = None,
-    config: ConfigOpt = None,
-    no_config: NoConfigOpt = False,
     exclude_newer: str | None = typer.Option(
         None, "--exclude-newer", metavar="DATE",
         help="Only releases uploaded on or before this date (2025-03-01), as uv's --exclude-newer.",
@@ -103,7 +72,8 @@ def lock(
     from compat import api
     from compat.cli._output import write_file
     from compat.errors import UsageError
-    from compat.report.lock import LockFormat, render_conflict, render_full, render_lock
+    from compat.report.formats import render
+    from compat.report.lock import render_conflict
 
     pylock = output is not None and output.suffix == ".toml"
     if pylock and output is not None and not (output.name == "pylock.toml" or output.name.startswith("pylock.")):
@@ -112,16 +82,11 @@ def lock(
                          "use a .txt name for requirements")
     if pylock and not full:
         raise UsageError(f"{output}: a pylock.toml lists every file with its hash; add --full")
-    if pylock and fmt is not Format.requirements:
-        raise UsageError(f"{output}: a pylock.toml is written as PEP 751; --format {fmt.value} does not apply")
-    request = api.LockRequest(
+    if pylock and opts.format != "requirements":
+        raise UsageError(f"{output}: a pylock.toml is written as PEP 751; --format {opts.format} does not apply")
+    request = opts.request(
+        api.LockRequest,
         targets=tuple(targets),
-        environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
-        declared=declared(gpus=gpus, driver=driver, launcher=launcher),
-        matrix=overlays(matrix),
-        settings=settings(),
-        config=config,
-        find_config=not no_config,
         python_version=python_version,
         platform=platform,
         prefer_installed=prefer_installed,
@@ -151,7 +116,7 @@ def lock(
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(ExitCode.VERDICT)
-    text = render_full(result) if isinstance(result, api.FullLock) else render_lock(result, LockFormat(fmt.value))
+    text = render("lock", opts.format, result)
     if isinstance(result, api.FullLock) and result.text is None:
         typer.echo(f"compat: partial lock (--allow-partial): only the {len(result.lock.pins)} tracked pins, "
                    "unhashed; uv pip compile could not close the set", err=True)
@@ -167,39 +132,25 @@ def lock(
 
 @app.command()
 @documents_exits("plan")
+@shared("plan", HARDWARE, ENVIRONMENT, CONFIG, OUTPUT)
 def plan(
+    opts: Shared,
     targets: list[str] = typer.Argument(
         None, metavar="TARGET", help="Where to go (default: the installed top-level tracked packages, fixed).",
     ),
-    json_out: JsonOpt = False,
     installer: InstallerChoice = typer.Option(InstallerChoice.pip, "--installer", help="Print pip or uv commands."),
     latest: bool = typer.Option(False, "--latest", help="Newest compatible versions instead of keeping what is installed."),
-    gpus: GpusOpt = None,
-    driver: DriverOpt = None,
-    launcher: LauncherOpt = None,
     minor_compat: bool = MinorCompatOpt,
-    python: PythonOpt = None,
-    facts: FactsOpt = None,
-    accelerate_config: AccelerateOpt = None,
-    script: ScriptOpt = None,
-    matrix: MatrixOpt = None,
-    config: ConfigOpt = None,
-    no_config: NoConfigOpt = False,
 ) -> None:
     """Print the ordered commands that take this environment to a good set; compat installs nothing."""
     from compat import api
+    from compat.report.formats import render
     from compat.report.lock import render_conflict
-    from compat.report.plan import render_json, render_text
 
     with search_progress() as progress:
-        result = api.plan(api.PlanRequest(
+        result = api.plan(opts.request(
+            api.PlanRequest,
             targets=tuple(targets or ()),
-            environment=environment(python=python, facts=facts, accelerate_config=accelerate_config, script=script),
-            declared=declared(gpus=gpus, driver=driver, launcher=launcher),
-            matrix=overlays(matrix),
-            settings=settings(),
-            config=config,
-            find_config=not no_config,
             latest=latest,
             minor_compat=minor_compat,
             installer=api.Installer(installer.value),
@@ -207,5 +158,5 @@ def plan(
     if isinstance(result, api.Conflict):
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(ExitCode.NO_COMPATIBLE_SET)
-    sys.stdout.write(render_json(result) if json_out else render_text(result))
+    opts.emit(render("plan", opts.format, result, opts.presentation()))
     raise typer.Exit(ExitCode.VERDICT if result.steps else ExitCode.OK)

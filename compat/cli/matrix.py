@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from compat.cli import app
-from compat.cli._common import JsonOpt, MatrixOpt, overlays, settings, terminal
+from compat.cli._common import overlays, settings, terminal
 from compat.cli.exit_codes import ExitCode, documents_exits
+from compat.cli.options import JsonOpt, MatrixOpt
 
 matrix_app = typer.Typer(
     name="matrix",

@@ -3,41 +3,27 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 
 import typer
 
 from compat.cli import app
-from compat.cli._common import AccelerateOpt, JsonOpt, MatrixOpt, PythonOpt, ScriptOpt, environment, overlays, settings
-
-
-class SmokeFormat(str, Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    junit = "junit"
+from compat.cli.options import OUTPUT, Shared, shared
 
 
 @app.command()
+@shared("smoke", ("python", "script", "accelerate_config", "matrix"), OUTPUT)
 def smoke(
-    python: PythonOpt = None,
+    opts: Shared,
     trainer: str | None = typer.Option(
         None, "--trainer", metavar="NAMES",
         help="TRL trainers to run two steps of: sft, dpo, grpo (comma-separated; default: those --script uses, else sft).",
     ),
-    script: ScriptOpt = None,
-    accelerate_config: AccelerateOpt = None,
     processes: int = typer.Option(
         2, "--processes", min=1, metavar="N", help="Processes of the `accelerate launch` training run (1: none).",
     ),
     budget: float = typer.Option(
         900.0, "--budget", min=10.0, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",
     ),
-    json_out: JsonOpt = False,
-    output_format: SmokeFormat | None = typer.Option(
-        None, "--format", show_default=False, help="Output format: text (default), json (as --json), markdown, junit.",
-    ),
-    matrix: MatrixOpt = None,
 ) -> None:
     """Run the stack for real: import, device, collective, kernels, serve and two training steps per trainer on a
     tiny model built in place, each stage in a child process of the judged interpreter with a time bound.
@@ -49,22 +35,14 @@ def smoke(
     from compat.report import smoke as words
     from compat.smoke.plan import parse_trainers
 
-    if json_out and output_format not in (None, SmokeFormat.json):
-        from compat.errors import UsageError
-
-        raise UsageError("--json and --format name different formats; give one")
-    fmt = SmokeFormat.json if json_out else (output_format or SmokeFormat.text)
-
     def progress(result: object) -> None:
         if sys.stderr.isatty():
             sys.stderr.write(words.render_progress(result))  # type: ignore[arg-type]
 
-    report = api.smoke(api.SmokeRequest(
-        environment=environment(python=python, accelerate_config=accelerate_config, script=script),
-        trainers=parse_trainers(trainer) if trainer is not None else (),
-        budget=budget, processes=processes, matrix=overlays(matrix), settings=settings(),
+    report = api.smoke(opts.request(
+        api.SmokeRequest, trainers=parse_trainers(trainer) if trainer is not None else (), budget=budget, processes=processes,
     ), progress)
-    render = {SmokeFormat.text: words.render_text, SmokeFormat.json: words.render_json,
-              SmokeFormat.markdown: words.render_markdown, SmokeFormat.junit: words.render_junit}[fmt]
-    sys.stdout.write(render(report))
+    from compat.report.formats import render
+
+    opts.emit(render("smoke", opts.format, report, opts.presentation()))
     raise typer.Exit(1 if report.failed else 0)

@@ -23,12 +23,12 @@ from packaging.utils import canonicalize_name
 from compat.errors import CompatError
 from compat.explain.drift import question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
+from compat.explain.records import Explanation, Match, MatchedLine, RootError
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
-from compat.explain.stated import StatedVersion
-from compat.explain.verdict import SERIOUSNESS, Clue, ErrorVerdict, PackageSeen, clues, decide
+from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues, decide
 from compat.explain.versions import check, stated_versions
-from compat.judge.conditions import Outcome, Verdict, evaluate, in_spec
+from compat.judge.conditions import Outcome, evaluate, in_spec
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts
@@ -56,104 +56,17 @@ _ENV_NO_MATCH = -0.5
 _WRAPPER_FACTOR = 0.2
 
 
-@dataclass(frozen=True, kw_only=True)
-class MatchedLine:
-    number: int
-    """1-based line number of the first occurrence."""
-    text: str
-    """The line without colours and rank/process/time prefixes, cut to MAX_SHOWN characters."""
-    count: int = 1
-    """How many lines in the log are this line (the same message from several ranks)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Match:
-    signature: Signature
-    """The known failure."""
-    score: float
-    """Higher is more likely the cause; comparable within one explanation only."""
-    lines: tuple[MatchedLine, ...]
-    """Evidence from the log, deduplicated across ranks, at most MAX_LINES_PER_MATCH."""
-    occurrences: int
-    """Every matching line, repeats included."""
-    context_found: bool | None
-    """Whether a distinguishing frame was in the log; None when the signature has none."""
-    verdict: Verdict | None
-    """How the environment fits the signature's conditions; None without facts."""
-    notes: tuple[str, ...] = ()
-    """The fix tailored to the environment ("you have vllm 0.7.1; the fix needs vllm==0.7.2")."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class RootError:
-    kind: ErrorKind
-    """Where it comes from: a Python exception, a C++ exception, an NCCL report, a stray line."""
-    chain: tuple[Raised, ...]
-    """The exceptions of one chain, innermost (the first raised, the cause) first."""
-    first_line: int
-    """Line number where it starts (its traceback's header)."""
-    count: int
-    """How many times the log shows it (ranks, retries)."""
-    verdict: ErrorVerdict
-    """Known, an environment failure compat cannot name, or not an environment failure."""
-    signatures: tuple[str, ...]
-    """Ids of the catalog entries that matched it, best first (wrappers last)."""
-    wrapper: bool
-    """Only echoes an error printed elsewhere (a launcher's summary, an engine's 'see above')."""
-    clues: tuple[Clue, ...]
-    """Why it is about the environment, when no signature names it."""
-    packages: tuple[PackageSeen, ...]
-    """Packages whose files raised it (frames, innermost first) and their installed versions."""
-    versions: tuple[StatedVersion, ...]
-    """Version mismatches its messages state, checked against the facts."""
-    api: ApiAnswer | None = None
-    """What the API timeline says about a missing import, attribute, argument, subcommand or model
-    type in its chain (innermost first); None when it names none or no indexed package is the callee."""
-    reasons: tuple[str, ...] = ()
-    """The evidence the verdict rests on ("the catalog's X matched it", "raised in your own code (train.py:12)")."""
-
-    @property
-    def root(self) -> Raised:
-        """The innermost exception: the cause."""
-        return self.chain[0]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Explanation:
-    matches: tuple[Match, ...]
-    """Best first: root causes by score, then wrapper lines."""
-    lines_scanned: int
-    """Lines read from the log."""
-    environment: str
-    """What the environment ranking was based on, or why there was none."""
-    errors: tuple[RootError, ...] = ()
-    """Every distinct error the log reports: root errors first (known, then unknown-environment,
-    then not-environment, each in log order), wrappers last."""
-    engine: str = ""
-    """The scanning engine used ("hyperscan" or "python")."""
-    errors_dropped: int = 0
-    """Errors beyond the MAX_ERRORS kept (a log of thousands of distinct exceptions)."""
-
-    @property
-    def known(self) -> bool:
-        """A root cause was recognised, by a signature, the API timeline or the versions the log states
-        (wrapper lines alone do not count); a configuration mistake the catalog names counts too."""
-        return any(not m.signature.wrapper for m in self.matches) or any(
-            e.verdict in (ErrorVerdict.KNOWN, ErrorVerdict.KNOWN_USAGE) and not e.wrapper for e in self.errors)
-
-    @property
-    def verdict(self) -> ErrorVerdict:
-        """The most serious verdict of the root errors (of the wrappers when there are only those)."""
-        named = [m for m in self.matches if not m.signature.wrapper]
-        if any(not m.signature.usage for m in named) or any(e.verdict is ErrorVerdict.KNOWN and not e.wrapper for e in self.errors):
-            return ErrorVerdict.KNOWN
-        if named:
-            return ErrorVerdict.KNOWN_USAGE
-        roots = [e for e in self.errors if not e.wrapper] or list(self.errors)
-        for v in SERIOUSNESS:
-            if any(e.verdict is v for e in roots):
-                return v
-        return ErrorVerdict.NOT_ENVIRONMENT
+def overall_verdict(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -> tuple[bool, ErrorVerdict]:
+    """(known, verdict) of a whole log: known when a root cause was recognised (a configuration mistake the
+    catalog names counts), else the most serious verdict of the root errors (of the wrappers when there are only those)."""
+    named = [m for m in matches if not m.signature.wrapper]
+    roots = [e for e in errors if not e.wrapper]
+    if any(not m.signature.usage for m in named) or any(e.verdict is ErrorVerdict.KNOWN for e in roots):
+        return True, ErrorVerdict.KNOWN
+    if named or any(e.verdict is ErrorVerdict.KNOWN_USAGE for e in roots):
+        return True, ErrorVerdict.KNOWN_USAGE
+    roots = roots or list(errors)
+    return False, next((v for v in SERIOUSNESS if any(e.verdict is v for e in roots)), ErrorVerdict.NOT_ENVIRONMENT)
 
 
 @dataclass
@@ -326,9 +239,10 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     source = api if api is not None else ApiSource(getattr(matrix, "roots", None))
     errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts,
                           source)
+    known, verdict = overall_verdict(tuple(matches), errors)
     return Explanation(
         matches=tuple(matches), lines_scanned=read.lines_scanned, environment=env_note, errors=errors,
-        engine=read.engine, errors_dropped=read.errors_dropped,
+        engine=read.engine, errors_dropped=read.errors_dropped, known=known, verdict=verdict,
     )
 
 

@@ -7,40 +7,17 @@ a check is never passed silently for lack of data.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from compat.matrix.when import When
+from compat.model.conditions import Outcome, Verdict
 from compat.model.facts import Facts, Gpu, Launcher
 from compat.model.unknown import Unknown
-
-
-class Outcome(str, enum.Enum):
-    MATCH = "match"
-    NO_MATCH = "no-match"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Verdict:
-    outcome: Outcome
-    evidence: tuple[str, ...] = ()
-    """Each condition that held, as a fact a person can check ("vllm 0.7.1 (<0.7.2)")."""
-    missing: tuple[str, ...] = ()
-    """Why a condition could not be decided."""
-    failed: str = ""
-    """The first condition that did not hold."""
-
-    @property
-    def matched(self) -> bool:
-        return self.outcome is Outcome.MATCH
-
 
 # A check yields (True, evidence) when a condition holds, (False, why-not) when it does not,
 # or an Unknown when it cannot be decided.

@@ -47,7 +47,8 @@ def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _command(level: str, title: str, message: str, file: str | None) -> str:
+def annotation(level: str, title: str, message: str, file: str | None = None) -> str:
+    """One GitHub workflow command (`::error title=...::...`), its title and message encoded so that no input ends it."""
     props = [f"title={_prop(title)}"]
     if file:
         props.insert(0, f"file={_prop(file)}")
@@ -72,18 +73,19 @@ def render_github(
         if f.status is Status.FOUND:
             message = " ".join(p for p in (f.cause, f"Seen: {'; '.join(f.evidence)}." if f.evidence else "",
                                            f"Fix: {fix_text(f.fix)}" if fix_text(f.fix) else "") if p)
-            lines.append(_command(_GITHUB_LEVEL[f.severity], f"compat: {f.title} [{f.id}]", message + more, file))
+            lines.append(annotation(_GITHUB_LEVEL[f.severity], f"compat: {f.title} [{f.id}]", message + more, file))
         else:
             counts = strict and f.severity.rank >= fail_on.rank
-            lines.append(_command("error" if counts else "notice", f"compat: cannot check [{f.id}]",
+            lines.append(annotation("error" if counts else "notice", f"compat: cannot check [{f.id}]",
                                   f"{f.title}: {'; '.join(f.unknown)}" + (" (--strict: this fails the run)" if counts else ""),
                                   file))
     for w in waivers.ignored:
         until = f" until {w.ignore.until.isoformat()}" if w.ignore.until else ""
-        lines.append(_command("notice", f"compat: ignored [{w.finding.id}]", f"{w.finding.title}. Ignored{until}: {w.ignore.reason}", file))
+        lines.append(annotation("notice", f"compat: ignored [{w.finding.id}]",
+                                f"{w.finding.title}. Ignored{until}: {w.ignore.reason}", file))
     for i in waivers.expired:
         assert i.until is not None
-        lines.append(_command("error", f"compat: expired ignore [{i.id}]",
+        lines.append(annotation("error", f"compat: expired ignore [{i.id}]",
                               f"The ignore of {i.id} expired on {i.until.isoformat()} ({i.reason}); the finding counts again.", file))
     lines.append(f"compat doctor: {_counts(findings)}")
     return "\n".join(lines) + "\n"

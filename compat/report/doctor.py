@@ -4,26 +4,21 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
-from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from compat import __version__
-from compat.matrix.torch import sm
 from compat.model import codec
 from compat.model.config import Ignore, Waivers
-from compat.model.facts import AccelerateConfig, Chosen, Facts, Interconnect, TorchBuild
+from compat.model.facts import Chosen, Facts
 from compat.model.findings import Consequence, Finding, Severity, Status
-from compat.model.unknown import Unknown
 from compat.printable import one_line
+from compat.report.essentials import essentials, known
 
 SCHEMA_VERSION = 1
 
-_STACK = ("trl", "vllm", "torch", "transformers", "accelerate", "peft", "deepspeed", "flash-attn",
-          "bitsandbytes", "liger-kernel", "datasets")
 _MARK = {Severity.ERROR: ("✗ error", "bold red"), Severity.WARNING: ("! warning", "bold yellow"),
          Severity.INFO: ("i info", "bold blue")}
 _HEADING = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
@@ -71,7 +66,12 @@ def render_text(
     console = Console(file=out, width=width, color_system="standard" if color else None,
                       force_terminal=color, highlight=False, emoji=False)
     console.print(Text(judged_line(facts), style="bold"), soft_wrap=True)  # one line, for grep and logs
-    console.print(_environment(facts))
+    grid = Table.grid(padding=(0, 2))  # the environment header: one home, compat.report.essentials
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for label, value in essentials(facts):
+        _add_row(grid, label, value)
+    console.print(grid)
     found = [f for f in findings if f.status is Status.FOUND]
     undecided = [f for f in findings if f.status is Status.CANNOT_CHECK]
     for severity in Severity:
@@ -113,95 +113,7 @@ def judged_line(facts: Facts) -> str:
     """The report's first line: which interpreter was judged, and why that one."""
     chosen = facts.python.chosen
     why = _WHY[chosen] if chosen is not None else "as recorded in the facts"
-    return one_line(f"Judging {_known(facts.python.executable)} ({why})")
-
-
-def _known(value: object, fmt: Callable[[Any], str] = str) -> str:
-    return str(value) if isinstance(value, Unknown) else fmt(value)
-
-
-def _environment(facts: Facts) -> Table:
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
-    py = facts.python
-    plat = f"{py.markers.get('sys_platform', '?')} {py.markers.get('platform_machine', '?')}"
-    glibc = f" · glibc {py.glibc}" if isinstance(py.glibc, str) else ""
-    _add_row(grid, "python", f"{py.version} ({py.implementation}) · {plat}{glibc} · {_known(py.executable)}")
-    _add_row(grid, "torch", _torch_line(facts))
-    hw = facts.hardware
-    declared = lambda name: " (declared)" if name in facts.declared else ""  # noqa: E731
-    if hw.driver is None:
-        _add_row(grid, "driver", "none (no NVIDIA driver found)")
-    else:
-        cuda = f" · CUDA <= {hw.driver_cuda}" if isinstance(hw.driver_cuda, str) else ""
-        _add_row(grid, "driver", f"{_known(hw.driver)}{declared('driver')}{cuda}")
-    _add_row(grid, "GPUs", _gpu_line(facts) + declared("gpus"))
-    launch = facts.launch
-    launcher = _known(launch.launcher) + declared("launcher")
-    cfg = launch.accelerate
-    if isinstance(cfg, AccelerateConfig):
-        launcher += (
-            f" · accelerate {cfg.distributed_type or 'NO'}, {cfg.num_processes or '?'} processes,"
-            f" {cfg.mixed_precision or 'no'} precision ({cfg.path})"
-        )
-    _add_row(grid, "launch", launcher)
-    if facts.script is not None:
-        s = facts.script
-        what = s.parse_error or (", ".join(s.trainers) or "no trainer classes")
-        _add_row(grid, "script", f"{s.path}: {what}")
-    _add_row(grid, "stack", _stack_line(facts))
-    return grid
-
-
-def _torch_line(facts: Facts) -> str:
-    torch = facts.torch
-    if torch is None:
-        return "not installed"
-    if isinstance(torch, Unknown):
-        return str(torch)
-    assert isinstance(torch, TorchBuild)
-    if torch.cuda is None:
-        detail = "CPU-only build"
-    else:
-        parts = [f"CUDA {_known(torch.cuda)}"]
-        if isinstance(torch.cudnn, str):
-            parts.append(f"cuDNN {torch.cudnn}")
-        if isinstance(torch.nccl, str):
-            parts.append(f"NCCL {torch.nccl}")
-        if isinstance(torch.arch_list, tuple) and torch.arch_list:
-            parts.append(f"archs {' '.join(torch.arch_list)}")
-        detail = ", ".join(parts)
-    note = f" · from {torch.source.value}" if torch.source.value != "import" else ""
-    return f"{torch.version} ({detail}){note}"
-
-
-def _gpu_line(facts: Facts) -> str:
-    gpus = facts.hardware.gpus
-    if isinstance(gpus, Unknown):
-        return str(gpus)
-    if not gpus:
-        return "none"
-    groups: dict[str, int] = {}
-    for g in gpus:
-        cc = g.compute_capability
-        mem = f", {round(g.memory_mib / 1024)} GiB" if isinstance(g.memory_mib, int) else ""
-        label = f"{g.name} ({sm(cc)}{mem})" if isinstance(cc, str) else g.name
-        groups[label] = groups.get(label, 0) + 1
-    text = ", ".join(f"{n} × {label}" for label, n in groups.items())
-    links = facts.hardware.links
-    if isinstance(links, tuple) and links:
-        kinds = {link.interconnect for link in links}
-        text += " · NVLink" if kinds == {Interconnect.NVLINK} else " · PCIe" if Interconnect.NVLINK not in kinds else " · mixed NVLink/PCIe"
-    return text
-
-
-def _stack_line(facts: Facts) -> str:
-    if isinstance(facts.packages, Unknown):
-        return str(facts.packages)
-    have = {d.name: d.version for d in facts.packages}
-    shown = [f"{name} {have[name]}" for name in _STACK if name in have]
-    return " · ".join(shown) if shown else "none of the tracked packages are installed"
+    return one_line(f"Judging {known(facts.python.executable)} ({why})")
 
 
 _EFFECT = {

@@ -1,4 +1,4 @@
-"""Renderers for `compat explain`: plain text and JSON. Pure: an Explanation in, str out."""
+"""Renderers for `compat explain`: plain text, JSON, a Markdown block and GitHub annotations. Pure: an Explanation in, str out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import re
 import textwrap
 
-from compat.explain.match import Explanation, Match, RootError
+from compat.explain.records import Explanation, Match, RootError
 from compat.explain.roots import Raised
 from compat.explain.stated import Change, StatedVersion
 from compat.explain.verdict import Clue, ErrorVerdict
@@ -326,3 +326,60 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
     out.extend(_errors_text(explanation))
     return _lines(out)
+
+
+def render_markdown(explanation: Explanation, *, top: int | None = None, report_url: str | None = None) -> str:
+    """A `<details>` block to paste into an issue: the verdict, then each match with its cause, log lines and fix."""
+    from compat.report.markdown import escape, fence, ref
+
+    verdict = explanation.verdict
+    out = ["<details>",
+           f"<summary><b>compat explain</b>: {escape(_VERDICT_WORDS[verdict])} ({verdict.value}) · "
+           f"{explanation.lines_scanned} line(s) of log</summary>", ""]
+    matches = explanation.matches[:top] if top else explanation.matches
+    for i, m in enumerate(matches, 1):
+        sig = m.signature
+        tag = "wrapper" if sig.wrapper else sig.severity.value
+        out += [f"#### {i}. [{tag}] {escape(sig.title)} · {ref(sig.id, report_url)}", ""]
+        if not sig.wrapper:
+            out.append(f"**Why:** {escape(sig.cause)}<br>")
+            fix = ". ".join(p for p in ("install " + ", ".join(sig.fix.requires) if sig.fix.requires else "", sig.fix.advice) if p)
+            out += [f"**Fix:** {escape(fix)}", ""] if fix else [""]
+        out += fence("text", [f"line {ln.number}: {ln.text}" for ln in m.lines])
+    roots = [e for e in explanation.errors if not e.wrapper][:_MAX_ERRORS_SHOWN]
+    if roots:
+        out.append("**Errors in the log:**")
+        out += [f"- [{e.verdict.value}] {escape(_headline(e.root))} (line {e.first_line})" for e in roots]
+        out.append("")
+    if not explanation.errors and not matches:
+        out += ["No error found in the log.", ""]
+    out += [f"<sub>{escape(explanation.environment)}</sub>", "", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+_LEVEL = {"error": "error", "warning": "warning", "info": "notice", "wrapper": "notice"}
+
+
+def render_github(explanation: Explanation, *, top: int | None = None, report_url: str | None = None) -> str:
+    """Workflow commands: one annotation per match (and per unnamed environment failure), then the verdict line."""
+    from compat.report.ci import annotation
+    from compat.report.links import finding_url
+
+    lines = []
+    matches = explanation.matches[:top] if top else explanation.matches
+    for m in matches:
+        sig = m.signature
+        tag = "wrapper" if sig.wrapper else sig.severity.value
+        url = finding_url(report_url, sig.id)
+        fix = ". ".join(p for p in ("install " + ", ".join(sig.fix.requires) if sig.fix.requires else "", sig.fix.advice) if p)
+        message = " ".join(p for p in (f"Log line {m.lines[0].number}." if m.lines else "", sig.cause,
+                                       f"Fix: {fix}" if fix and not sig.wrapper else "", f"See {url}" if url else "") if p)
+        lines.append(annotation(_LEVEL[tag], f"compat explain: {sig.title} [{sig.id}]", message))
+    for e in explanation.errors:
+        if e.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and not e.wrapper:
+            clues = "; ".join(_CLUE_WORDS[c][0] for c in e.clues)
+            lines.append(annotation("warning", "compat explain: an environment failure compat cannot name",
+                                    f"Log line {e.first_line}: {_headline(e.root)}. {clues}"))
+    verdict = explanation.verdict
+    lines.append(f"compat explain: {_VERDICT_WORDS[verdict]} ({verdict.value}) in {explanation.lines_scanned} line(s) of log")
+    return "\n".join(lines) + "\n"

@@ -242,3 +242,31 @@ def _closing(report: FleetReport, found: list[SharedFinding]) -> Text:
     if report.differences or report.world or found:
         return Text("No difference at the failing threshold; see the notes above.", style="bold")
     return Text("All nodes agree.", style="bold green")
+
+
+def render_markdown(report: FleetReport) -> str:
+    """A `<details>` block for an issue: the verdict in the summary line, the text report in a fenced block."""
+    from compat.report.markdown import escape, fence
+
+    verdict = "the nodes do not agree" if report.failed else "no difference at the failing threshold"
+    lines = render_text(report).splitlines()
+    return "\n".join(["<details>", f"<summary><b>compat fleet</b>: {escape(lines[0].removeprefix('compat fleet: '))} · "
+                      f"{verdict}</summary>", "", *fence("text", lines[1:]), "</details>"]) + "\n"
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render_github(report: FleetReport) -> str:
+    """Workflow commands: one annotation per missing node, difference, world-size check and finding, then a summary line."""
+    from compat.report.ci import annotation
+
+    lines = [annotation("error", f"compat fleet: {m.member} {m.state.value}", m.detail or m.state.value) for m in report.missing]
+    lines += [annotation(_GITHUB_LEVEL[d.severity], f"compat fleet: {_WHAT[d.aspect].format(subject=d.subject)}",
+                         difference_line(d)) for d in report.differences]
+    lines += [annotation(_GITHUB_LEVEL[w.severity], "compat fleet: world size", world_line(w)) for w in report.world]
+    lines += [annotation(_GITHUB_LEVEL[s.finding.severity], f"compat fleet: {s.finding.title} [{s.finding.id}]",
+                         f"on {names(s.members)} ({len(s.members)} of {len(report.members)})")
+              for s in report.findings if s.finding.status is Status.FOUND]
+    lines.append(f"compat fleet: {report.nodes} node(s), {'failed' if report.failed else 'passed'}")
+    return "\n".join(lines) + "\n"

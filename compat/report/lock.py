@@ -6,7 +6,6 @@ written here, from the kind and the facts of its record.
 
 from __future__ import annotations
 
-import enum
 import json
 from collections.abc import Callable, Sequence
 
@@ -37,12 +36,7 @@ from compat.model.lock import (
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
 from compat.printable import one_line
-
-
-class LockFormat(str, enum.Enum):
-    REQUIREMENTS = "requirements"
-    CONSTRAINTS = "constraints"
-    JSON = "json"
+from compat.report.formats import LockFormat  # its home is the format table; imported here for render_lock's callers
 
 
 def render_lock(lock: Lock, fmt: LockFormat) -> str:

@@ -15,8 +15,8 @@ from compat.model.config import Waivers
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.printable import one_line
-from compat.report.doctor import _gpu_line, _torch_line, summary_counts
-from compat.report.essentials import essentials, fix_text
+from compat.report.doctor import summary_counts
+from compat.report.essentials import essentials, fix_text, gpu_line, torch_line
 from compat.report.links import finding_url
 
 LIMIT = 10_000
@@ -76,13 +76,13 @@ def render_markdown(
         size += cost
     if brief:
         body.append(f"**{len(brief)} more** (run `compat doctor` for the details):")
-        body += [f"- {_MARK[f.severity]} · {escape(f.title)} · {_ref(f.id, report_url)}" for f in brief]
+        body += [f"- {_MARK[f.severity]} · {escape(f.title)} · {ref(f.id, report_url)}" for f in brief]
         body.append("")
     undecided = [f for f in findings if f.status is Status.CANNOT_CHECK]
     if undecided:
         why = " (--strict: these count)" if strict else ""
         body.append(f"**Cannot check ({len(undecided)})**{why}:")
-        body += [f"- {escape(f.title)} · {_ref(f.id, report_url)}: {escape('; '.join(f.unknown))}" for f in undecided]
+        body += [f"- {escape(f.title)} · {ref(f.id, report_url)}: {escape('; '.join(f.unknown))}" for f in undecided]
         body.append("")
     body += _waiver_lines(waivers, report_url)
     if not found and not undecided:
@@ -104,16 +104,22 @@ def _verdict(findings: tuple[Finding, ...]) -> str:
 
 
 def _machine(facts: Facts) -> str:
-    return f"torch {_torch_line(facts).split(' (')[0]} · {_gpu_line(facts)}"
+    return f"torch {torch_line(facts).split(' (')[0]} · {gpu_line(facts)}"
 
 
-def _ref(finding_id: str, report_url: str | None) -> str:
+def ref(finding_id: str, report_url: str | None) -> str:
+    """A finding id as code, linked to its page when a base URL is configured."""
     url = finding_url(report_url, finding_id)
     return f"[`{finding_id}`]({url})" if url else f"`{finding_id}`"
 
 
+def fence(language: str, lines: list[str]) -> list[str]:
+    """A fenced code block of `lines`, each one line; a fence inside an input cannot close it."""
+    return [f"```{language}", *(one_line(line).replace("```", "` ` `") for line in lines), "```", ""]
+
+
 def _finding(f: Finding, report_url: str | None) -> list[str]:
-    lines = [f"#### {_MARK[f.severity]} · {escape(f.title)} · {_ref(f.id, report_url)}", ""]
+    lines = [f"#### {_MARK[f.severity]} · {escape(f.title)} · {ref(f.id, report_url)}", ""]
     if f.cause:
         lines.append(f"**Why:** {escape(f.cause)}<br>")
     if f.evidence:
@@ -123,7 +129,7 @@ def _finding(f: Finding, report_url: str | None) -> list[str]:
         lines.append(f"**Fix:** {escape(fix)}")
     lines.append("")
     if f.fix.commands:
-        lines += ["```sh", *(one_line(c).replace("```", "` ` `") for c in f.fix.commands), "```", ""]
+        lines += fence("sh", list(f.fix.commands))
     if f.refs:
         lines += [f"Refs: {escape(', '.join(f.refs))}", ""]
     return lines
@@ -139,7 +145,7 @@ def _groups(found: list[Finding]) -> list[list[Finding]]:
 
 def _group(same: list[Finding], report_url: str | None) -> list[str]:
     first = same[0]
-    lines = [f"#### {_MARK[first.severity]} · {len(same)} × {_ref(first.id, report_url)}", ""]
+    lines = [f"#### {_MARK[first.severity]} · {len(same)} × {ref(first.id, report_url)}", ""]
     for f in same:
         fix = fix_text(f.fix)
         lines.append(f"- {escape(f.title)}" + (f". **Fix:** {escape(fix)}" if fix else ""))
@@ -156,12 +162,12 @@ def _waiver_lines(waivers: Waivers, report_url: str | None) -> list[str]:
         lines.append(f"**Ignored by the project's config ({len(waivers.ignored)})**:")
         for w in waivers.ignored:
             until = f" (until {w.ignore.until.isoformat()})" if w.ignore.until else ""
-            lines.append(f"- {_ref(w.finding.id, report_url)}: {escape(w.ignore.reason)}{until}")
+            lines.append(f"- {ref(w.finding.id, report_url)}: {escape(w.ignore.reason)}{until}")
         lines.append("")
     if waivers.expired:
         lines.append("**Expired ignores** (the findings count again):")
         for i in waivers.expired:
             assert i.until is not None
-            lines.append(f"- {_ref(i.id, report_url)}: expired {i.until.isoformat()} ({escape(i.reason)})")
+            lines.append(f"- {ref(i.id, report_url)}: expired {i.until.isoformat()} ({escape(i.reason)})")
         lines.append("")
     return lines

@@ -1,4 +1,5 @@
-"""Renderers for `compat plan`: numbered shell commands for a person, JSON for tools. Pure."""
+"""Renderers for `compat plan`: numbered shell commands for a person, JSON for tools, a Markdown block and
+GitHub annotations for CI. Pure."""
 
 from __future__ import annotations
 
@@ -52,3 +53,28 @@ def step_why(step: Step, *, after_torch: bool = True) -> str:
     if step.kind is StepKind.PACKAGES:
         return "the packages that pin or need that torch" if after_torch else "the packages to move, in one install"
     return "compiled against torch: rebuilt last, against the torch now installed"
+
+
+def render_markdown(plan: Plan) -> str:
+    """The plan as a block for an issue or a pull request: the verdict, then the script in a fenced block."""
+    from compat.report.markdown import escape, fence
+
+    n = len(plan.steps)
+    head = f"{n} step(s) to a compatible set" if n else "nothing to change"
+    targets = " ".join(plan.lock.targets) or "(installed packages)"
+    return "\n".join([f"**compat plan** to {escape(targets)}: {head}", "", *fence("sh", render_text(plan).splitlines())]) + "\n"
+
+
+def render_github(plan: Plan) -> str:
+    """Workflow commands: a warning per step to run and per finding no version change clears, then a summary line."""
+    from compat.report.ci import annotation
+
+    lines = []
+    for i, step in enumerate(plan.steps, 1):
+        torch_first = any(s.kind is StepKind.TORCH for s in plan.steps[: i - 1])
+        lines.append(annotation("warning", f"compat plan: step {i}, {step.kind.value}",
+                                f"{step_why(step, after_torch=torch_first)}. Run: {shlex.join(step.command)}"))
+    for u in plan.uncleared:
+        lines.append(annotation("warning", f"compat plan: not cleared [{u.finding}]", u.advice or "no version change clears it"))
+    lines.append(f"compat plan: {len(plan.steps)} step(s)" if plan.steps else "compat plan: nothing to change")
+    return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from compat import __version__
-from compat.explain.match import Explanation
+from compat.explain.records import Explanation
 from compat.explain.verdict import ErrorVerdict
 from compat.model import codec
 from compat.model.smoke import SCHEMA_VERSION, Diagnosis, SmokeReport, StageResult, Status, Verification

@@ -36,15 +36,19 @@ from compat.resolve.catalog import (
 )
 from compat.resolve.conflicts import explain_conflict
 from compat.resolve.filters import Filters
-from compat.resolve.hardware import require_hardware, target_hardware
+from compat.resolve.hardware import TargetHardware, lock_hardware, require_hardware, target_hardware
 from compat.resolve.provider import Candidate, Need, is_exact
-from compat.resolve.target import declared_target, parse_targets, target_facts
+from compat.resolve.target import Targets, declared_target, parse_targets, read_targets, target_facts
 
 __all__ = [
     "SearchBound",
+    "TargetHardware",
+    "Targets",
     "check_targets",
     "declared_target",
+    "lock_hardware",
     "parse_targets",
+    "read_targets",
     "require_hardware",
     "resolve",
     "resolve_from_installed",
@@ -61,10 +65,10 @@ def _anchors(needs: Sequence[Need]) -> dict[str, Version]:
     return out
 
 
-def check_targets(targets: Sequence[str], matrix: Matrix) -> None:
+def check_targets(targets: Sequence[str] | Targets, matrix: Matrix) -> None:
     """Raise UsageError for a target the snapshot does not know: a lock would pass it on unchecked (or a typo)."""
     known = set(matrix.releases.packages()) | FLOATING
-    for need in parse_targets(targets):
+    for need in (targets.needs if isinstance(targets, Targets) else parse_targets(targets)):
         if need.name in known:
             continue
         close = difflib.get_close_matches(need.name, sorted(known), n=1)
@@ -76,7 +80,7 @@ def check_targets(targets: Sequence[str], matrix: Matrix) -> None:
 
 
 def resolve(
-    targets: Sequence[str],
+    targets: Sequence[str] | Targets,
     facts: Facts,
     matrix: Matrix,
     *,
@@ -87,16 +91,19 @@ def resolve(
     bound: SearchBound | None = None,
     attempt: str = "the targets as given",
     avoid_risks: bool = True,
+    hardware: TargetHardware | None = None,
 ) -> Lock:
     """The newest set that meets `targets` on the target in `facts`; raises ResolutionError when there is none.
 
     `facts` is the target: its python markers (see `target_facts`), hardware and launch. With
     `prefer_installed`, the installed version of each package is tried first. A search that reaches `bound`
     raises ResolutionError with one TOO_DEEP cause naming `attempt`: it stopped, it did not prove there is no set.
+    `targets` and `hardware` already read (`read_targets`, `lock_hardware`) are not read again.
     """
-    needs = parse_targets(targets)
+    asked = targets if isinstance(targets, Targets) else read_targets(targets)
+    needs = asked.needs
     extensions = extensions if extensions is not None else matrix.extensions
-    hw = target_hardware(facts, matrix)
+    hw = hardware if hardware is not None else target_hardware(facts, matrix)
     source_builds = frozenset(n.name for n in needs if extensions.find(n.name) is not None and is_exact(n.specifier))
     filters = Filters(facts, matrix, extensions, hw, minor_compat, exclude_newer, source_builds)
     preferred: dict[str, Version] = {}
@@ -116,7 +123,7 @@ def resolve(
     except SearchStopped as stopped:
         raise ResolutionError((ConflictCause(kind=ConflictKind.TOO_DEEP, seconds=stopped.clock.bound.seconds,
                                              backtracked=stopped.clock.busiest(), attempts=(attempt,)),)) from None
-    lock = build_lock(targets, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions,
+    lock = build_lock(asked.asked, facts, matrix, hw, found.mapping, found.criteria, found.imposed, extensions,
                       source_builds=source_builds)
     held = _held_back(found.mapping, filters, extensions, source_builds, matrix)
     if held:
@@ -162,7 +169,7 @@ def _held_back(mapping: Mapping[str, Candidate], filters: Filters, extensions: E
 
 
 def resolve_from_installed(
-    targets: Sequence[str],
+    targets: Sequence[str] | Targets,
     fixes: Sequence[str],
     facts: Facts,
     matrix: Matrix,
@@ -181,13 +188,17 @@ def resolve_from_installed(
     what the user asked for); a search that stopped says which attempts it made.
     """
     bound = bound or SearchBound()
-    attempts: list[tuple[Sequence[str], bool, str]] = []
-    wanted = [*targets, *(f for f in fixes if f not in targets)]
+    attempts: list[tuple[Targets, bool, str]] = []
+    # Each target, each fix and the hardware are read once, whatever the number of attempts.
+    given = targets if isinstance(targets, Targets) else read_targets(targets)
+    added = [f for f in fixes if f not in given.asked]
+    wanted = given.plus(read_targets(added)) if added else given
+    hw = target_hardware(facts, matrix)
     if not latest:
         attempts.append((wanted, True, "the installed targets with doctor's fixes, installed versions first"))
     attempts.append((wanted, False, "the installed targets with doctor's fixes, newest versions first"))
-    if len(wanted) > len(targets):
-        attempts.append((targets, False, "the installed targets alone, newest versions first"))
+    if added:
+        attempts.append((given, False, "the installed targets alone, newest versions first"))
     deadline = time.monotonic() + bound.seconds
     proven: ResolutionError | None = None
     tried: list[str] = []
@@ -196,7 +207,7 @@ def resolve_from_installed(
         share = max(deadline - time.monotonic(), 0.0) / (len(attempts) - i)
         try:
             return resolve(asked, facts, matrix, prefer_installed=installed_first, minor_compat=minor_compat,
-                           bound=dataclasses.replace(bound, seconds=share), attempt=label, avoid_risks=False)
+                           bound=dataclasses.replace(bound, seconds=share), attempt=label, avoid_risks=False, hardware=hw)
         except ResolutionError as exc:
             tried.append(label)
             if proven is None and not _stopped(exc):

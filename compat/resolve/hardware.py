@@ -63,6 +63,13 @@ def target_hardware(facts: Facts, matrix: Matrix) -> TargetHardware:
     )
 
 
+def lock_hardware(facts: Facts, matrix: Matrix) -> TargetHardware:
+    """The hardware a lock is for, read once: raises UsageError unless the GPUs were declared or seen
+    (`require_hardware`), or when the driver is not one the matrix can place."""
+    require_hardware(facts)
+    return target_hardware(facts, matrix)
+
+
 def require_hardware(facts: Facts) -> None:
     """Raise UsageError unless the GPUs were declared or detected: a lock never assumes "no GPUs"."""
     gpus = facts.hardware.gpus

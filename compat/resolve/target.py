@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -103,6 +104,25 @@ def _split_local(text: str, name: str, spec: SpecifierSet) -> tuple[SpecifierSet
     if len(variants) > 1:
         raise UsageError(f"target {text!r}: two build tags ({', '.join(sorted(variants))})")
     return SpecifierSet(",".join(kept)), (variants.pop() if variants else None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Targets:
+    """What a lock or plan was asked for, read once: the check, the search and the lock share it."""
+
+    asked: tuple[str, ...]
+    """The requirement strings as given (the lock records them)."""
+    needs: tuple[Need, ...]
+    """The resolver's needs read from them."""
+
+    def plus(self, other: Targets) -> Targets:
+        """These targets, then `other`'s (each target is read on its own: nothing is parsed again)."""
+        return Targets(asked=self.asked + other.asked, needs=self.needs + other.needs)
+
+
+def read_targets(targets: Sequence[str]) -> Targets:
+    """`targets` parsed once; raises UsageError as `parse_targets`."""
+    return Targets(asked=tuple(targets), needs=parse_targets(targets))
 
 
 def parse_targets(targets: Sequence[str]) -> tuple[Need, ...]:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 LAUNCHERS = tuple(launcher.value for launcher in Launcher)
 MAX_GPUS = 64
 
+_NO_GPUS = ("cpu", "none")
 # "8xH100", "8 x H100", "8*H100", "H100"; several groups joined by commas.
 _GROUP = re.compile(r"^(?:(\d{1,18})\s*[xX×*]\s*)?([A-Za-z][A-Za-z0-9 _.-]*)$")  # 18 digits: int() stays cheap
 
@@ -37,11 +38,15 @@ class Declared:
     launcher: str | None = None
     """python | torchrun | accelerate | deepspeed."""
 
+    def no_gpus(self) -> bool:
+        """`--gpus cpu` (or `none`): a machine declared without NVIDIA GPUs (and so without a driver to declare)."""
+        return self.gpus is not None and self.gpus.strip().lower() in _NO_GPUS
+
 
 def parse_gpu_models(spec: str, table: GpuTable) -> tuple[GpuModel, ...]:
     """The model of each declared GPU, in order; () for "cpu". Raises UsageError."""
     text = spec.strip()
-    if text.lower() in ("cpu", "none"):
+    if text.lower() in _NO_GPUS:
         return ()
     if not text:
         raise UsageError("--gpus is empty (expected e.g. 8xH100, 2xA100-80GB or cpu)")

@@ -35,7 +35,7 @@ def test_doctor_text_on_a_snapshot_ends_with_the_summary():
     json_result = _run("doctor", "--json", "--facts", str(SNAPSHOT))
     report = json.loads(json_result.stdout)
     assert result.exit_code == json_result.exit_code == (1 if report["summary"]["error"] else 0)
-    assert result.stdout.startswith("Judging /opt/venv/bin/python (as recorded in the facts)\npython  3.11.9 (cpython)")
+    assert result.stdout.startswith("Judging /opt/venv/bin/python (as recorded in the facts)\nPython    3.11.9 (cpython)")
     assert "\x1b[" not in result.stdout  # not a terminal: no colour
     found = [f for f in report["findings"] if f["status"] == "found"]
     for f in found:

@@ -14,7 +14,7 @@ import pytest
 from compat.model.config import Ignore, Ignored, Waivers
 from compat.model.findings import Finding, Fix, Severity, Status
 from compat.printable import one_line, xml_safe
-from compat.report.formats import DoctorFormat, render_doctor
+from compat.report.formats import Format, render_doctor
 from tests.fault.inputs import facts_with
 
 FORGED = ("::error::forged", "::add-mask::secret", "::warning file=x::forged", "# heading", "| cell |", "```")
@@ -35,12 +35,12 @@ WAIVERS = Waivers(
 FACTS = facts_with(packages={"trl": f"0.15.2{EVIL}", f"vllm{EVIL}": "0.7.2"}, env={"NCCL_DEBUG": f"INFO{EVIL}"})
 
 
-def _render(fmt: DoctorFormat) -> str:
+def _render(fmt: Format) -> str:
     return render_doctor(fmt, FACTS, (HOSTILE, UNDECIDED), waivers=WAIVERS, strict=True, fail_on=Severity.WARNING,
                          file="requirements.txt", config="pyproject.toml")
 
 
-@pytest.mark.parametrize("fmt", list(DoctorFormat))
+@pytest.mark.parametrize("fmt", list(Format))
 def test_no_input_starts_a_line_or_reaches_the_output_as_a_control(fmt):
     out = _render(fmt)
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), fmt
@@ -52,7 +52,7 @@ def test_no_input_starts_a_line_or_reaches_the_output_as_a_control(fmt):
 
 
 def test_markdown_keeps_its_table_and_blocks():
-    out = _render(DoctorFormat.MARKDOWN)
+    out = _render(Format.MARKDOWN)
     lines = out.splitlines()
     assert sum(1 for line in lines if line.startswith("```")) % 2 == 0
     assert not any(line.strip() in {"| cell |", "```", "# heading"} for line in lines if not line.startswith("```"))
@@ -61,25 +61,25 @@ def test_markdown_keeps_its_table_and_blocks():
 
 
 def test_junit_parses_and_keeps_the_values():
-    suite = ET.fromstring(_render(DoctorFormat.JUNIT))
+    suite = ET.fromstring(_render(Format.JUNIT))
     failure = next(c for c in suite.iter("testcase") if c.get("name") == "missing-requirement").find("failure")
     assert failure is not None and "trl[vllm] needs vllm" in (failure.get("message") or "")
     assert "\n" not in (failure.get("message") or "")
 
 
 def test_github_encodes_line_breaks_in_its_own_commands():
-    out = _render(DoctorFormat.GITHUB)
+    out = _render(Format.GITHUB)
     first = out.splitlines()[0]
     assert first.startswith("::error file=requirements.txt,title=compat%3A trl[vllm] needs vllm%0A%3A%3Aerror")
     assert "%0A::error::forged" in first and "\x1b" not in first
 
 
 def test_rich_markup_in_data_is_printed_as_it_is():
-    out = _render(DoctorFormat.TEXT)
+    out = _render(Format.TEXT)
     assert "trl[vllm] needs vllm" in out and "vllm>=0.7" in out
     plain = Finding(id="x-y", severity=Severity.ERROR, status=Status.FOUND, title="t", cause="[bold]b[/bold] and [vllm]",
                     fix=Fix(commands=("pip install 'trl[vllm]==0.15.2'",)), evidence=("trl[vllm] 0.15.2",))
-    text = render_doctor(DoctorFormat.TEXT, FACTS, (plain,))
+    text = render_doctor(Format.TEXT, FACTS, (plain,))
     assert "[bold]b[/bold] and [vllm]" in text and "pip install 'trl[vllm]==0.15.2'" in text and "trl[vllm] 0.15.2" in text
 
 

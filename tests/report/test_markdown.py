@@ -123,7 +123,7 @@ def test_facts_short_is_the_essentials(cli):
     code, out = cli("facts", "--short", "--facts", str(FACTS_300))
     assert code == 0
     lines = out.splitlines()
-    assert [line.split()[0] for line in lines] == ["Python", "OS", "torch", "driver", "GPUs", "launch", "stack", "packages"]
+    assert [line.split()[0] for line in lines] == ["Python", "OS", "torch", "driver", "GPUs", "launch", "script", "stack", "packages"]
     assert lines[-1].endswith("300 installed")
     assert len(out) < 1_000
 

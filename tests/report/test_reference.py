@@ -1,6 +1,7 @@
-"""docs/reference.md names every built-in check id and every signature id (generated; kept current here).
+"""docs/reference.md names every output format of every command, every built-in check id and every signature id
+(generated; kept current here).
 
-After adding, renaming or removing a check or a signature:
+After adding, renaming or removing a format, a check or a signature:
 `COMPAT_UPDATE_GOLDEN=1 python -m pytest tests/report/test_reference.py --no-cov`.
 """
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from compat.judge.checks import cuda, gpu_features, import_links, launch, requirements, topology
 from compat.matrix import load_matrix
+from compat.report.formats import FORMATS
 from compat.report.markdown import escape
 from tests.support.golden import check_golden
 
@@ -22,12 +24,23 @@ def render() -> str:
     matrix = load_matrix()
     by_id = {s.id: s for s in matrix.signatures}
     out = [
-        "# Reference: every check id and signature id",
+        "# Reference: output formats, check ids and signature ids",
         "",
         "Generated from the code and the shipped catalog by `tests/report/test_reference.py`, which fails when",
         "this page is stale. Each id has a page in the site `compat matrix site` builds",
         "(`findings/<id>.html`, see [matrix-site.md](matrix-site.md)); ignore one in the config with",
         "`ignore = [{ id = \"...\", reason = \"...\" }]` (see [config.md](config.md)).",
+        "",
+        "## Output formats",
+        "",
+        "`--format NAME` of each command, from the one table in `compat/report/formats.py` (`--json` is `--format json`;",
+        "`-o FILE` writes the output to a file). Report formats say what a run found; `compat lock`'s are lock formats,",
+        "the file an installer reads (PEP 751 `pylock.toml` is chosen by the name given to `-o`, with `--full`).",
+        "",
+        "| command | formats (default first) |",
+        "|---|---|",
+        *(f"| `compat {c}` | {', '.join(f'`{n}`' for n in sorted(o.names, key=lambda n: n != o.default))} |"
+          for c, o in FORMATS.items()),
         "",
         "## Built-in checks of `compat doctor`",
         "",

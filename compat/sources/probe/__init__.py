@@ -44,6 +44,9 @@ class ProbeRequest:
     """Seconds allowed to `import torch`; None: at least 60 s, more where the interpreter starts slowly."""
     cache_dir: Path | None = None
     """compat's cache directory (the torch import report is kept there); None: no cache."""
+    import_torch: bool = True
+    """False: torch is not imported, only the interpreter child runs (its version, markers and packages). A lock
+    needs no more: it replaces the installed torch with the one it resolves, and the import is the slow part."""
     host: bool = True
     """Read this machine beyond the interpreter: its toolchain, launch variables, /dev/shm and GPUs. False when a
     requirements file is judged on its own (a CI job or a Docker stage must get the file's verdict, not the
@@ -92,7 +95,9 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
             requested = ()
         torch_dist = next((d for d in packages if d.name == "torch"), None)
         torch: TorchBuild | None | Unknown
-        if request.requirements is not None:
+        if not request.import_torch:
+            torch = None if torch_dist is None else Unknown(reason=NOT_IMPORTED)
+        elif request.requirements is not None:
             torch = None if torch_dist is None else from_metadata(
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
@@ -129,6 +134,7 @@ def probe_launch_and_script(facts: Facts, *, accelerate_config: Path | None, scr
     return facts
 
 
+NOT_IMPORTED = "not imported: a lock resolves torch rather than judging the installed one"
 NOT_THE_HOST = "not read: a requirements file is judged on its own (--host reads this machine too)"
 
 

@@ -1,0 +1,96 @@
+"""`compat fleet`: every node's facts gathered (a directory, srun, Ray, torch.distributed), judged one by one
+and against each other."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from compat.api.environment import matrix_for, read_config
+from compat.api.requests import FleetRequest
+from compat.errors import UsageError
+from compat.model.findings import Severity
+from compat.model.fleet import FleetReport
+from compat.model.fleet import Member as FleetMember
+
+
+def fleet(request: FleetRequest) -> FleetReport:
+    """Every node's facts (from a directory, srun or Ray), judged one by one and against each other."""
+    from compat.judge.fleet import judge_fleet
+    from compat.sources.fleet.directory import read_members
+
+    modes = [m for m, on in (("DIR", request.directory is not None), ("--slurm", request.slurm), ("--ray", request.ray))
+             if on]
+    if len(modes) != 1:
+        raise UsageError("name one source of facts: DIR, --slurm or --ray" if not modes else f"give one of {', '.join(modes)}")
+    m = matrix_for(request.matrix, request.settings)
+    world = request.world_size
+    baseline = read_members(request.baseline) if request.baseline is not None else None  # said before gathering
+    if request.directory is not None:
+        members = read_members(request.directory)
+    elif request.slurm:
+        from compat.sources.fleet.slurm import gather_slurm
+
+        members, ntasks = gather_slurm(request.out, timeout=request.timeout)
+        world = world or ntasks
+    else:
+        from compat.sources.fleet.ray_nodes import gather_ray
+
+        members = gather_ray(request.ray or "", timeout=request.timeout)
+        _save_members(members, request.out)
+    config = read_config(request.config, find=request.find_config)
+    fail_on = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
+    strict = request.strict or (config.strict if config else False)
+    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=fail_on, strict=strict)
+
+
+def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
+    """Under a launcher (torchrun): gather every rank's facts; rank 0 gets the report, the others None,
+    or a line saying why they could not take part (the store unreachable or gone; rank 0 reports them)."""
+    import sys
+
+    from compat.judge.fleet import judge_fleet
+    from compat.sources.fleet.torch_dist import Departed, gather_torch
+    from compat.sources.probe import ProbeRequest, probe
+
+    m = matrix_for(request.matrix, request.settings)
+    baseline = _baseline_members(request.baseline)  # a wrong --baseline is said before anyone waits on the store
+    # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
+    python = Path(sys.executable)
+    gathered = gather_torch(
+        lambda: probe(ProbeRequest(
+            python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir,
+            torch_timeout=request.settings.torch_timeout,
+        ), m),
+        timeout=request.timeout, smoke=request.smoke, smoke_bytes=request.smoke_bytes, smoke_timeout=request.smoke_timeout,
+    )
+    if gathered is None:
+        return None
+    if isinstance(gathered, Departed):
+        return f"rank {gathered.rank}: {gathered.reason} (rank 0 reports this rank as silent)"
+    _save_members(gathered.members, request.out)
+    return judge_fleet(gathered.members, m, world_size=gathered.world_size, smoke=gathered.smoke,
+                       baseline=baseline, fail_on=request.fail_on or Severity.ERROR, strict=request.strict)
+
+
+def _baseline_members(path: Path | None) -> list[FleetMember] | None:
+    from compat.sources.fleet.directory import read_members
+
+    return read_members(path) if path is not None else None
+
+
+def _save_members(members: Iterable[FleetMember], out: Path | None) -> None:
+    """One facts file per member (NODE.json, or NODE.rank-N.json where ranks differ), for a later --baseline."""
+    from compat.atomic import write_output
+    from compat.model.facts import dump_facts
+    from compat.redact import redact_text
+
+    if out is None:
+        return
+    for member in members:
+        if member.facts is None or (member.local_rank or 0) != 0:
+            continue  # a node's other ranks share its facts
+        try:
+            write_output(out / f"{member.node}.json", redact_text(dump_facts(member.facts)).encode("utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot write {out / member.node}.json: {exc.strerror or exc}") from exc
