@@ -11,7 +11,6 @@ COMPAT = ROOT / "compat"
 CROSS_CUTTING = {"docs", "fault", "gates", "golden", "machines", "docker"}
 """Suites about the whole program, not one stage (docs/testing.md says why each)."""
 OTHER = {
-    "api": "compat/api.py (a package once split)",
     "top": "the modules at the top of compat/",
 }
 HELPERS = {"data", "support"}
