@@ -13,7 +13,7 @@ from compat.matrix import Matrix
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.facts import Facts, canonical
-from compat.model.findings import Consequence, Finding, Severity, Status, sort_findings
+from compat.model.findings import Consequence, Evidence, EvidenceKind, Finding, Severity, Status, sort_findings
 from compat.timeline.links import ApiSource
 
 
@@ -62,7 +62,7 @@ def catalog_findings(facts: Facts, matrix: Matrix, *, reported_missing: frozense
             title=sig.title,
             cause=sig.cause,
             fix=sig.fix,
-            evidence=verdict.evidence,
+            evidence=tuple(Evidence(kind=EvidenceKind.MATCHED, text=text) for text in verdict.evidence),
             unknown=verdict.missing,
             refs=sig.refs,
             consequence=sig.consequence or Consequence.of_severity(sig.severity),

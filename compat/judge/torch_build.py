@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from packaging.version import Version
 
 from compat.matrix import Matrix
-from compat.matrix.torch import TorchRelease, variant_cuda
+from compat.matrix.torch import TorchRelease
 from compat.model.facts import Gpu
 from compat.model.rejection import Rejection, RejectionKind
+from compat.model.torch_variant import TorchVariant
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,8 +35,8 @@ class TorchBuildPolicy:
     """The target has no NVIDIA GPU (`--gpus cpu`, macOS): the CPU build, never a CUDA one."""
     public_cpu: bool = False
     """The platform's public-index wheel is the CPU build (macOS, Windows): no local tag, no extra index."""
-    variant: str | None = None
-    """Only this build ("cu126", "cpu"): the caller pinned it (`torch==2.6.0+cu126`)."""
+    variant: TorchVariant | None = None
+    """Only this build (cu126, cpu): the caller pinned it (`torch==2.6.0+cu126`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,8 +45,8 @@ class TorchBuildChoice:
 
     version: str
     """The release ("2.6.0")."""
-    variant: str | None
-    """Its build tag ("cu124"); None when nothing about the hardware is known and any build will do."""
+    variant: TorchVariant | None
+    """Its build (cu124); None when nothing about the hardware is known and any build will do."""
     cuda: str | None
     """The CUDA of that build ("12.4"); None for a CPU build or an unknown variant."""
     default: bool
@@ -58,7 +59,7 @@ class TorchBuildChoice:
     @property
     def local(self) -> str | None:
         """The local version tag a pin needs ("cu126"), only for a build the public index does not serve."""
-        return None if self.default else self.variant
+        return None if self.default or self.variant is None else self.variant.label
 
 
 def pin_text(choice: TorchBuildChoice) -> str:
@@ -85,14 +86,16 @@ def gpu_archs(gpus: Iterable[Gpu]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(ccs.items(), key=lambda kv: Version(kv[0])))
 
 
-def same_cuda_major_as_default(matrix: Matrix, version: str, variant: str | None, others: frozenset[str] = frozenset()) -> bool:
+def same_cuda_major_as_default(
+    matrix: Matrix, version: str, variant: TorchVariant | None, others: frozenset[str] = frozenset(),
+) -> bool:
     """Whether torch `version`'s `variant` build has the CUDA major of its public-index build, or one of `others`."""
     if variant is None:
         return True
     if _major(variant) in others:
         return True
     release = matrix.torch.release(version)
-    return _same_major(variant, release.default_variant) if release else variant_cuda(variant) is None
+    return _same_major(variant, release.default_variant) if release else variant.cuda is None
 
 
 def driver_text(version: Version) -> str:
@@ -137,8 +140,8 @@ def choose_torch_build(
             supported=str(release.python),
         )
     if policy.variant is not None and policy.variant not in release.variants:
-        return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=base, variant=policy.variant)
-    if policy.variant == "cpu" or (policy.cpu and not policy.same_cuda_major_as_default):
+        return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=base, variant=policy.variant.label)
+    if (policy.variant is not None and policy.variant.is_cpu) or (policy.cpu and not policy.same_cuda_major_as_default):
         return _cpu_choice(matrix, release, policy)
     if policy.cpu and policy.variant is None:
         # Another package's kernels link the CUDA runtime of torch's public build (vLLM, xformers):
@@ -148,16 +151,16 @@ def choose_torch_build(
     if not gpus and driver is None:
         return _choice(matrix, release, policy.variant or release.default_variant, policy)
     problems: list[Rejection] = []
-    fallback: str | None = None
+    fallback: TorchVariant | None = None
     for variant in _in_order(release) if policy.variant is None else [policy.variant]:
-        cuda = variant_cuda(variant)
+        cuda = variant.cuda
         if cuda is None:
             continue  # CPU and ROCm builds do not use an NVIDIA GPU
         missing = [(cc, name) for cc, name in gpus if matrix.torch.runs_on(base, variant, cc) is not True]
         if missing:
             cc, name = missing[0]
             problems.append(Rejection(
-                kind=RejectionKind.NO_ARCH, package="torch", version=base, variant=variant,
+                kind=RejectionKind.NO_ARCH, package="torch", version=base, variant=variant.label,
                 compute_capability=cc, gpu=name,
             ))
             continue
@@ -167,47 +170,47 @@ def choose_torch_build(
                 if support == "minor-compat" and fallback is None:
                     fallback = variant
                 problems.append(Rejection(
-                    kind=RejectionKind.NEEDS_DRIVER, package="torch", version=base, variant=variant,
+                    kind=RejectionKind.NEEDS_DRIVER, package="torch", version=base, variant=variant.label,
                     driver=driver, max_cuda=matrix.cuda.max_cuda(driver), min_driver=min_driver(matrix, cuda, policy),
                 ))
                 continue
         if (policy.same_cuda_major_as_default and not _same_major(variant, release.default_variant)
                 and _major(variant) not in policy.other_cuda_majors):
-            problems.append(Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=base, variant=variant))
+            problems.append(Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=base, variant=variant.label))
             continue
         return _choice(matrix, release, variant, policy)
     return _rejection(base, problems, driver=driver, max_cuda=matrix.cuda.max_cuda(driver) if driver else None,
-                      fallback=fallback)
+                      fallback=fallback.label if fallback else None)
+
+
+_CPU = TorchVariant.parse("cpu")
 
 
 def _cpu_choice(matrix: Matrix, release: TorchRelease, policy: TorchBuildPolicy) -> TorchBuildChoice | Rejection:
     if policy.public_cpu:
-        return TorchBuildChoice(version=release.version, variant="cpu", cuda=None, default=True, index_url=None, min_driver=None)
-    if "cpu" not in release.variants:
-        return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=release.version, variant="cpu")
-    return _choice(matrix, release, "cpu", policy)
+        return TorchBuildChoice(version=release.version, variant=_CPU, cuda=None, default=True, index_url=None, min_driver=None)
+    if _CPU not in release.variants:
+        return Rejection(kind=RejectionKind.NO_SUCH_BUILD, package="torch", version=release.version, variant=_CPU.label)
+    return _choice(matrix, release, _CPU, policy)
 
 
-def _in_order(release: TorchRelease) -> list[str]:
-    others = [v for v in release.variants if v != release.default_variant and variant_cuda(v)]
-    others.sort(key=lambda v: Version(variant_cuda(v) or "0"), reverse=True)
+def _in_order(release: TorchRelease) -> list[TorchVariant]:
+    """The public-index build first, then the other CUDA builds, newest CUDA first."""
+    others = sorted((v for v in release.variants if v != release.default_variant and v.cuda), reverse=True)
     return [release.default_variant, *others]
 
 
-def _major(variant: str) -> str | None:
-    cuda = variant_cuda(variant)
-    return cuda.split(".")[0] if cuda else None
+def _major(variant: TorchVariant) -> str | None:
+    """The CUDA major as the policies name it ("12"); None for a build without CUDA."""
+    return str(variant.cuda_major) if variant.cuda_major is not None else None
 
 
-def _same_major(variant: str, default: str) -> bool:
-    mine, theirs = variant_cuda(variant), variant_cuda(default)
-    if mine is None or theirs is None:
-        return mine == theirs
-    return mine.split(".")[0] == theirs.split(".")[0]
+def _same_major(variant: TorchVariant, default: TorchVariant) -> bool:
+    return variant.cuda_major == default.cuda_major
 
 
-def _choice(matrix: Matrix, release: TorchRelease, variant: str, policy: TorchBuildPolicy) -> TorchBuildChoice:
-    cuda = variant_cuda(variant)
+def _choice(matrix: Matrix, release: TorchRelease, variant: TorchVariant, policy: TorchBuildPolicy) -> TorchBuildChoice:
+    cuda = variant.cuda
     default = variant == release.default_variant
     return TorchBuildChoice(
         version=release.version,

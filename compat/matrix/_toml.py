@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar, overload
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
@@ -25,6 +25,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 _MISSING: Any = object()
+D = TypeVar("D")
 MAX_BYTES = 32 * MIB
 """The largest curated file (a releases file) is well under 1 MiB; an overlay past this is refused."""
 
@@ -70,7 +71,7 @@ class Table:
             if key not in allowed:
                 self.fail(key, f"unknown key (expected one of: {', '.join(allowed)})")
 
-    def _get(self, key: str, kind: type | tuple[type, ...], what: str, default: Any) -> Any:
+    def _get(self, key: str, kind: type | tuple[type, ...], what: str, default: object) -> Any:
         if key not in self.data:
             if default is _MISSING:
                 self.fail(key, "missing")
@@ -80,19 +81,46 @@ class Table:
             self.fail(key, f"expected {what}, got {type(value).__name__}")
         return value
 
-    def str(self, key: str, default: Any = _MISSING) -> Any:
+    # Each getter returns its type when the key is required, or that type or the default's when one
+    # is given (`t.str("advice", None)` is `str | None`): the overloads say so to mypy.
+
+    @overload
+    def str(self, key: builtins.str) -> builtins.str: ...
+    @overload
+    def str(self, key: builtins.str, default: None) -> builtins.str | None: ...
+    @overload
+    def str(self, key: builtins.str, default: D) -> builtins.str | D: ...
+    def str(self, key: builtins.str, default: object = _MISSING) -> object:
         value = self._get(key, str, "a string", default)
         if key in self.data and not value.strip():
             self.fail(key, "must not be empty")
         return value
 
-    def int(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def int(self, key: builtins.str) -> builtins.int: ...
+    @overload
+    def int(self, key: builtins.str, default: None) -> builtins.int | None: ...
+    @overload
+    def int(self, key: builtins.str, default: D) -> builtins.int | D: ...
+    def int(self, key: builtins.str, default: object = _MISSING) -> object:
         return self._get(key, int, "an integer", default)
 
-    def bool(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def bool(self, key: builtins.str) -> builtins.bool: ...
+    @overload
+    def bool(self, key: builtins.str, default: None) -> builtins.bool | None: ...
+    @overload
+    def bool(self, key: builtins.str, default: D) -> builtins.bool | D: ...
+    def bool(self, key: builtins.str, default: object = _MISSING) -> object:
         return self._get(key, bool, "true or false", default)
 
-    def strs(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def strs(self, key: builtins.str) -> tuple[builtins.str, ...]: ...
+    @overload
+    def strs(self, key: builtins.str, default: None) -> tuple[builtins.str, ...] | None: ...
+    @overload
+    def strs(self, key: builtins.str, default: D) -> tuple[builtins.str, ...] | D: ...
+    def strs(self, key: builtins.str, default: object = _MISSING) -> object:
         value = self._get(key, list, "a list of strings", default)
         if value is default:
             return default
@@ -101,13 +129,25 @@ class Table:
                 self.fail(f"{key}[{i}]", f"expected a string, got {type(item).__name__}")
         return tuple(value)
 
-    def table(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def table(self, key: builtins.str) -> Table: ...
+    @overload
+    def table(self, key: builtins.str, default: None) -> Table | None: ...
+    @overload
+    def table(self, key: builtins.str, default: D) -> Table | D: ...
+    def table(self, key: builtins.str, default: object = _MISSING) -> object:
         value = self._get(key, dict, "a table", default)
         if value is default:
             return default
         return Table(value, file=self.file, path=self.key(key))
 
-    def tables(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def tables(self, key: builtins.str) -> tuple[Table, ...]: ...
+    @overload
+    def tables(self, key: builtins.str, default: None) -> tuple[Table, ...] | None: ...
+    @overload
+    def tables(self, key: builtins.str, default: D) -> tuple[Table, ...] | D: ...
+    def tables(self, key: builtins.str, default: object = _MISSING) -> object:
         value = self._get(key, list, "an array of tables", default)
         if value is default:
             return default
@@ -118,33 +158,57 @@ class Table:
             out.append(Table(item, file=self.file, path=f"{self.key(key)}[{i}]"))
         return tuple(out)
 
-    def version(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def version(self, key: builtins.str) -> Version: ...
+    @overload
+    def version(self, key: builtins.str, default: None) -> Version | None: ...
+    @overload
+    def version(self, key: builtins.str, default: D) -> Version | D: ...
+    def version(self, key: builtins.str, default: object = _MISSING) -> object:
         text = self.str(key, default)
-        if text is default:
+        if text is default or not isinstance(text, str):
             return default
         try:
             return Version(text)
         except (InvalidVersion, ValueError):  # ValueError: a number too long for int() (Python 3.11+)
             self.fail(key, f"{text[:60]!r} is not a version")
 
-    def specifier(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def specifier(self, key: builtins.str) -> SpecifierSet: ...
+    @overload
+    def specifier(self, key: builtins.str, default: None) -> SpecifierSet | None: ...
+    @overload
+    def specifier(self, key: builtins.str, default: D) -> SpecifierSet | D: ...
+    def specifier(self, key: builtins.str, default: object = _MISSING) -> object:
         text = self.str(key, default) if not (key in self.data and self.data[key] == "") else ""
-        if text is default:
+        if text is default or not isinstance(text, str):
             return default
         return parse_specifier(text, lambda msg: self.fail(key, msg))
 
-    def marker(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def marker(self, key: builtins.str) -> Marker: ...
+    @overload
+    def marker(self, key: builtins.str, default: None) -> Marker | None: ...
+    @overload
+    def marker(self, key: builtins.str, default: D) -> Marker | D: ...
+    def marker(self, key: builtins.str, default: object = _MISSING) -> object:
         text = self.str(key, default)
-        if text is default:
+        if text is default or not isinstance(text, str):
             return default
         try:
             return Marker(text)
         except InvalidMarker as exc:
             self.fail(key, f"{text!r} is not a PEP 508 marker: {exc}")
 
-    def requirements(self, key: builtins.str, default: Any = _MISSING) -> Any:
+    @overload
+    def requirements(self, key: builtins.str) -> tuple[Requirement, ...]: ...
+    @overload
+    def requirements(self, key: builtins.str, default: None) -> tuple[Requirement, ...] | None: ...
+    @overload
+    def requirements(self, key: builtins.str, default: D) -> tuple[Requirement, ...] | D: ...
+    def requirements(self, key: builtins.str, default: object = _MISSING) -> object:
         texts = self.strs(key, default)
-        if texts is default:
+        if texts is default or not isinstance(texts, tuple):
             return default
         out = []
         for i, text in enumerate(texts):
@@ -153,7 +217,6 @@ class Table:
             except InvalidRequirement as exc:
                 self.fail(f"{key}[{i}]", f"{text!r} is not a PEP 508 requirement: {exc}")
         return tuple(out)
-
 
 def parse_specifier(text: str, fail: Any) -> SpecifierSet:
     try:

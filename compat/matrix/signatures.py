@@ -10,6 +10,7 @@ exponentially, a repeat inside an unbounded repeat (`(a+)+`) or alike alternativ
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,13 @@ from compat.matrix.when import When, parse_when
 from compat.model.findings import Consequence, Fix, Severity
 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class Recognition(str, enum.Enum):
+    """What kind of failure an entry recognises, where a check must find entries by kind rather than by id."""
+
+    ABI_UNDEFINED_SYMBOL = "abi-undefined-symbol"
+    """A compiled package's `undefined symbol` at import: it was built against another torch (or C++ ABI)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,17 +70,23 @@ class Signature:
     usage: bool = False
     """True for a mistake in the user's configuration, data or code (no chat template, a prompt longer
     than max_model_len, batch arithmetic): explain's verdict is `known-usage`, not an environment failure."""
+    recognises: tuple[Recognition, ...] = ()
+    """The kinds of failure it recognises (`recognises = ["abi-undefined-symbol"]`): how checks find it."""
+
+    def recognises_for(self, kind: Recognition, package: str) -> bool:
+        """Whether it recognises `kind` of failure of `package` (one its `when` names)."""
+        return kind in self.recognises and package in dict(self.when.packages)
 
 
 _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(==[\w.+-]+)?)$")
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
-    "context", "generic", "consequence", "context_required", "usage",
+    "context", "generic", "consequence", "context_required", "recognises", "usage",
 )
 
 
-def _regexes(t: Table, key: str, default: object) -> tuple[str, ...]:
-    patterns = t.strs(key, default)
+def _regexes(t: Table, key: str, *, required: bool) -> tuple[str, ...]:
+    patterns = t.strs(key) if required else t.strs(key, ())
     for i, pattern in enumerate(patterns):
         try:
             # Compiled as the scanner compiles it, so the scanner finds it in `re`'s cache.
@@ -99,7 +113,7 @@ def parse_signature(t: Table, area: str) -> Signature:
         severity = Severity(severity_text)
     except ValueError:
         t.fail("severity", f"{severity_text!r} is not one of error, warning, info")
-    patterns = _regexes(t, "patterns", ...)
+    patterns = _regexes(t, "patterns", required=True)
     for i, pattern in enumerate(patterns):
         if re.compile(pattern, re.ASCII).search(""):
             t.fail(f"patterns[{i}]", "matches an empty line: it would match every log")
@@ -130,10 +144,11 @@ def parse_signature(t: Table, area: str) -> Signature:
     doctor = t.bool("doctor", True)
     if doctor and when == When():
         t.fail("doctor", "a signature with an empty `when` would warn on every environment; set doctor = false")
-    context = _regexes(t, "context", ())
+    context = _regexes(t, "context", required=False)
     context_required = t.bool("context_required", False)
     if context_required and not context:
         t.fail("context_required", "needs `context` patterns to require")
+    recognises = _recognitions(t, when)
     return Signature(
         id=sid,
         area=area,
@@ -151,7 +166,23 @@ def parse_signature(t: Table, area: str) -> Signature:
         consequence=consequence,
         context_required=context_required,
         usage=t.bool("usage", False),
+        recognises=recognises,
     )
+
+
+def _recognitions(t: Table, when: When) -> tuple[Recognition, ...]:
+    out: list[Recognition] = []
+    for i, text in enumerate(t.strs("recognises", ())):
+        try:
+            kind = Recognition(text)
+        except ValueError:
+            t.fail(f"recognises[{i}]", f"{text!r} is not one of {', '.join(r.value for r in Recognition)}")
+        if kind in out:
+            t.fail(f"recognises[{i}]", f"{text!r} is listed twice")
+        if kind is Recognition.ABI_UNDEFINED_SYMBOL and not when.packages:
+            t.fail(f"recognises[{i}]", "an ABI failure is a compiled package's: name it in `when.packages`")
+        out.append(kind)
+    return tuple(out)
 
 
 def load_signatures(files: Sequence[tuple[Table, str]]) -> tuple[Signature, ...]:

@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from compat.matrix import Matrix
 from compat.matrix.cuda import cuda_key
-from compat.matrix.torch import cc_key, variant_cuda
+from compat.matrix.torch import cc_key
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -98,7 +98,7 @@ def stack_rows(m: Matrix) -> tuple[StackRow, ...]:
                 for s in r.specifier if s.operator == "=="]
         torch = pins[0] if pins else None
         tr = m.torch.release(torch) if torch else None
-        builds = sorted({c for v in (tr.variants if tr else ()) if (c := variant_cuda(v))}, key=cuda_key)
+        builds = sorted({c for v in (tr.variants if tr else ()) if (c := v.cuda)}, key=cuda_key)
         default = tr.default_cuda if tr else None
         floor = m.cuda.min_driver(default) if default else None
         family = m.cuda.family(cuda_key(default)[0]) if default else None
@@ -148,15 +148,15 @@ def build_rows(m: Matrix) -> tuple[BuildRow, ...]:
     """Newest torch first, variants by CUDA."""
     rows = []
     for rel in reversed(m.torch.releases):
-        for variant in sorted(rel.variants, key=lambda v: cuda_key(variant_cuda(v) or "0.0")):
-            cuda = variant_cuda(variant)
+        for variant in sorted(rel.variants):
+            cuda = variant.cuda
             if cuda is None:
                 continue
             arch = m.torch.archs(rel.version, variant)
             floor = m.cuda.min_driver(cuda)
             rows.append(BuildRow(
                 torch=rel.version,
-                variant=variant,
+                variant=variant.label,
                 archs=tuple(sorted(arch.archs, key=cc_key)) if arch else (),
                 ptx=bool(arch and arch.ptx),
                 default=variant == rel.default_variant,

@@ -17,9 +17,9 @@ from packaging.version import Version
 from compat.errors import MatrixError
 from compat.matrix._toml import Table
 from compat.matrix.cuda import cuda_key, row_location
+from compat.model.torch_variant import TorchVariant
 from compat.version_text import short
 
-_VARIANT = re.compile(r"^(cpu|cu\d{2,}|rocm\d+(\.\d+)*|xpu)$")
 _CC = re.compile(r"^(\d+)\.(\d+)$")
 _SM = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
 
@@ -30,9 +30,9 @@ class TorchRelease:
     """Release version without local tag ("2.5.1")."""
     python: SpecifierSet
     """CPython versions with wheels (">=3.9,<3.14")."""
-    default_variant: str
+    default_variant: TorchVariant
     """What the public index installs on Linux x86_64 ("cu124")."""
-    variants: tuple[str, ...]
+    variants: tuple[TorchVariant, ...]
     """Variants on the PyTorch wheel index ("cu118", "cu121", "cu124", "cpu")."""
     cxx11_abi: bool
     """torch._C._GLIBCXX_USE_CXX11_ABI of the default build (compiled extensions must match)."""
@@ -42,14 +42,14 @@ class TorchRelease:
     @property
     def default_cuda(self) -> str | None:
         """CUDA major.minor of the default build ("12.4"); None for a CPU default."""
-        return variant_cuda(self.default_variant)
+        return self.default_variant.cuda
 
 
 @dataclass(frozen=True, kw_only=True)
 class ArchList:
     torch: SpecifierSet
     """torch versions this row covers."""
-    variant: str
+    variant: TorchVariant
     """The wheel index variant ("cu128")."""
     archs: tuple[str, ...]
     """Compute capabilities with cubins ("7.5", "8.0", ...), lowest first."""
@@ -74,7 +74,7 @@ class TorchTable:
             return None
         return next((r for r in self.releases if Version(r.version) == public), None)
 
-    def archs(self, version: str, variant: str) -> ArchList | None:
+    def archs(self, version: str, variant: TorchVariant) -> ArchList | None:
         """The compiled architectures of one official Linux x86_64 build; None if not curated."""
         public = _public(version)
         if public is None:
@@ -84,12 +84,12 @@ class TorchTable:
                 return row
         return None
 
-    def runs_on(self, version: str, variant: str, cc: str) -> bool | None:
+    def runs_on(self, version: str, variant: TorchVariant, cc: str) -> bool | None:
         """Whether that build has kernels for compute capability `cc`; None if not curated."""
         rel = self.release(version)
         if rel is None or variant not in rel.variants:
             return None
-        if variant_cuda(variant) is None:
+        if variant.cuda is None:
             return False  # a CPU (or non-CUDA) build has no CUDA kernels at all
         row = self.archs(version, variant)
         if row is None:
@@ -98,23 +98,15 @@ class TorchTable:
         ptx = [max(cubins)] if row.ptx and cubins else []
         return _covers(cubins, ptx, cc_key(cc))
 
-    def index_url(self, variant: str) -> str:
+    def index_url(self, variant: TorchVariant) -> str:
         """The PyTorch wheel index of a variant ("cu124" → .../whl/cu124)."""
         return self.index_url_template.format(variant=variant)
 
 
-def variant_cuda(variant: str) -> str | None:
-    """"cu124" → "12.4", "cu130" → "13.0", "cu92" → "9.2"; None for cpu, rocm, xpu."""
-    m = re.match(r"^cu(\d+)(\d)$", variant.strip())
-    if not m:
-        return None
-    return f"{int(m.group(1))}.{m.group(2)}"
-
-
-def cuda_variant(cuda: str) -> str:
-    """"12.4" (or "12.4.1") → "cu124"; ValueError when `cuda` is not a CUDA version."""
+def cuda_variant(cuda: str) -> TorchVariant:
+    """"12.4" (or "12.4.1") → cu124; ValueError when `cuda` is not a CUDA version."""
     major, minor = cuda_key(cuda)
-    return f"cu{major}{minor}"
+    return TorchVariant.parse(f"cu{major}{minor}")
 
 
 def arch_list_runs_on(arch_list: Iterable[str], cc: str) -> bool:
@@ -164,16 +156,19 @@ def _public(version: str) -> Version | None:
         return None
 
 
-def _variants(t: Table) -> tuple[str, ...]:
-    variants = t.strs("variants")
-    if not variants:
+def _variants(t: Table) -> tuple[TorchVariant, ...]:
+    labels = t.strs("variants")
+    if not labels:
         t.fail("variants", "must list at least one variant")
-    for i, v in enumerate(variants):
-        if not _VARIANT.match(v):
+    variants = []
+    for i, v in enumerate(labels):
+        found = TorchVariant.find(v)
+        if found is None or found.label != v:
             t.fail(f"variants[{i}]", f"{v!r} is not a wheel index variant (cpu, cu124, rocm6.2, xpu)")
+        variants.append(found)
     if len(set(variants)) != len(variants):
         t.fail("variants", "lists a variant twice")
-    return variants
+    return tuple(variants)
 
 
 def _parse_release(t: Table) -> TorchRelease:
@@ -182,9 +177,10 @@ def _parse_release(t: Table) -> TorchRelease:
     if version.local is not None:
         t.fail("version", f"'{version}' must not carry a local tag (+cu124): variants say that")
     variants = _variants(t)
-    default = t.str("default")
-    if default not in variants:
-        t.fail("default", f"{default!r} is not one of its variants ({', '.join(variants)})")
+    label = t.str("default")
+    default = TorchVariant.find(label)
+    if default is None or default not in variants:
+        t.fail("default", f"{label!r} is not one of its variants ({', '.join(map(str, variants))})")
     return TorchRelease(
         version=str(version),
         python=t.specifier("python"),
@@ -197,9 +193,10 @@ def _parse_release(t: Table) -> TorchRelease:
 
 def _parse_arch_list(t: Table) -> ArchList:
     t.only("torch", "variant", "archs", "ptx", "source")
-    variant = t.str("variant")
-    if variant_cuda(variant) is None:
-        t.fail("variant", f"{variant!r} is not a CUDA variant (cu118, cu124, ...)")
+    label = t.str("variant")
+    variant = TorchVariant.find(label)
+    if variant is None or variant.cuda is None or variant.label != label:
+        t.fail("variant", f"{label!r} is not a CUDA variant (cu118, cu124, ...)")
     archs = t.strs("archs")
     if not archs:
         t.fail("archs", "must list at least one compute capability")
@@ -249,7 +246,7 @@ def load_torch(tables: Sequence[Table]) -> TorchTable:
     for rel, rt in releases.values():
         version = Version(rel.version)
         for variant in rel.variants:
-            if variant_cuda(variant) is None:
+            if variant.cuda is None:
                 continue
             covering = [(row, at) for row, at in rows if row.variant == variant and row.torch.contains(version, prereleases=True)]
             if not covering:

@@ -49,6 +49,46 @@ class Fix:
     """Commands that apply the fix to this environment ("pip install 'torch==2.6.0' --index-url ...")."""
 
 
+class EvidenceKind(str, enum.Enum):
+    """Where a piece of evidence comes from: what a reader may check it against."""
+
+    OBSERVED = "observed"  # read from this environment: a version, a GPU, a variable, a file, a release's metadata
+    DECLARED = "declared"  # given on the command line or in a facts file (--gpus, --driver), not read from the host
+    CURATED = "curated"  # compat's curated data (matrix/*.toml): a build table, a wheel table, a driver table
+    MATCHED = "matched"  # a fact that met a condition of the catalog entry's `when` clause, with the range it met
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """One fact behind a finding."""
+
+    kind: EvidenceKind
+    """Where it comes from (observed, declared, curated, matched)."""
+    text: str
+    """The fact, for a person ("driver 470.82.01 supports CUDA <= 11.4")."""
+    source: str = ""
+    """Where it was read when the text does not say: a file, a URL, a release's metadata; empty when none."""
+    line: int | None = None
+    """The 1-based line in `source` it was read from, where one is known."""
+
+    @property
+    def where(self) -> str:
+        """`source`, with `:line` when the line is known; empty when there is no source."""
+        if not self.source:
+            return ""
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+
+def observed(text: str, *, declared: bool = False, source: str = "", line: int | None = None) -> Evidence:
+    """Evidence read from this environment, or DECLARED when the fact was given rather than read."""
+    return Evidence(kind=EvidenceKind.DECLARED if declared else EvidenceKind.OBSERVED, text=text, source=source, line=line)
+
+
+def curated(text: str, *, source: str = "") -> Evidence:
+    """Evidence from compat's curated data; `source` names the table or the upstream page it was curated from."""
+    return Evidence(kind=EvidenceKind.CURATED, text=text, source=source)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Finding:
     id: str
@@ -63,8 +103,8 @@ class Finding:
     """Why it happens, tailored to this environment where possible."""
     fix: Fix
     """How to clear it."""
-    evidence: tuple[str, ...] = ()
-    """The facts that made the check fire ("driver 470.82.01 supports CUDA <= 11.4")."""
+    evidence: tuple[Evidence, ...] = ()
+    """The facts that made the check fire, each with where it comes from."""
     unknown: tuple[str, ...] = ()
     """Why the check could not be decided (CANNOT_CHECK only)."""
     refs: tuple[str, ...] = ()

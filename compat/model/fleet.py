@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version of the fleet report's JSON layout. 2: a finding's evidence is a record, as in doctor's."""
 
 
 class MemberState(str, enum.Enum):

@@ -11,10 +11,11 @@ import json
 from xml.etree import ElementTree as ET
 
 from compat import __version__
+from compat.model import codec
 from compat.model.config import Waivers
 from compat.model.findings import Finding, Severity, Status
 from compat.printable import one_line, xml_safe
-from compat.report.doctor import summary_counts
+from compat.report.doctor import evidence_text, summary_counts
 from compat.report.essentials import fix_text
 from compat.report.links import finding_url
 
@@ -71,7 +72,7 @@ def render_github(
         url = finding_url(report_url, f.id)
         more = f" See {url}" if url else ""
         if f.status is Status.FOUND:
-            message = " ".join(p for p in (f.cause, f"Seen: {'; '.join(f.evidence)}." if f.evidence else "",
+            message = " ".join(p for p in (f.cause, f"Seen: {evidence_text(f.evidence)}." if f.evidence else "",
                                            f"Fix: {fix_text(f.fix)}" if fix_text(f.fix) else "") if p)
             lines.append(annotation(_GITHUB_LEVEL[f.severity], f"compat: {f.title} [{f.id}]", message + more, file))
         else:
@@ -141,6 +142,8 @@ def render_sarif(
             result["kind"] = "open"  # undecided: SARIF's "not enough information to decide"
             result["level"] = "none"
         result["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": uri}}}]
+        if f.evidence:  # the records, for tools that read more than the message (a SARIF property bag)
+            result["properties"] = {"evidence": [codec.encode(e) for e in f.evidence]}
         if ignore is not None:
             suppression: dict[str, object] = {"kind": "external", "status": "accepted", "justification": ignore.reason}
             if ignore.until:
@@ -171,7 +174,7 @@ def render_sarif(
 def _sarif_message(f: Finding) -> str:
     if f.status is Status.CANNOT_CHECK:
         return f"Cannot check: {f.title}: {'; '.join(f.unknown)}"
-    seen = f" Seen: {'; '.join(f.evidence)}." if f.evidence else ""
+    seen = f" Seen: {evidence_text(f.evidence)}." if f.evidence else ""
     fix = fix_text(f.fix)
     return f"{f.title}.{seen}" + (f" Fix: {fix}" if fix else "")
 
@@ -208,7 +211,7 @@ def render_junit(
             failure = ET.SubElement(case, "failure", message=f.title, type=f.severity.value)
             url = finding_url(report_url, f.id)
             # One line per part: a line break inside an input value would start a line of its own.
-            failure.text = "\n".join(one_line(p) for p in (f.cause, "; ".join(f.evidence), fix_text(f.fix), *f.fix.commands,
+            failure.text = "\n".join(one_line(p) for p in (f.cause, evidence_text(f.evidence), fix_text(f.fix), *f.fix.commands,
                                                             f"See {url}" if url else "") if p)
             failures += 1
         elif f.status is Status.CANNOT_CHECK and strict and reaches:

@@ -13,11 +13,12 @@ from compat import __version__
 from compat.model import codec
 from compat.model.config import Ignore, Waivers
 from compat.model.facts import Chosen, Facts
-from compat.model.findings import Consequence, Finding, Severity, Status
+from compat.model.findings import Consequence, Evidence, Finding, Severity, Status
 from compat.printable import one_line
 from compat.report.essentials import essentials, known
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""Version of doctor's JSON layout. 2: each finding's evidence is a record (kind, text, source, line), not a string."""
 
 _MARK = {Severity.ERROR: ("✗ error", "bold red"), Severity.WARNING: ("! warning", "bold yellow"),
          Severity.INFO: ("i info", "bold blue")}
@@ -51,6 +52,11 @@ def summary_counts(findings: tuple[Finding, ...]) -> dict[str, int]:
     for f in findings:
         counts["cannot-check" if f.status is Status.CANNOT_CHECK else f.severity.value] += 1
     return counts
+
+
+def evidence_text(evidence: tuple[Evidence, ...]) -> str:
+    """A finding's evidence on one line: each fact, with where it was read when the fact does not say."""
+    return "; ".join(f"{e.text} ({e.where})" if e.where else e.text for e in evidence)
 
 
 def strict_counts(findings: tuple[Finding, ...], fail_on: Severity) -> int:
@@ -139,7 +145,7 @@ def _finding(f: Finding) -> Group:
     if f.cause:
         _add_row(grid, "    why", f.cause)
     if f.evidence:
-        _add_row(grid, "    seen", "; ".join(f.evidence))
+        _add_row(grid, "    seen", evidence_text(f.evidence))
     fix = " ".join(part for part in (" ".join(f.fix.requires) and f"requires {', '.join(f.fix.requires)}.", f.fix.advice) if part)
     if fix:
         _add_row(grid, Text("    fix", style="green"), fix)

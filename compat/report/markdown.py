@@ -15,7 +15,7 @@ from compat.model.config import Waivers
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity, Status
 from compat.printable import one_line
-from compat.report.doctor import summary_counts
+from compat.report.doctor import evidence_text, summary_counts
 from compat.report.essentials import essentials, fix_text, gpu_line, torch_line
 from compat.report.links import finding_url
 
@@ -123,7 +123,7 @@ def _finding(f: Finding, report_url: str | None) -> list[str]:
     if f.cause:
         lines.append(f"**Why:** {escape(f.cause)}<br>")
     if f.evidence:
-        lines.append(f"**Seen:** {escape('; '.join(f.evidence))}<br>")
+        lines.append(f"**Seen:** {escape(evidence_text(f.evidence))}<br>")
     fix = fix_text(f.fix)
     if fix:
         lines.append(f"**Fix:** {escape(fix)}")

@@ -21,6 +21,7 @@ from compat.model.findings import Finding
 from compat.model.lock import Lock, Plan
 from compat.model.smoke import SmokeReport
 from compat.model.unknown import Unknown
+from compat.report.doctor import SCHEMA_VERSION as DOCTOR_SCHEMA_VERSION
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 OUTPUTS = ("facts", "doctor", "explain", "lock", "plan", "smoke")
@@ -104,7 +105,7 @@ def _doctor() -> dict[str, Any]:
     root = {
         "type": "object",
         "properties": {
-            "schema_version": {"const": 1},
+            "schema_version": {"const": DOCTOR_SCHEMA_VERSION},
             "compat_version": {"type": "string"},
             "facts": schema_of(Facts, defs),
             "findings": {"type": "array", "items": finding},

@@ -11,7 +11,6 @@ from compat.judge.torch_build import same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.builds import CudaBuild
 from compat.matrix.extensions import Extension, ExtensionTable
-from compat.matrix.torch import variant_cuda
 from compat.model.asker import AskerKind
 from compat.model.facts import Facts
 from compat.model.lock import (
@@ -24,6 +23,7 @@ from compat.model.lock import (
     PinReason,
     PinReasonKind,
 )
+from compat.model.torch_variant import TorchVariant
 from compat.resolve.hardware import TargetHardware
 from compat.resolve.provider import BUILT_AGAINST_DEFAULT_TORCH, Candidate, Need, is_exact, is_pin
 from compat.resolve.target import platform_name
@@ -71,7 +71,7 @@ def build_lock(
             continue
         if not cand.requires_known and extensions.find(cand.name) is None:
             notes.append(LockNote(kind=LockNoteKind.REQUIREMENTS_UNKNOWN, package=cand.name, version=str(cand.version)))
-        local = torch_variant if cand.name == "torch" or cand.name in TORCH_COMPANIONS else None
+        local = torch_variant.label if torch_variant and (cand.name == "torch" or cand.name in TORCH_COMPANIONS) else None
         reasons = _asked(criteria, ident)
         build = _cuda_build(matrix, cand, torch, facts.python.version)
         if build is not None:
@@ -80,9 +80,9 @@ def build_lock(
                                   parent_version=f"{torch.version}+{torch.variant}" if torch is not None else None,
                                   default=False, source=build.source),)
         if cand.name == "torch" and cand.variant:
-            cuda = variant_cuda(cand.variant)
+            cuda = cand.variant.cuda
             reasons += (PinReason(
-                kind=PinReasonKind.TORCH_BUILD, variant=cand.variant, cuda=cuda,
+                kind=PinReasonKind.TORCH_BUILD, variant=cand.variant.label, cuda=cuda,
                 compute_capabilities=tuple(cc for cc, _ in hw.ccs), driver=hw.driver, default=cand.default_variant,
                 parent=_kernels_asker(criteria[ident]) if hw.cpu and cuda else None,
             ),)
@@ -97,7 +97,7 @@ def build_lock(
                 local=local,
                 extras=tuple(sorted(extras_of.get(cand.name, ()))),
                 reasons=reasons,
-                index_url=matrix.torch.index_url(local) if local and (build is None or build.wheel is None) else None,
+                index_url=matrix.torch.index_url(TorchVariant.parse(local)) if local and (build is None or build.wheel is None) else None,
                 after_torch=ext is not None,
                 wheel=build.url(str(cand.version), facts.python.version) if build is not None else None,
             )
@@ -129,7 +129,7 @@ def _no_wheel(ext: Extension, cand: Candidate, torch: Candidate | None, python: 
     wants = []
     if torch is not None and torch.version is not None and not row.torch.contains(torch.version, prereleases=True):
         wants.append(f"torch {torch.version} (its wheels cover torch {row.torch})")
-    cuda = variant_cuda(torch.variant) if torch is not None and torch.variant else None
+    cuda = torch.variant.cuda if torch is not None and torch.variant else None
     if cuda is not None and int(cuda.split(".")[0]) not in row.cuda_majors:
         wants.append(f"CUDA {cuda.split('.')[0]} (its wheels: CUDA {', '.join(map(str, row.cuda_majors))})")
     if not row.python.contains(python, prereleases=True):
@@ -144,7 +144,7 @@ def _cuda_build(matrix: Matrix, cand: Candidate, torch: Candidate | None, python
     has kernels for another CUDA major (matrix/builds.toml); None when the default one fits."""
     if cand.version is None or torch is None or torch.version is None or cand.name not in BUILT_AGAINST_DEFAULT_TORCH:
         return None
-    cuda = variant_cuda(torch.variant) if torch.variant else None
+    cuda = torch.variant.cuda if torch.variant else None
     if cuda is None or same_cuda_major_as_default(matrix, str(torch.version), torch.variant):
         return None
     return matrix.builds.build_for(cand.name, cand.version, python, cuda)
@@ -161,7 +161,7 @@ def _asked(criteria: Mapping[str, Any], ident: str) -> tuple[PinReason, ...]:
                 continue  # said by the KEPT_OFF reason
             if info.parent is None:
                 out.append(PinReason(kind=PinReasonKind.TARGET, package=req.name, extras=tuple(sorted(req.extras)),
-                                     specifier=str(req.specifier), variant=req.variant))
+                                     specifier=str(req.specifier), variant=req.variant.label if req.variant else None))
             elif info.parent.name == req.name:
                 continue  # an extra's link to its own base
             else:

@@ -28,7 +28,6 @@ from compat.matrix import Matrix
 from compat.matrix.extensions import ExtensionTable
 from compat.matrix.releases import PackageReleases
 from compat.matrix.signatures import Signature
-from compat.matrix.torch import variant_cuda
 from compat.matrix.when import ScriptWhen, When
 from compat.model.asker import Asker, AskerKind
 from compat.model.conflict import ConflictCause, ConflictKind
@@ -212,7 +211,7 @@ def _extension_cuda_mismatch(mapping: Resolved, extensions: ExtensionTable, sour
     """An extension whose prebuilt wheels are not built for the CUDA major of the chosen torch build (one the
     targets pin is built from source instead)."""
     torch = mapping.get("torch")
-    cuda = variant_cuda(torch.variant or "") if torch is not None else None
+    cuda = torch.variant.cuda if torch is not None and torch.variant is not None else None
     if cuda is None:
         return None
     major = int(cuda.split(".")[0])
@@ -236,7 +235,7 @@ def facts_with(facts: Facts, mapping: Resolved) -> Facts:
         version = str(cand.version) + (f"+{cand.variant}" if cand.variant and not cand.default_variant else "")
         dists.append(Distribution(name=cand.name, version=version, requires=tuple(str(r) for r in cand.requires)))
         if cand.name == "torch":
-            cuda = variant_cuda(cand.variant or "")
+            cuda = cand.variant.cuda if cand.variant is not None else None
             torch = TorchBuild(
                 version=version,
                 cuda=cuda if cand.variant else Unknown(reason="torch build variant not curated"),

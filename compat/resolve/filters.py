@@ -23,9 +23,9 @@ from compat.judge.torch_build import (
 from compat.matrix import Matrix
 from compat.matrix.extensions import Extension, ExtensionTable
 from compat.matrix.releases import Release
-from compat.matrix.torch import variant_cuda
 from compat.model.facts import Facts
 from compat.model.rejection import Rejection, RejectionKind
+from compat.model.torch_variant import TorchVariant
 from compat.resolve.hardware import TargetHardware
 
 
@@ -63,7 +63,7 @@ class Filters:
         self.env = dict(facts.python.markers)
         self.python = facts.python.version
         self.rejected: dict[tuple[str, str], Rejection] = {}
-        self._torch: dict[tuple[str, bool, str | None, frozenset[str]], TorchBuildChoice | Rejection] = {}
+        self._torch: dict[tuple[str, bool, TorchVariant | None, frozenset[str]], TorchBuildChoice | Rejection] = {}
         self._markers: dict[tuple[int, frozenset[str]], bool] = {}
         self._fits: dict[tuple[str, Version, bool], Rejection | None] = {}
         self._held: list[Requirement] = []
@@ -89,7 +89,7 @@ class Filters:
         except (UndefinedEnvironmentName, UndefinedComparison):
             return False
 
-    def torch_build(self, version: Version, *, same_major: bool = False, variant: str | None = None,
+    def torch_build(self, version: Version, *, same_major: bool = False, variant: TorchVariant | None = None,
                     other_majors: frozenset[str] = frozenset()) -> TorchBuildChoice | Rejection:
         """The build of torch `version` for the target; with `same_major`, only one of its public build's CUDA major
         or of `other_majors`; with `variant`, only that build (a pin with a local tag)."""
@@ -111,7 +111,7 @@ class Filters:
     def _driver_below_default_major(self, version: Version) -> bool:
         """Whether the target's driver runs no CUDA of the major of torch `version`'s public build."""
         release = self.matrix.torch.release(str(version))
-        default = variant_cuda(release.default_variant) if release is not None else None
+        default = release.default_cuda if release is not None else None
         if default is None or self.hw.max_cuda is None:
             return False
         return int(self.hw.max_cuda.split(".")[0]) < int(default.split(".")[0])

@@ -18,10 +18,10 @@ from resolvelib.structs import RequirementInformation
 from compat.judge.torch_build import TorchBuildChoice, same_cuda_major_as_default
 from compat.matrix import Matrix
 from compat.matrix.releases import PackageReleases, Release
-from compat.matrix.torch import variant_cuda
 from compat.model.asker import Asker, AskerKind
 from compat.model.lock import PinReason, PinReasonKind
 from compat.model.rejection import Rejection, RejectionKind
+from compat.model.torch_variant import TorchVariant
 from compat.resolve.filters import Filters, contains, contains_text
 from compat.resolve.links import links_for
 
@@ -55,8 +55,8 @@ class Need:
     """torch must have the CUDA major of its public-index build: the asker's kernels were built for it."""
     other_majors: frozenset[str] = frozenset()
     """With `default_build`, the other CUDA majors the asker has a build for (matrix/builds.toml)."""
-    variant: str | None = None
-    """torch must be this build ("cu126", "cpu"): a target pinned with a local tag (`torch==2.6.0+cu126`)."""
+    variant: TorchVariant | None = None
+    """torch must be this build (cu126, cpu): a target pinned with a local tag (`torch==2.6.0+cu126`)."""
 
     @property
     def identifier(self) -> str:
@@ -81,8 +81,8 @@ class Candidate:
     """None for a package the snapshot does not track (pip resolves it)."""
     extras: frozenset[str] = frozenset()
     """Extras this candidate stands for (one resolvelib identifier per extras set)."""
-    variant: str | None = None
-    """torch build tag ("cu126"); None for a non-torch package or an unknown build."""
+    variant: TorchVariant | None = None
+    """torch's build (cu126); None for a non-torch package or an unknown build."""
     default_variant: bool = True
     """`variant` is what the public index serves."""
     requires: tuple[Requirement, ...] = ()
@@ -263,7 +263,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 continue
             known = isinstance(release.requires, tuple)  # Unknown (sdist only) or, in old snapshots, None
             requires = release.requires if isinstance(release.requires, tuple) else ()
-            if name == "torch" and variant is not None and variant_cuda(variant) is None:
+            if name == "torch" and variant is not None and variant.cuda is None:
                 requires = cpu_build_requires(requires)
             dead = self._dead_dependency(name, v, requires, extras)
             if dead is not None:
@@ -458,7 +458,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             found = self._majors[key] = self.filters.matrix.builds.other_majors(name, version, self.filters.python)
         return found
 
-    def _torch_for(self, version: Version, kernels: Asker | None, variant: str | None = None,
+    def _torch_for(self, version: Version, kernels: Asker | None, variant: TorchVariant | None = None,
                    others: frozenset[str] = frozenset()) -> TorchBuildChoice | Rejection:
         """The torch build for the target; when `kernels` asks for the public build's CUDA major, one of that major
         (or of `others`, majors the asker has other builds for); when `variant` is given, that build only."""
@@ -470,7 +470,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             if isinstance(plain, TorchBuildChoice):
                 # Say which build fits and who cannot use it, rather than listing every build.
                 return Rejection(kind=RejectionKind.OTHER_CUDA_MAJOR, package="torch", version=str(version),
-                                 variant=plain.variant, asker=kernels)
+                                 variant=plain.variant.label if plain.variant else None, asker=kernels)
         return build
 
     def _extension_needs(self, cand: Candidate) -> list[Need]:

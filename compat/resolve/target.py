@@ -15,6 +15,7 @@ from compat.errors import UsageError
 from compat.model.asker import Asker, AskerKind
 from compat.model.facts import SCHEMA_VERSION as FACTS_SCHEMA_VERSION
 from compat.model.facts import Facts, Hardware, HardwareSource, Launch, Python
+from compat.model.torch_variant import TorchVariant
 from compat.model.unknown import Unknown
 from compat.resolve.provider import Need
 
@@ -87,9 +88,9 @@ def platform_name(facts: Facts) -> str:
 _TAGGED = frozenset({"torch", "torchvision", "torchaudio"})
 
 
-def _split_local(text: str, name: str, spec: SpecifierSet) -> tuple[SpecifierSet, str | None]:
-    """`==2.6.0+cu126` as the public range `==2.6.0` and the build `cu126`."""
-    variants: set[str] = set()
+def _split_local(text: str, name: str, spec: SpecifierSet) -> tuple[SpecifierSet, TorchVariant | None]:
+    """`==2.6.0+cu126` as the public range `==2.6.0` and the build cu126."""
+    variants: set[TorchVariant] = set()
     kept = []
     for clause in spec:
         version, plus, local = clause.version.partition("+")
@@ -99,10 +100,13 @@ def _split_local(text: str, name: str, spec: SpecifierSet) -> tuple[SpecifierSet
         if clause.operator not in ("==", "===") or name not in _TAGGED:
             raise UsageError(f"target {text!r}: a local build tag (+{local}) is only meaningful in an exact pin of "
                              f"{', '.join(sorted(_TAGGED))}")
-        variants.add(local)
+        variant = TorchVariant.find(local)
+        if variant is None:
+            raise UsageError(f"target {text!r}: +{local} is not a torch build (cpu, cu126, rocm6.2, xpu)")
+        variants.add(variant)
         kept.append(f"=={version}")
     if len(variants) > 1:
-        raise UsageError(f"target {text!r}: two build tags ({', '.join(sorted(variants))})")
+        raise UsageError(f"target {text!r}: two build tags ({', '.join(map(str, sorted(variants)))})")
     return SpecifierSet(",".join(kept)), (variants.pop() if variants else None)
 
 

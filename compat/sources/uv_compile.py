@@ -28,6 +28,8 @@ PLATFORMS = {
 }
 
 # Words in uv's error output that mean the index could not be reached (not that no set exists).
+# uv's words, not compat's: uv reports no error kind, and compat's own bound on it is typed
+# (subprocess.TimeoutExpired in uv_compile) and never read back from a message.
 _OFFLINE = ("failed to fetch", "error sending request", "connection refused", "dns error", "network",
             "offline", "timed out", "could not connect", "tcp connect error")
 

@@ -10,6 +10,11 @@ def _pip(report) -> str:
     return f"{report['facts']['python']['executable']} -m pip"
 
 
+def _texts(finding: dict) -> list[str]:
+    """The text of each evidence record in a finding of doctor's JSON."""
+    return [e["text"] for e in finding["evidence"]]
+
+
 def _finding(report, fid):
     return next(f for f in report["findings"] if f["id"] == fid and f["status"] == "found")
 
@@ -21,9 +26,9 @@ def test_old_driver_under_cuda_12_torch_is_an_error_naming_the_driver(env, docto
     f = _finding(report, "cuda-driver-too-old")
     assert f["severity"] == "error"
     assert "Upgrade the host driver" in f["fix"]["advice"]
-    assert any("driver 470.82.01 (declared) supports CUDA <= 11.4" in e for e in f["evidence"])
+    assert any("driver 470.82.01 (declared) supports CUDA <= 11.4" in e for e in _texts(f))
     # no torch 2.5.1 build runs on R470 (only cu118 through minor-version compatibility): nothing to install
-    assert any("oldest driver one runs on is 520.61.05" in e for e in f["evidence"])
+    assert any("oldest driver one runs on is 520.61.05" in e for e in _texts(f))
     assert f["fix"]["commands"] == []
     assert report["facts"]["declared"] == ["driver", "gpus"]
 
@@ -40,7 +45,7 @@ def test_rtx5090_with_torch_251_lacks_sm_120(env, doctor):
     code, report = doctor("--python", python, "--gpus", "1xRTX5090", "--driver", "570.86.10")
     assert code == 1
     f = _finding(report, "gpu-arch-not-in-torch-build")
-    assert any("sm_120" in e for e in f["evidence"])
+    assert any("sm_120" in e for e in _texts(f))
     assert f["fix"]["requires"] == ["torch>=2.7.0"]
 
 
@@ -58,7 +63,7 @@ def test_vllm_072_next_to_torch_260_is_a_broken_pin(env, doctor):
     assert first["fix"]["requires"] == ["torch==2.5.1"]
     assert first["fix"]["commands"] == [f"{_pip(report)} install 'torch==2.5.1'"]
     # the matrix knows which vLLM releases accept the installed torch
-    assert any(e.startswith("vllm 0.8.0") and e.endswith("accept torch 2.6.0") for e in first["evidence"])
+    assert any(e.startswith("vllm 0.8.0") and e.endswith("accept torch 2.6.0") for e in _texts(first))
     assert "keep torch 2.6.0 and move vllm" in first["fix"]["advice"]
     assert [f["id"] for f in report["findings"]].count("torch-pin-broken-extension") == 1
 
@@ -131,14 +136,14 @@ def test_an_extra_asked_for_is_judged_and_one_the_catalog_names_is_reported_once
     (extra,) = _extra_findings(report)
     assert extra["title"] == "trl 0.15.2 [liger] requires liger-kernel==0.5.3, but liger-kernel 0.5.2 is installed"
     assert extra["severity"] == "info"
-    assert any("nothing asks for trl[liger] by name" in e for e in extra["evidence"])
+    assert any("nothing asks for trl[liger] by name" in e for e in _texts(extra))
     # A requirements line that names the extra is what `pip install trl[liger]` would check: an error.
     req = tmp_path / "requirements.txt"
     req.write_text("trl[liger]==0.15.2\nliger-kernel==0.5.2\n", encoding="utf-8")
     code, report = doctor("-r", str(req), "--gpus", "cpu")
     (extra,) = _extra_findings(report)
     assert extra["severity"] == "error" and code == 1
-    assert "trl[liger] is asked for by name" in extra["evidence"]
+    assert "trl[liger] is asked for by name" in _texts(extra)
     # The same pins without the extra named: info again.
     req.write_text("trl==0.15.2\nliger-kernel==0.5.2\n", encoding="utf-8")
     _, report = doctor("-r", str(req), "--gpus", "cpu")
@@ -160,7 +165,7 @@ def test_a_script_that_uses_vllm_puts_trls_vllm_extra_in_effect(env, doctor, tmp
     (extra,) = _extra_findings(report)
     assert extra["title"] == "trl 0.15.2 [vllm] requires vllm==0.7.2, but vllm 0.6.6 is installed"
     assert extra["severity"] == "error" and code == 1
-    assert f"{script} sets use_vllm=True" in extra["evidence"]
+    assert f"{script} sets use_vllm=True" in _texts(extra)
     # without the script, the installed vLLM alone does not say trl[vllm] was wanted
     _, report = doctor("--python", python, "--gpus", "cpu")
     assert [f["severity"] for f in _extra_findings(report)] == ["info"]

@@ -54,7 +54,7 @@ def test_json_is_deterministic_and_structured(cluster32: Path) -> None:
     code, out = _run(str(cluster32), "--json")
     assert code == 1 and out == _run(str(cluster32), "--json")[1]
     doc = json.loads(out)
-    assert doc["schema_version"] == 1 and doc["nodes"] == 32 and doc["failed"] is True
+    assert doc["schema_version"] == 2 and doc["nodes"] == 32 and doc["failed"] is True
     torch = next(d for d in doc["differences"] if d["aspect"] == "torch-build")
     assert torch["variants"] == [
         {"value": "2.5.1+cu124", "members": [f"node-{i:02d}" for i in range(1, 33) if i not in (7, 12)]},

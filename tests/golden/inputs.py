@@ -17,7 +17,7 @@ from compat.model.facts import (
     TorchBuild,
     TorchSource,
 )
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Finding, Fix, Severity, Status, curated, observed
 from compat.model.unknown import Unknown
 from tests.support.facts import facts, interpreter, launch_by
 
@@ -128,7 +128,8 @@ def findings() -> tuple[Finding, ...]:
                 advice="Upgrade the driver to >= 525.60.13, or install the cu118 build.",
                 commands=("pip install 'torch==2.5.1' --index-url https://download.pytorch.org/whl/cu118",),
             ),
-            evidence=("driver 470.82.01 supports CUDA <= 11.4", "torch 2.5.1+cu124 was built with CUDA 12.4"),
+            evidence=(curated("driver 470.82.01 supports CUDA <= 11.4", source="matrix/cuda.toml"),
+                      observed("torch 2.5.1+cu124 was built with CUDA 12.4")),
             refs=("pytorch/pytorch#12345", "https://docs.nvidia.com/deploy/cuda-compatibility/"),
         ),
         Finding(
@@ -138,7 +139,7 @@ def findings() -> tuple[Finding, ...]:
             title="8 GPUs talk over PCIe without P2P",
             cause="NCCL falls back to host memory; collectives are slow and may hang on some boards.",
             fix=Fix(advice="export NCCL_P2P_DISABLE=1 before launching."),
-            evidence=("links: PCIe host bridge",),
+            evidence=(observed("links: PCIe host bridge", source="nvidia-smi topo -m", line=3),),
         ),
         Finding(
             id="vllm-v1-engine",

@@ -125,7 +125,8 @@ def test_flash_attn_on_a_t4_is_one_finding(env, doctor):
     _, report = doctor("--python", python, "--gpus", "1xT4", "--driver", "550.54.15")
     f = _once(report, "flash-attn-requires-ampere", "flash-attn-needs-ampere")
     assert f["id"] == "flash-attn-requires-ampere" and f["severity"] == "warning"
-    assert f["evidence"] == ["flash-attn 2.5.8 installed", "T4 (sm_75) (declared)"]
+    assert f["evidence"] == [{"kind": "observed", "line": None, "source": "", "text": "flash-attn 2.5.8 installed"},
+                             {"kind": "declared", "line": None, "source": "", "text": "T4 (sm_75) (declared)"}]
     assert "sdpa" in f["fix"]["advice"]
     assert "gpu-without-bf16" in ids(report)  # a different finding: the T4 has no bf16 at all
 

@@ -61,7 +61,7 @@ def test_deepspeed_jit_builds_need_nvcc_of_torchs_cuda_major(nvcc, fires):
     found = _found(facts)
     assert ("ds-cuda-version-mismatch-opbuild" in found) is fires
     if fires:
-        assert "nvcc 11.8.89 on PATH" in found["ds-cuda-version-mismatch-opbuild"][0].evidence
+        assert "nvcc 11.8.89 on PATH" in [e.text for e in found["ds-cuda-version-mismatch-opbuild"][0].evidence]
 
 
 def test_a_system_cuda_on_ld_library_path_shadows_the_wheels():
@@ -150,7 +150,7 @@ def test_flash_attn_without_a_wheel_for_the_installed_torch():
     facts = saved_facts({"flash-attn": "2.7.0.post2", "torch": "2.6.0+cu124"}, torch="2.6.0+cu124")
     (f,) = _found(facts)["extension-without-wheel-for-torch"]
     assert f.title == "flash-attn 2.7.0.post2 has no prebuilt wheel for torch 2.6.0+cu124: built here from source, or for another torch"
-    assert "torch 2.6.0 is outside <2.6,>=2.1" in f.evidence and f.see == ("flash-attn-abi-undefined-symbol",)
+    assert "torch 2.6.0 is outside <2.6,>=2.1" in [e.text for e in f.evidence] and f.see == ("flash-attn-abi-undefined-symbol",)
     fits = saved_facts({"flash-attn": "2.7.0.post2", "torch": CU124}, torch=CU124)
     assert "extension-without-wheel-for-torch" not in _found(fits)
 
@@ -209,6 +209,6 @@ def test_a_system_toolkit_of_a_newer_major_than_the_driver_where_something_loads
     facts = _with(base, tools=(Tool(name="nvcc", version="13.0.48"),), gpus=1, driver="550.54.15")
     facts = dataclasses.replace(facts, system=dataclasses.replace(facts.system, cuda_toolkit="13.0.1"))
     (f,) = _found(facts)["cuda-driver-insufficient-runtime"]
-    assert "deepspeed 0.16.3 builds its CUDA code with that toolkit" in f.evidence
+    assert "deepspeed 0.16.3 builds its CUDA code with that toolkit" in [e.text for e in f.evidence]
     same_major = dataclasses.replace(facts, system=dataclasses.replace(facts.system, cuda_toolkit="12.8.1"))
     assert "cuda-driver-insufficient-runtime" not in _found(same_major)  # minor-version compatibility

@@ -51,7 +51,7 @@ def test_an_extra_asked_for_or_used_holds_its_range(matrix, how):
         facts = dataclasses.replace(facts, launch=dataclasses.replace(facts.launch, accelerate=config))
         why = "ds.yaml sets distributed_type: DEEPSPEED"
     (f,) = _extra(facts, matrix)
-    assert f.severity is Severity.ERROR and why in f.evidence
+    assert f.severity is Severity.ERROR and why in [e.text for e in f.evidence]
 
 
 def test_an_extra_named_for_another_project_or_another_extra_changes_nothing(matrix):

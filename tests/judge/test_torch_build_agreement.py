@@ -106,7 +106,7 @@ def _doctor_build(findings: list[Finding]) -> tuple[str, str | None, str | None]
 
 
 def _doctor_min_drivers(findings: list[Finding]) -> set[str]:
-    texts = [t for f in findings for t in (f.title, f.cause, f.fix.advice, *f.evidence)]
+    texts = [t for f in findings for t in (f.title, f.cause, f.fix.advice, *(e.text for e in f.evidence))]
     return {m.group(1) for t in texts for m in _DRIVER.finditer(t)}
 
 

@@ -13,7 +13,7 @@ from compat.explain.match import explain
 from compat.explain.scan import Scanner
 from compat.matrix import shipped_matrix_dir
 from compat.matrix._toml import Table
-from compat.matrix.signatures import load_signature_dir, load_signatures
+from compat.matrix.signatures import Recognition, load_signature_dir, load_signatures
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 SIGS = load_signature_dir(shipped_matrix_dir() / "signatures", label="matrix/signatures")
@@ -148,3 +148,34 @@ def test_required_context_needs_context_patterns():
         load_signatures(_table({**GOOD, "context_required": True}))
     (sig,) = load_signatures(_table({**GOOD, "context_required": True, "context": ["ctx"]}))
     assert sig.context_required and sig.context == ("ctx",)
+
+
+@pytest.mark.parametrize(("recognises", "message"), [
+    (["abi-symbol"], r"signature\[0\]\.recognises\[0\]: 'abi-symbol' is not one of abi-undefined-symbol"),
+    (["abi-undefined-symbol", "abi-undefined-symbol"], r"signature\[0\]\.recognises\[1\]: 'abi-undefined-symbol' is listed twice"),
+    ("abi-undefined-symbol", r"signature\[0\]\.recognises: expected a list of strings, got str"),
+])
+def test_a_bad_recognition_tag_is_refused_with_file_and_key(recognises, message):
+    with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: " + message):
+        load_signatures(_table({**GOOD, "recognises": recognises}))
+
+
+def test_an_abi_tag_needs_the_package_it_is_about():
+    with pytest.raises(MatrixError, match=r"signature\[0\]\.recognises\[0\]: an ABI failure is a compiled package's"):
+        load_signatures(_table({**GOOD, "when": {"gpu_count": ">=2"}, "recognises": ["abi-undefined-symbol"]}))
+    (sig,) = load_signatures(_table({**GOOD, "recognises": ["abi-undefined-symbol"]}))
+    assert sig.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, "trl") and not sig.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, "vllm")
+
+
+def test_the_checks_find_the_abi_entries_by_their_tag():
+    """extension-without-wheel-for-torch and torch-pin-broken-extension point at these by tag, not by pattern text."""
+    tagged = {s.id: dict(s.when.packages) for s in SIGS if Recognition.ABI_UNDEFINED_SYMBOL in s.recognises}
+    assert set(tagged) == {"flash-attn-abi-undefined-symbol", "vllm-c-ext-torch-mismatch"}
+    assert "flash-attn" in tagged["flash-attn-abi-undefined-symbol"] and "vllm" in tagged["vllm-c-ext-torch-mismatch"]
+
+
+def test_an_entry_without_patterns_is_refused_not_a_crash():
+    """`patterns` is required: the loader once passed `...` as its default and crashed on iterating it."""
+    entry = {k: v for k, v in GOOD.items() if k != "patterns"}
+    with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: signature\[0\]\.patterns: missing$"):
+        load_signatures(_table(entry))

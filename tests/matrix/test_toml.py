@@ -82,6 +82,14 @@ def test_errors_name_the_file_and_the_key(t, read, key, message):
     assert str(info.value).startswith("matrix/doc.toml: ")
 
 
+@pytest.mark.parametrize("read", ["str", "int", "bool", "strs", "table", "tables", "version", "specifier", "marker",
+                                  "requirements"])
+def test_every_getter_without_a_default_requires_its_key(t, read):
+    with pytest.raises(MatrixError, match=r"^matrix/doc.toml: absent: missing$"):
+        getattr(t, read)("absent")
+    assert getattr(t, read)("absent", None) is None  # the optional variant: `T | None`
+
+
 def test_nested_keys_carry_their_path(t):
     with pytest.raises(MatrixError, match=r"^matrix/doc.toml: rows\[0\].b: missing"):
         t.tables("rows")[0].int("b")

@@ -6,7 +6,8 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.matrix import load_matrix
-from compat.matrix.torch import arch_list_runs_on, cuda_variant, variant_cuda
+from compat.matrix.torch import arch_list_runs_on, cuda_variant
+from compat.model.torch_variant import Accelerator, TorchVariant
 
 ALL_RELEASES = ["2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0", "2.3.1", "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1", "2.15.0"]
 
@@ -24,14 +25,14 @@ def test_every_row_has_a_source_and_a_consistent_default(torch):
     for rel in torch.releases:
         assert rel.source.strip(), rel.version
         assert rel.default_variant in rel.variants
-        assert "cpu" in rel.variants
+        assert V("cpu") in rel.variants
     assert all(row.source.strip() for row in torch.arch_lists)
 
 
 def test_every_cuda_variant_has_an_arch_list(torch):
     for rel in torch.releases:
         for variant in rel.variants:
-            if variant != "cpu":
+            if not variant.is_cpu:
                 row = torch.archs(rel.version, variant)
                 assert row is not None and row.variant == variant, (rel.version, variant)
 
@@ -53,7 +54,7 @@ def test_every_cuda_variant_has_an_arch_list(torch):
     ],
 )
 def test_public_index_default_variant(torch, version, default):
-    assert torch.release(version).default_variant == default
+    assert torch.release(version).default_variant == V(default)
 
 
 def test_default_cuda(torch):
@@ -115,35 +116,66 @@ def test_release_strips_the_local_tag_and_rejects_junk(torch):
     ],
 )
 def test_runs_on(torch, version, variant, cc, runs):
-    assert torch.runs_on(version, variant, cc) is runs
+    assert torch.runs_on(version, V(variant), cc) is runs
 
 
 def test_runs_on_is_none_when_not_curated(torch):
-    assert torch.runs_on("1.13.1", "cu117", "8.0") is None
-    assert torch.runs_on("2.11.0", "cu118", "8.0") is None  # no such build
-    assert torch.runs_on("2.11.0", "cu129", "9.0") is None  # 2.11 has no cu129 build
+    assert torch.runs_on("1.13.1", V("cu117"), "8.0") is None
+    assert torch.runs_on("2.11.0", V("cu118"), "8.0") is None  # no such build
+    assert torch.runs_on("2.11.0", V("cu129"), "9.0") is None  # 2.11 has no cu129 build
 
 
 def test_index_url(torch):
-    assert torch.index_url("cu124") == "https://download.pytorch.org/whl/cu124"
-    assert torch.index_url("cpu") == "https://download.pytorch.org/whl/cpu"
+    assert torch.index_url(V("cu124")) == "https://download.pytorch.org/whl/cu124"
+    assert torch.index_url(V("cpu")) == "https://download.pytorch.org/whl/cpu"
 
 
 @pytest.mark.parametrize(
     "variant, cuda", [("cu124", "12.4"), ("cu118", "11.8"), ("cu130", "13.0"), ("cu92", "9.2"), ("cpu", None), ("rocm6.2", None)]
 )
 def test_variant_cuda(variant, cuda):
-    assert variant_cuda(variant) == cuda
+    assert V(variant).cuda == cuda
 
 
 @pytest.mark.parametrize("cuda, variant", [("12.4", "cu124"), ("12.4.1", "cu124"), ("13.0", "cu130"), ("11.8", "cu118")])
 def test_cuda_variant(cuda, variant):
-    assert cuda_variant(cuda) == variant
+    assert cuda_variant(cuda) == V(variant)
 
 
 def test_cuda_variant_rejects_junk():
     with pytest.raises(ValueError):
         cuda_variant("twelve")
+
+
+V = TorchVariant.parse
+
+
+@pytest.mark.parametrize(
+    ("label", "accelerator", "cuda_major"),
+    [("cpu", Accelerator.CPU, None), ("cu118", Accelerator.CUDA, 11), ("cu130", Accelerator.CUDA, 13),
+     ("rocm6.2", Accelerator.ROCM, None), ("xpu", Accelerator.XPU, None)],
+)
+def test_a_variant_knows_its_accelerator_and_cuda(label, accelerator, cuda_major):
+    v = V(label)
+    assert (v.accelerator, v.cuda_major, v.is_cpu, str(v)) == (accelerator, cuda_major, label == "cpu", label)
+
+
+@pytest.mark.parametrize("label", ["cu", "cuda124", "cu12345", "rocm", "CPU", "", "abc", "cu" + "1" * 5000])
+def test_a_label_that_names_no_build_is_refused(label):
+    with pytest.raises(ValueError, match="is not a torch build variant"):
+        V(label)
+    assert TorchVariant.find(label) is None
+
+
+def test_variants_sort_cpu_then_cuda_by_runtime_then_rocm_and_xpu():
+    labels = ["xpu", "cu130", "rocm6.2", "cu92", "cpu", "cu128", "rocm5.7", "cu118"]
+    assert [str(v) for v in sorted(map(V, labels))] == ["cpu", "cu92", "cu118", "cu128", "cu130", "rocm5.7", "rocm6.2", "xpu"]
+
+
+def test_a_variant_from_a_local_version_label():
+    assert TorchVariant.of_version("2.6.0+cu124") == V("cu124")
+    assert TorchVariant.of_version("2.6.0") is None
+    assert TorchVariant.of_version("2.6.0+ubuntu1") is None  # a distro's tag names no build
 
 
 # torch.cuda.get_arch_list() of 2.8.0+cu129 as quoted in pytorch/pytorch#158700.
@@ -185,7 +217,7 @@ def _error(tmp_path: Path, text: str) -> str:
 def test_an_overlay_can_add_a_release(tmp_path):
     (tmp_path / "torch.toml").write_text(RELEASE, encoding="utf-8")
     torch = load_matrix([tmp_path]).torch
-    assert torch.runs_on("2.16.0", "cu132", "9.0") is True  # covered by the shipped ">=2.12" row
+    assert torch.runs_on("2.16.0", V("cu132"), "9.0") is True  # covered by the shipped ">=2.12" row
 
 
 def test_broken_toml(tmp_path):

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from compat.model.config import Ignore, Ignored, Waivers
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Finding, Fix, Severity, Status, observed
 from compat.report.ci import render_github, render_junit, render_sarif
 from tests.support.paths import FACTS_300
 
@@ -18,7 +18,7 @@ SARIF_SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "data" / "sc
 
 FOUND = Finding(id="nccl-p2p-hang-pcie", severity=Severity.WARNING, status=Status.FOUND, title="P2P over PCIe: hangs, 100%",
                 cause="line one\nline two", fix=Fix(requires=("x>=1",), advice="Set NCCL_P2P_DISABLE=1."),
-                evidence=("2 × RTX 4090",), refs=("NVIDIA/nccl#1",))
+                evidence=(observed("2 × RTX 4090"),), refs=("NVIDIA/nccl#1",))
 UNDECIDED = Finding(id="nccl-shm-too-small", severity=Severity.ERROR, status=Status.CANNOT_CHECK, title="shm", cause="c",
                     fix=Fix(), unknown=("no /dev/shm",))
 IGNORED = Finding(id="gpu-without-bf16", severity=Severity.INFO, status=Status.FOUND, title="no bf16", cause="c", fix=Fix())

@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from compat.model.config import Ignore, Ignored, Waivers
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Finding, Fix, Severity, Status, observed
 from compat.printable import one_line, xml_safe
 from compat.report.formats import Format, render_doctor
 from tests.fault.inputs import facts_with
@@ -23,7 +23,7 @@ EVIL = "\n::error::forged\r\n::add-mask::secret\n::warning file=x::forged\n# hea
 HOSTILE = Finding(
     id="missing-requirement", severity=Severity.ERROR, status=Status.FOUND, title=f"trl[vllm] needs vllm{EVIL}",
     cause=f"the cause{EVIL}", fix=Fix(requires=(f"vllm>=0.7{EVIL}",), advice=f"advice{EVIL}", commands=(f"pip install x{EVIL}",)),
-    evidence=(f"seen{EVIL}",), refs=(f"ref{EVIL}",),
+    evidence=(observed(f"seen{EVIL}", source=f"src{EVIL}"),), refs=(f"ref{EVIL}",),
 )
 UNDECIDED = Finding(id="nccl-shm-too-small", severity=Severity.WARNING, status=Status.CANNOT_CHECK, title=f"shm{EVIL}",
                     cause="c", fix=Fix(), unknown=(f"why{EVIL}",))
@@ -78,7 +78,7 @@ def test_rich_markup_in_data_is_printed_as_it_is():
     out = _render(Format.TEXT)
     assert "trl[vllm] needs vllm" in out and "vllm>=0.7" in out
     plain = Finding(id="x-y", severity=Severity.ERROR, status=Status.FOUND, title="t", cause="[bold]b[/bold] and [vllm]",
-                    fix=Fix(commands=("pip install 'trl[vllm]==0.15.2'",)), evidence=("trl[vllm] 0.15.2",))
+                    fix=Fix(commands=("pip install 'trl[vllm]==0.15.2'",)), evidence=(observed("trl[vllm] 0.15.2"),))
     text = render_doctor(Format.TEXT, FACTS, (plain,))
     assert "[bold]b[/bold] and [vllm]" in text and "pip install 'trl[vllm]==0.15.2'" in text and "trl[vllm] 0.15.2" in text
 

@@ -9,7 +9,7 @@ from markdown_it import MarkdownIt
 
 from compat.matrix import load_matrix
 from compat.model.facts import load_facts
-from compat.model.findings import Finding, Fix, Severity, Status
+from compat.model.findings import Finding, Fix, Severity, Status, observed
 from compat.report.markdown import LIMIT, escape, render_markdown
 from tests.support.paths import FACTS_300
 
@@ -88,7 +88,7 @@ def test_many_findings_stay_under_the_limit():
     sig = load_matrix().signatures
     many = tuple(
         Finding(id=s.id, severity=s.severity, status=Status.FOUND, title=s.title, cause=s.cause, fix=s.fix,
-                evidence=("seen " * 20,), refs=s.refs)
+                evidence=(observed("seen " * 20),), refs=s.refs)
         for s in sig
     ) + tuple(
         Finding(id=f"x{i}", severity=Severity.WARNING, status=Status.CANNOT_CHECK, title="t", cause="", fix=Fix(),

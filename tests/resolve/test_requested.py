@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from compat.cli import app
 from compat.errors import UsageError
+from compat.model.torch_variant import TorchVariant
 from compat.resolve import check_targets, require_hardware
 from compat.resolve.target import parse_targets
 from tests.support.facts import make_facts
@@ -101,7 +102,8 @@ def test_a_build_tagged_pin_is_accepted():
 
 def test_a_companion_tag_names_the_torch_build():
     needs = parse_targets(["torchvision==0.21.0+cu126"])
-    assert [(n.name, str(n.specifier), n.variant) for n in needs] == [("torch", "", "cu126"), ("torchvision", "==0.21.0", None)]
+    assert [(n.name, str(n.specifier), n.variant) for n in needs] == [
+        ("torch", "", TorchVariant.parse("cu126")), ("torchvision", "==0.21.0", None)]
 
 
 def test_an_unpublished_build_is_a_conflict_that_names_it():
@@ -121,3 +123,9 @@ def test_a_warning_level_entry_does_not_veto_a_common_pair():
     result = _lock("torch==2.6.0", "transformers==4.51.3", "--gpus", "1xH100", "--driver", "550.54.15", "--python-version", "3.11")
     assert result.exit_code == 0, result.output
     assert "known failure torch26-weights-only-resume still applies" in result.stdout
+
+
+@pytest.mark.parametrize("target", ["torch==2.13.0+abc", "torchvision==0.21.0+ubuntu1"])
+def test_a_tag_that_names_no_torch_build_is_a_usage_error(target):
+    with pytest.raises(UsageError, match=r"is not a torch build \(cpu, cu126, rocm6.2, xpu\)"):
+        parse_targets([target])

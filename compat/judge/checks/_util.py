@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from compat.matrix import Matrix, Signature
 from compat.matrix.torch import sm
 from compat.model.facts import Facts, Gpu
-from compat.model.findings import Consequence, Finding, Fix, Severity, Status
+from compat.model.findings import Consequence, Evidence, Finding, Fix, Severity, Status, observed
 from compat.model.unknown import Unknown
 
 
@@ -28,7 +28,7 @@ def found(
     matrix: Matrix,
     fid: str,
     *,
-    evidence: tuple[str, ...],
+    evidence: tuple[Evidence, ...],
     values: Mapping[str, object] | None = None,
     requires: tuple[str, ...] = (),
     commands: tuple[str, ...] = (),
@@ -92,6 +92,12 @@ def _generic(title: str) -> str:
 
 def declared_note(facts: Facts, name: str) -> str:
     return " (declared)" if name in facts.declared else ""
+
+
+def about(facts: Facts, name: str, text: str) -> Evidence:
+    """Evidence about fact `name` ("gpus", "driver", "launcher"): DECLARED, and noted so in its text, when it was
+    given on the command line rather than read from the host."""
+    return observed(text + declared_note(facts, name), declared=name in facts.declared)
 
 
 def gpu_label(gpu: Gpu) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from compat.judge.checks._util import (
+    about,
     cannot_check,
     declared_note,
     distinct_gpus,
@@ -30,7 +31,7 @@ from compat.judge.torch_build import (
 from compat.matrix import Matrix
 from compat.matrix.torch import arch_list_runs_on, cuda_variant, sm
 from compat.model.facts import Facts, TorchBuild, TorchSource
-from compat.model.findings import Finding
+from compat.model.findings import Evidence, Finding, curated, observed
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
 
@@ -85,8 +86,12 @@ def _commands(torch: TorchBuild, choice: TorchBuildChoice) -> tuple[str, ...]:
     return (install,)
 
 
-def _no_build(rejection: Rejection) -> str:
-    """The evidence line for a release none of whose builds fits this machine."""
+def _no_build(rejection: Rejection) -> Evidence:
+    """The evidence for a release none of whose builds fits this machine (from matrix/torch.toml)."""
+    return curated(_no_build_text(rejection), source="matrix/torch.toml")
+
+
+def _no_build_text(rejection: Rejection) -> str:
     v = rejection.version
     if rejection.kind is RejectionKind.NEEDS_DRIVER:
         floor = f"the oldest driver one runs on is {rejection.min_driver}" if rejection.min_driver else "none is curated"
@@ -97,10 +102,15 @@ def _no_build(rejection: Rejection) -> str:
     if rejection.kind is RejectionKind.NO_ARCH and rejection.compute_capability:
         return f"no build of torch {v} has kernels for {sm(rejection.compute_capability)} ({rejection.gpu})"
     if rejection.kind is RejectionKind.TORCH_NOT_CURATED:
-        return f"the builds of torch {v} are not in matrix/torch.toml"
+        return f"the builds of torch {v} are not curated"
     if rejection.kind is RejectionKind.NO_CUDA_BUILD:
         return f"torch {v} has no CUDA build"
     return f"no build of torch {v} has kernels for these GPUs and runs on this driver"
+
+
+def _fits(text: str, choice: TorchBuildChoice) -> Evidence:
+    """The evidence for the build that fits this machine: what the build table says, with its pin."""
+    return curated(f"{text}: {pin_text(choice)}", source="matrix/torch.toml")
 
 
 def _first_release_with_a_build(facts: Facts, matrix: Matrix, after: str) -> str | None:
@@ -118,7 +128,7 @@ def check_torch_import(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if isinstance(torch.import_error, Unknown):
         yield cannot_check(matrix, IMPORT_FAILS, torch.import_error)
         return
-    yield found(matrix, IMPORT_FAILS, evidence=(f"torch {torch.version}: {torch.import_error}",))
+    yield found(matrix, IMPORT_FAILS, evidence=(observed(f"torch {torch.version}: {torch.import_error}"),))
 
 
 def check_driver(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
@@ -144,13 +154,15 @@ def check_driver(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if support == "full":
         return
     need = min_driver(matrix, torch.cuda, POLICY)
-    driver_line = f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}"
+    driver_line = observed(f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}",
+                           declared="driver" in facts.declared)
+    evidence: tuple[Evidence, ...]
     if isinstance(choice, TorchBuildChoice):
-        built = f"torch {torch.version} is built for CUDA {torch.cuda}, which needs driver >= {need}"
-        evidence = (built, driver_line, f"the {choice.variant} build of torch {choice.version} runs on it: {pin_text(choice)}")
+        built = observed(f"torch {torch.version} is built for CUDA {torch.cuda}, which needs driver >= {need}")
+        evidence = (built, driver_line, _fits(f"the {choice.variant} build of torch {choice.version} runs on it", choice))
         commands = _commands(torch, choice)
     else:
-        evidence = (f"torch {torch.version} is built for CUDA {torch.cuda}", driver_line, _no_build(choice))
+        evidence = (observed(f"torch {torch.version} is built for CUDA {torch.cuda}"), driver_line, _no_build(choice))
         commands = ()
     if support == "no":
         yield found(matrix, DRIVER_TOO_OLD, evidence=evidence, commands=commands)
@@ -168,10 +180,11 @@ def check_cpu_build(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     except ValueError as exc:
         yield cannot_check(matrix, CPU_ONLY, f"driver version: {exc}")
         return
-    evidence = (f"torch {torch.version} has no CUDA", f"{len(gpus)} GPU(s){declared_note(facts, 'gpus')}: {gpu_label(gpus[0])}")
+    evidence = (observed(f"torch {torch.version} has no CUDA"),
+                observed(f"{len(gpus)} GPU(s){declared_note(facts, 'gpus')}: {gpu_label(gpus[0])}", declared="gpus" in facts.declared))
     if isinstance(choice, TorchBuildChoice):
         yield found(
-            matrix, CPU_ONLY, evidence=evidence + (f"the {choice.variant} build fits: {pin_text(choice)}",),
+            matrix, CPU_ONLY, evidence=evidence + (_fits(f"the {choice.variant} build fits", choice),),
             requires=(f"torch=={choice.version}",), commands=_commands(torch, choice),
         )
     else:
@@ -195,17 +208,18 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             continue
         if torch.source is TorchSource.IMPORT and not isinstance(torch.arch_list, Unknown) and torch.arch_list:
             covered: bool | None = arch_list_runs_on(torch.arch_list, cc)
-            archs = " ".join(torch.arch_list)
+            archs = observed(f"torch {torch.version} ({variant}) archs: {' '.join(torch.arch_list)}")
         else:
             covered = matrix.torch.runs_on(base, variant, cc)
             row = matrix.torch.archs(base, variant)
-            archs = " ".join(sm(a) for a in row.archs) if row else "not curated"
+            listed = " ".join(sm(a) for a in row.archs) if row else "not curated"
+            archs = curated(f"torch {torch.version} ({variant}) archs: {listed}", source="matrix/torch.toml")
         if covered is None:
             yield cannot_check(matrix, NO_ARCH, f"the architectures of torch {base} {variant} are not curated")
             continue
         if covered:
             continue
-        evidence = (f"{gpu_label(gpu)}{declared_note(facts, 'gpus')}", f"torch {torch.version} ({variant}) archs: {archs}")
+        evidence = (about(facts, "gpus", gpu_label(gpu)), archs)
         try:
             choice = _choose(facts, matrix, base)
         except ValueError:
@@ -213,15 +227,15 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             continue
         if isinstance(choice, TorchBuildChoice):
             yield found(
-                matrix, NO_ARCH, evidence=evidence + (f"the {choice.variant} build has it: {pin_text(choice)}",),
+                matrix, NO_ARCH, evidence=evidence + (_fits(f"the {choice.variant} build has it", choice),),
                 requires=(f"torch=={choice.version}",), commands=_commands(torch, choice),
             )
             continue
         newer = _first_release_with_a_build(facts, matrix, base)
         if newer is None:
-            yield found(matrix, NO_ARCH, evidence=evidence + (_no_build(choice), "no curated torch release has a build for it"))
+            yield found(matrix, NO_ARCH, evidence=evidence + (_no_build(choice), curated("no curated torch release has a build for it")))
         else:
             yield found(
-                matrix, NO_ARCH, evidence=evidence + (_no_build(choice), f"torch {newer} is the first release with one"),
+                matrix, NO_ARCH, evidence=evidence + (_no_build(choice), curated(f"torch {newer} is the first release with one")),
                 requires=(f"torch>={newer}",),
             )

@@ -10,8 +10,9 @@ from packaging.version import InvalidVersion, Version
 from compat.judge.checks._util import found
 from compat.judge.conditions import in_spec
 from compat.matrix import Matrix
+from compat.matrix.signatures import Recognition
 from compat.model.facts import Facts, TorchBuild
-from compat.model.findings import Finding
+from compat.model.findings import Finding, curated, observed
 from compat.model.unknown import Unknown
 
 NO_WHEEL = "extension-without-wheel-for-torch"
@@ -41,11 +42,11 @@ def check_extension_wheels(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             continue  # its wheels are not curated: nothing to say either way
         misses = []
         if not in_spec(base, row.torch):
-            misses.append(f"torch {base} is outside {row.torch}")
+            misses.append(observed(f"torch {base} is outside {row.torch}"))
         if major is not None and major not in row.cuda_majors:
-            misses.append(f"CUDA {torch.cuda} is not CUDA {' or '.join(str(m) for m in row.cuda_majors)}")
+            misses.append(observed(f"CUDA {torch.cuda} is not CUDA {' or '.join(str(m) for m in row.cuda_majors)}"))
         if not in_spec(python, row.python):
-            misses.append(f"Python {python} is outside {row.python}")
+            misses.append(observed(f"Python {python} is outside {row.python}"))
         if not misses:
             continue
         cuda = f"CUDA {torch.cuda}" if isinstance(torch.cuda, str) else "no CUDA"
@@ -55,10 +56,9 @@ def check_extension_wheels(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
             values={"dist": f"{dist.name} {dist.version}", "project": dist.name, "torch": torch.version,
                     "wheels": f"torch {row.torch}, {majors}, Python {row.python}", "cuda": cuda, "python": python,
                     "module": dist.name.replace("-", "_"), "dist_pin": f"{dist.name}=={dist.version}"},
-            evidence=(f"{dist.name} {dist.version} wheels ({row.source}): torch {row.torch}, {majors}, Python {row.python}",
+            evidence=(curated(f"{dist.name} {dist.version} wheels: torch {row.torch}, {majors}, Python {row.python}", source=row.source),
                       *misses),
-            see=tuple(s.id for s in matrix.signatures
-                      if ext.package in dict(s.when.packages) and any("undefined symbol" in p for p in s.patterns)),
+            see=tuple(s.id for s in matrix.signatures if s.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, ext.package)),
         )
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import declared_note, distinct_gpus, found, gpu_label
+from compat.judge.checks._util import about, distinct_gpus, found, gpu_label
 from compat.matrix import Matrix
 from compat.matrix.torch import cc_key
 from compat.model.facts import AccelerateConfig, Facts, Gpu
-from compat.model.findings import Finding
+from compat.model.findings import Finding, observed
 from compat.model.unknown import Unknown
 
 
@@ -42,14 +42,15 @@ def check_precision(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     no_bf16 = _gpus_below(facts, (8, 0))
     if no_bf16 and isinstance(cfg, AccelerateConfig) and precision == "bf16":
         yield found(matrix, BF16, evidence=(
-            f"accelerate config {cfg.path}: mixed_precision bf16", gpu_label(no_bf16[0]) + declared_note(facts, "gpus")))
+            observed("accelerate config: mixed_precision bf16", source=cfg.path), about(facts, "gpus", gpu_label(no_bf16[0]))))
     elif no_bf16:
         yield found(matrix, NO_BF16, values={"gpu": gpu_label(no_bf16[0])},
-                    evidence=(gpu_label(no_bf16[0]) + declared_note(facts, "gpus"),))
+                    evidence=(about(facts, "gpus", gpu_label(no_bf16[0])),))
     no_fp8 = _gpus_below(facts, (8, 9))
     if no_fp8 and isinstance(cfg, AccelerateConfig) and precision == "fp8":
         yield found(matrix, FP8, values={"gpu": gpu_label(no_fp8[0])},
-                    evidence=(f"accelerate config {cfg.path}: mixed_precision fp8", gpu_label(no_fp8[0])))
+                    evidence=(observed("accelerate config: mixed_precision fp8", source=cfg.path),
+                              about(facts, "gpus", gpu_label(no_fp8[0]))))
 
 
 def check_flash_attn(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
@@ -60,4 +61,4 @@ def check_flash_attn(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if not old:
         return
     yield found(matrix, FLASH_ATTN, evidence=(
-        f"flash-attn {dist.version} installed", gpu_label(old[0]) + declared_note(facts, "gpus")))
+        observed(f"flash-attn {dist.version} installed"), about(facts, "gpus", gpu_label(old[0]))))

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from compat.judge.checks._util import found
 from compat.matrix import Matrix
 from compat.model.facts import Facts
-from compat.model.findings import Finding
+from compat.model.findings import Finding, curated
 from compat.model.unknown import Unknown
 from compat.timeline.links import ApiSource, installed_set_links
 from compat.timeline.records import BrokenLink, ImportKind
@@ -64,8 +64,8 @@ def _finding(link: BrokenLink, matrix: Matrix) -> Finding:
         "how": _how(link),
     }
     fixes = tuple(f for f in (link.importer_fix, link.provider_fix) if f)
-    evidence = (f"{link.importer} {link.importer_version}: {e.module} imports {imported} ({e.kind.value.replace('_', ' ')})",
-                f"{link.provider} {link.provider_version} lacks {link.key}; indexed releases that have it: {present}")
+    evidence = (curated(f"{link.importer} {link.importer_version}: {e.module} imports {imported} ({e.kind.value.replace('_', ' ')})"),
+                curated(f"{link.provider} {link.provider_version} lacks {link.key}; indexed releases that have it: {present}"))
     return found(
         matrix, BROKEN if link.breaks_import else GUARDED, evidence=evidence, values=values,
         requires=fixes[:1], commands=tuple(f"pip install '{f}'" for f in fixes),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import cannot_check, declared_note, found
+from compat.judge.checks._util import about, cannot_check, found
 from compat.matrix import Matrix
 from compat.model.facts import AccelerateConfig, Facts, Launcher
-from compat.model.findings import Finding
+from compat.model.findings import Evidence, Finding, observed
 from compat.model.unknown import Unknown
 
 NO_LAUNCHER = "multi-gpu-without-launcher"
@@ -34,7 +34,7 @@ def check_launcher(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     elif launcher == Launcher.PYTHON:
         yield found(
             matrix, NO_LAUNCHER, values={"count": count},
-            evidence=(f"launcher python{declared_note(facts, 'launcher')}", f"{count} visible GPUs{declared_note(facts, 'gpus')}"),
+            evidence=(about(facts, "launcher", "launcher python"), about(facts, "gpus", f"{count} visible GPUs")),
         )
 
 
@@ -48,26 +48,26 @@ def check_processes(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     env = facts.launch.env
     cfg = facts.launch.accelerate
     visible = facts.visible_gpus()
-    asks: list[tuple[str, int, int | Unknown, str, str]] = []  # launcher, processes, GPUs, setting, evidence
+    asks: list[tuple[str, int, int | Unknown, str, Evidence]] = []  # launcher, processes, GPUs, setting, evidence
     if isinstance(cfg, AccelerateConfig) and cfg.num_processes:
         asks.append(("accelerate", cfg.num_processes, visible, f"num_processes in {cfg.path}",
-                     f"{cfg.path}: num_processes {cfg.num_processes}"))
+                     observed(f"num_processes {cfg.num_processes}", source=cfg.path)))
     local = _int(env.get("LOCAL_WORLD_SIZE"))
     if local is not None and facts.launch.launcher == Launcher.TORCHRUN:
-        asks.append(("torchrun", local, visible, "--nproc-per-node", f"LOCAL_WORLD_SIZE={local}"))
+        asks.append(("torchrun", local, visible, "--nproc-per-node", observed(f"LOCAL_WORLD_SIZE={local}")))
     tasks = _int(env.get("SLURM_NTASKS_PER_NODE")) or _int(env.get("SLURM_TASKS_PER_NODE", "").split("(")[0])
     if tasks is not None and facts.launch.launcher == Launcher.SRUN:
         board = facts.hardware.gpus
         on_node = _int(env.get("SLURM_GPUS_ON_NODE"))
         node: int | Unknown = on_node if on_node is not None else (board if isinstance(board, Unknown) else len(board))
-        asks.append(("srun", tasks, node, "--ntasks-per-node", f"SLURM_NTASKS_PER_NODE={tasks}"))
+        asks.append(("srun", tasks, node, "--ntasks-per-node", observed(f"SLURM_NTASKS_PER_NODE={tasks}")))
     for launcher, processes, count, setting, seen in asks:
         if isinstance(count, Unknown) or processes <= count:
             continue
         yield found(
             matrix, TOO_MANY_PROCESSES,
             values={"launcher": launcher, "processes": processes, "count": count, "setting": setting},
-            evidence=(seen, f"{count} GPUs{declared_note(facts, 'gpus')}"),
+            evidence=(seen, about(facts, "gpus", f"{count} GPUs")),
         )
 
 
@@ -87,7 +87,8 @@ def check_slurm_binding(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         return
     yield found(
         matrix, SLURM_BINDING, values={"binding": binding},
-        evidence=(f"{tasks} tasks per node", binding, f"this task sees CUDA_VISIBLE_DEVICES={visible} ({seen} GPU)"),
+        evidence=(observed(f"{tasks} tasks per node"), observed(binding),
+                  observed(f"this task sees CUDA_VISIBLE_DEVICES={visible} ({seen} GPU)")),
     )
 
 
@@ -106,7 +107,8 @@ def check_visible_devices(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         return
     yield found(
         matrix, VISIBLE_BEYOND, values={"visible": f"CUDA_VISIBLE_DEVICES={visible}", "count": len(gpus)},
-        evidence=(f"CUDA_VISIBLE_DEVICES={visible}", f"the driver reports {len(gpus)} GPU(s): indices 0-{len(gpus) - 1}"),
+        evidence=(observed(f"CUDA_VISIBLE_DEVICES={visible}"),
+                  observed(f"the driver reports {len(gpus)} GPU(s): indices 0-{len(gpus) - 1}")),
     )
 
 

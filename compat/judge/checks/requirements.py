@@ -26,8 +26,9 @@ from packaging.version import Version
 from compat.judge.checks._util import cannot_check, found
 from compat.judge.conditions import evaluate, in_spec, marker_holds
 from compat.matrix import Matrix
+from compat.matrix.signatures import Recognition
 from compat.model.facts import Distribution, Facts, Launcher
-from compat.model.findings import Finding, Severity
+from compat.model.findings import Finding, Severity, curated, observed
 from compat.model.unknown import Unknown
 
 WRONG_VERSION = "unsatisfied-requirement"
@@ -121,6 +122,10 @@ def _parse(text: str) -> Requirement | None:
         return None  # a malformed line in someone's metadata is pip's problem, not a finding
 
 
+_RELEASES = "matrix/releases"
+"""Where the curated release snapshot lives: the source of which releases accept an installed version."""
+
+
 def _source(dist: Distribution) -> str:
     """The release's own metadata: the source of what it requires."""
     return f"pypi:{dist.name}=={dist.version.split('+')[0]}"
@@ -129,10 +134,10 @@ def _source(dist: Distribution) -> str:
 def _finding(dist: Distribution, req: Requirement, dep: Distribution, matrix: Matrix, env: dict[str, str]) -> Finding:
     wanted = f"{req.name}{req.specifier}"
     values = {"dist": f"{dist.name} {dist.version}", "project": dist.name, "wanted": wanted}
-    evidence = [f"{dist.name} {dist.version} declares {wanted}", f"{dep.name} {dep.version} is installed"]
+    evidence = [observed(f"{dist.name} {dist.version} declares {wanted}"), observed(f"{dep.name} {dep.version} is installed")]
     alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env)
     if alternatives:
-        evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
+        evidence.append(curated(f"{dist.name} {alternatives} accept {dep.name} {dep.version}", source=_RELEASES))
     return found(matrix, WRONG_VERSION, values={**values, "dep": f"{dep.name} {dep.version}"},
                  requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence))
 
@@ -152,13 +157,13 @@ def _torch_pin(
         if r is not None and (r.marker is None or marker_holds(r.marker, env) is True)
     } & names
     ordered = sorted(broken, key=lambda item: (item[0].name in pulled, item[0].name))
-    evidence = [f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in ordered]
-    evidence.append(f"torch {torch.version} is installed")
+    evidence = [observed(f"{d.name} {d.version} declares {req.name}{req.specifier}") for d, req in ordered]
+    evidence.append(observed(f"torch {torch.version} is installed"))
     for d, _ in ordered:
         if d.name not in pulled:
             alternatives = compatible_releases(matrix, d.name, "torch", torch.version, env)
             if alternatives:
-                evidence.append(f"{d.name} {alternatives} accept torch {torch.version}")
+                evidence.append(curated(f"{d.name} {alternatives} accept torch {torch.version}", source=_RELEASES))
     roots = [d for d, _ in ordered if d.name not in pulled] or [ordered[0][0]]
     return found(
         matrix, TORCH_PIN, requires=(f"torch=={pinned}",), evidence=tuple(evidence),
@@ -179,10 +184,7 @@ def _exact_pin(req: Requirement) -> str | None:
 
 def _undefined_symbol_entries(matrix: Matrix, project: str) -> tuple[str, ...]:
     """Catalog entries for the `undefined symbol` a compiled `project` prints when its torch moved."""
-    return tuple(
-        sig.id for sig in matrix.signatures
-        if any("undefined symbol" in p for p in sig.patterns) and project in dict(sig.when.packages)
-    )
+    return tuple(sig.id for sig in matrix.signatures if sig.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, project))
 
 
 def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) -> Finding:
@@ -200,10 +202,10 @@ def _missing(missing: list[tuple[Distribution, Requirement]], matrix: Matrix) ->
         req.specifier = _tighter(req.specifier)
     specs = tuple(str(wanted[k]) for k in sorted(wanted))
     dists = sorted({f"{d.name} {d.version}" for d, _ in missing})
-    evidence = tuple(f"{d.name} {d.version} declares {req.name}{req.specifier}" for d, req in missing)
+    evidence = tuple(observed(f"{d.name} {d.version} declares {req.name}{req.specifier}") for d, req in missing)
     return found(
         matrix, MISSING, values={"names": ", ".join(sorted(wanted)), "dists": ", ".join(dists)},
-        requires=specs, evidence=evidence + (f"not installed: {', '.join(sorted(wanted))}",),
+        requires=specs, evidence=evidence + (observed(f"not installed: {', '.join(sorted(wanted))}"),),
         commands=("pip install " + " ".join(f"'{s}'" for s in specs),),
         refs=tuple(dict.fromkeys(_source(d) for d, _ in missing)),
     )
@@ -328,12 +330,14 @@ def _extras(
                 spec &= other.specifier
             wanted = f"{specs[0].name}{spec}"
             shown = ", ".join(dict.fromkeys(extras))
-            evidence = [f"{dist.name} {dist.version} [{shown}] declares {wanted}", f"{dep.name} {dep.version} is installed"]
-            evidence += whys or [f"nothing asks for {dist.name}[{shown}] by name (no requirements line, lock target, script"
-                                 " or launch that uses it): its range is shown, not held against the set"]
+            evidence = [observed(f"{dist.name} {dist.version} [{shown}] declares {wanted}"),
+                        observed(f"{dep.name} {dep.version} is installed")]
+            evidence += [observed(why) for why in whys] or [observed(
+                f"nothing asks for {dist.name}[{shown}] by name (no requirements line, lock target, script"
+                " or launch that uses it): its range is shown, not held against the set")]
             alternatives = compatible_releases(matrix, dist.name, dep.name, dep.version, env, extras=tuple(extras))
             if alternatives:
-                evidence.append(f"{dist.name} {alternatives} accept {dep.name} {dep.version}")
+                evidence.append(curated(f"{dist.name} {alternatives} accept {dep.name} {dep.version}", source=_RELEASES))
             yield found(
                 matrix, EXTRA, requires=(wanted,), refs=(_source(dist),), evidence=tuple(evidence),
                 severity=None if whys else Severity.INFO,

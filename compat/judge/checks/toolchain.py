@@ -11,7 +11,7 @@ from packaging.version import Version
 from compat.judge.checks._util import cannot_check, declared_note, found
 from compat.matrix import Matrix
 from compat.model.facts import Facts, System, TorchBuild
-from compat.model.findings import Finding
+from compat.model.findings import Finding, curated, observed
 from compat.model.unknown import Unknown
 
 NVCC = "ds-cuda-version-mismatch-opbuild"
@@ -62,7 +62,8 @@ def check_nvcc(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if have is None or want is None or have[0] == want[0]:
         return  # DeepSpeed accepts a minor-version difference
     yield found(matrix, NVCC, evidence=(
-        f"deepspeed {ds.version} installed", f"nvcc {nvcc} on PATH", f"torch {torch.version} built with CUDA {torch.cuda}",
+        observed(f"deepspeed {ds.version} installed"), observed(f"nvcc {nvcc} on PATH"),
+        observed(f"torch {torch.version} built with CUDA {torch.cuda}"),
     ))
 
 
@@ -82,8 +83,9 @@ def check_host_compiler(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if toolkit is None or toolkit.max_gcc is None or have is None or have[0] <= toolkit.max_gcc:
         return
     yield found(matrix, GCC, evidence=(
-        f"nvcc {nvcc} (CUDA {toolkit.version}) accepts gcc <= {toolkit.max_gcc}", f"gcc {gcc} on PATH",
-        ", ".join(f"{d.name} {d.version}" for d in builders) + " build with nvcc",
+        curated(f"nvcc {nvcc} (CUDA {toolkit.version}) accepts gcc <= {toolkit.max_gcc}", source="matrix/cuda.toml"),
+        observed(f"gcc {gcc} on PATH"),
+        observed(", ".join(f"{d.name} {d.version}" for d in builders) + " build with nvcc"),
     ))
 
 
@@ -111,11 +113,12 @@ def check_toolkit_runtime(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     builders = [d for d in (facts.package("deepspeed"), facts.package("flash-attn")) if d is not None and not isinstance(d, Unknown)]
     if not on_path and not builders:
         return
-    users = [f"LD_LIBRARY_PATH names {', '.join(on_path)}"] if on_path else []
-    users += [f"{d.name} {d.version} builds its CUDA code with that toolkit" for d in builders]
+    users = [observed(f"LD_LIBRARY_PATH names {', '.join(on_path)}")] if on_path else []
+    users += [observed(f"{d.name} {d.version} builds its CUDA code with that toolkit") for d in builders]
     yield found(matrix, RUNTIME, evidence=(
-        f"CUDA toolkit {facts.system.cuda_toolkit} installed (version.json)",
-        f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}", *users,
+        observed(f"CUDA toolkit {facts.system.cuda_toolkit} installed (version.json)"),
+        observed(f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top}", declared="driver" in facts.declared),
+        *users,
     ))
 
 
@@ -134,8 +137,9 @@ def check_ld_library_path(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     shown = ", ".join(dict.fromkeys(entries))
     yield found(
         matrix, LD_PATH, values={"entries": shown},
-        evidence=(f"LD_LIBRARY_PATH={path}", f"torch {torch.version} uses the CUDA libraries of {len(wheels)} nvidia-* wheels"
-                  f" ({', '.join(wheels[:3])}{', ...' if len(wheels) > 3 else ''})"),
+        evidence=(observed(f"LD_LIBRARY_PATH={path}"),
+                  observed(f"torch {torch.version} uses the CUDA libraries of {len(wheels)} nvidia-* wheels"
+                           f" ({', '.join(wheels[:3])}{', ...' if len(wheels) > 3 else ''})")),
         see=("nvjitlink-cusparse-symbol", "nccl-version-mismatch"),
     )
 
@@ -162,6 +166,7 @@ def check_container_cuda(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if supported is not None and image <= supported:
         return
     yield found(matrix, CONTAINER, evidence=(
-        f"CUDA_VERSION={declared} (the image's CUDA)",
-        f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top or 'none in the matrix'}",
+        observed(f"CUDA_VERSION={declared} (the image's CUDA)"),
+        observed(f"driver {driver}{declared_note(facts, 'driver')} supports CUDA <= {top or 'none in the matrix'}",
+                 declared="driver" in facts.declared),
     ))

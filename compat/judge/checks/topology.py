@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compat.judge.checks._util import cannot_check, declared_note, found
+from compat.judge.checks._util import about, cannot_check, found
 from compat.matrix import Matrix
 from compat.model.facts import Facts, Interconnect, TorchBuild
-from compat.model.findings import Finding, Severity
+from compat.model.findings import Finding, Severity, observed
 from compat.model.unknown import Unknown
 
 P2P = "nccl-p2p-hang-pcie"
@@ -42,9 +42,9 @@ def check_p2p(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     if env.get("NCCL_P2P_DISABLE") == "1":
         return
     name = consumer[0].name if consumer else gpus[0].name
-    evidence = [f"{len(gpus)}x {name}{declared_note(facts, 'gpus')}, no NVLink"]
+    evidence = [about(facts, "gpus", f"{len(gpus)}x {name}, no NVLink")]
     if refused:
-        evidence.append(f"driver reports P2P unsupported between GPU {refused[0].a} and GPU {refused[0].b}")
+        evidence.append(observed(f"driver reports P2P unsupported between GPU {refused[0].a} and GPU {refused[0].b}"))
     yield found(matrix, P2P, evidence=tuple(evidence))
 
 
@@ -66,7 +66,8 @@ def check_shm(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
     # and may be deliberate, so it warns.
     yield found(
         matrix, SHM, severity=None if facts.launch.container else Severity.WARNING,
-        evidence=(f"/dev/shm {mib} MiB", f"{count} visible GPUs", f"container: {facts.launch.container or 'none'}"),
+        evidence=(observed(f"/dev/shm {mib} MiB"), observed(f"{count} visible GPUs"),
+                  observed(f"container: {facts.launch.container or 'none'}")),
     )
 
 
@@ -82,8 +83,8 @@ def check_nccl(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         return
     yield found(
         matrix, NCCL, values={"loaded": torch.nccl, "wheel": wheel.name, "wheel_version": wheel.version, "torch": torch.version},
-        evidence=(f"torch.cuda.nccl.version() = {torch.nccl}", f"{wheel.name} {wheel.version} installed",
-                  f"LD_LIBRARY_PATH={facts.launch.env.get('LD_LIBRARY_PATH', '(unset)')}"),
+        evidence=(observed(f"torch.cuda.nccl.version() = {torch.nccl}"), observed(f"{wheel.name} {wheel.version} installed"),
+                  observed(f"LD_LIBRARY_PATH={facts.launch.env.get('LD_LIBRARY_PATH', '(unset)')}")),
     )
 
 

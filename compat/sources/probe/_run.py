@@ -29,7 +29,8 @@ class Outcome(Enum):
     KILLED = "killed"  # ended by a signal it did not ask for (a crash)
     TIMED_OUT = "timed-out"  # still running at the bound, and killed there: says nothing about the child
     STOPPED = "stopped"  # printed more than compat keeps, and killed there
-    NOT_RUN = "not-run"  # not found, not executable, could not be started
+    NOT_FOUND = "not-found"  # no such executable: the tool is absent, which is a fact, not a failure
+    NOT_RUN = "not-run"  # not executable, could not be started
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,6 +49,8 @@ class RunResult:
     """The bound in seconds when the child was killed for running past it; None otherwise."""
     overflowed: bool = False
     """True when the child was killed for printing more than compat keeps."""
+    not_found: bool = False
+    """True when there is no such executable (nothing was started)."""
 
     @property
     def ok(self) -> bool:
@@ -63,6 +66,8 @@ class RunResult:
             return Outcome.TIMED_OUT
         if self.overflowed:
             return Outcome.STOPPED
+        if self.not_found:
+            return Outcome.NOT_FOUND
         if self.error is not None or self.returncode is None:
             return Outcome.NOT_RUN
         if self.returncode < 0:
@@ -125,7 +130,7 @@ def run(
             start_new_session=True,
         )
     except FileNotFoundError:
-        return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} not found")
+        return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} not found", not_found=True)
     except PermissionError:
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} is not executable")
     except OSError as exc:

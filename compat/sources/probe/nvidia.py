@@ -22,7 +22,7 @@ from typing import Any
 from compat.model import codec
 from compat.model.facts import Gpu, Hardware, HardwareSource, Interconnect, Link
 from compat.model.unknown import Unknown
-from compat.sources.probe._run import RunResult, marked_json, run
+from compat.sources.probe._run import Outcome, RunResult, marked_json, run
 
 PROC_VERSION = Path("/proc/driver/nvidia/version")
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "pci.bus_id", "driver_version")
@@ -411,7 +411,7 @@ def probe_hardware(
         if nvml_hw is not None:
             return nvml_hw
         reasons.append(why)
-    smi_hw, smi_problem = _from_smi(smi, timeout)
+    smi_hw, smi_problem, smi_absent = _from_smi(smi, timeout)
     if smi_hw is not None:
         return smi_hw
     reasons.append(smi_problem)
@@ -427,7 +427,7 @@ def probe_hardware(
         )
     # No NVIDIA stack at all only when every source says it is absent: an NVML that hung or
     # crashed means there is a driver library, and the GPUs are unknown, not absent.
-    if smi_problem.endswith("not found") and not proc_version.exists() and all(map(_absent, reasons[:-1])):
+    if smi_absent and not proc_version.exists() and all(map(_absent, reasons[:-1])):
         return Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=())
     return Hardware(
         source=HardwareSource.NONE,
@@ -442,17 +442,18 @@ def _absent(nvml_reason: str) -> bool:
     return any(word in nvml_reason for word in ("Not Found", "not installed", "Driver Not Loaded", "not found"))
 
 
-def _from_smi(smi: str, timeout: float) -> tuple[Hardware | None, str]:
+def _from_smi(smi: str, timeout: float) -> tuple[Hardware | None, str, bool]:
+    """The hardware nvidia-smi reports, else (None, why, whether there is no nvidia-smi at all)."""
     query = run([smi, f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=csv,nounits"], timeout=timeout)
     if not query.ok and "compute_cap" in (query.stdout + query.stderr) and "not a valid field" in (query.stdout + query.stderr):
         fields = [f for f in QUERY_FIELDS if f != "compute_cap"]
         query = run([smi, f"--query-gpu={','.join(fields)}", "--format=csv,nounits"], timeout=timeout)
     if not query.ok:
-        return None, query.problem or "nvidia-smi failed"
+        return None, query.problem or "nvidia-smi failed", query.outcome is Outcome.NOT_FOUND
     try:
         gpus, driver = parse_query_gpu(query.stdout)
     except ValueError as exc:
-        return None, f"nvidia-smi --query-gpu printed something compat cannot read ({exc})"
+        return None, f"nvidia-smi --query-gpu printed something compat cannot read ({exc})", False
     header = run([smi], timeout=timeout)
     driver_cuda: str | None | Unknown
     if header.ok:
@@ -480,6 +481,7 @@ def _from_smi(smi: str, timeout: float) -> tuple[Hardware | None, str]:
             links=links,
         ),
         "",
+        False,
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from compat.model.facts import System, Tool
 from compat.model.unknown import Unknown
-from compat.sources.probe._run import RunResult, run
+from compat.sources.probe._run import Outcome, RunResult, run
 
 TOOLS = {
     "gcc": ["gcc", "--version"],
@@ -78,7 +78,7 @@ def _read(path: str) -> str | Unknown:
 
 
 def parse_tool(name: str, result: RunResult) -> Tool:
-    if result.error is not None and result.error.endswith("not found"):
+    if result.outcome is Outcome.NOT_FOUND:
         return Tool(name=name, version=None)
     if not result.ok:
         return Tool(name=name, version=Unknown(reason=result.problem or f"{name} exited with {result.returncode}"))

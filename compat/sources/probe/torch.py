@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from compat.matrix import Matrix
-from compat.matrix.torch import variant_cuda
 from compat.model.facts import Distribution, TorchBuild, TorchSource
+from compat.model.torch_variant import TorchVariant
 from compat.model.unknown import Unknown
 from compat.sources.cache import store
 from compat.sources.probe._run import MAX_MEMORY, Outcome, RunResult, marked_json, run, seconds
@@ -233,16 +233,15 @@ def cuda_of_version(version: str, matrix: Matrix) -> str | None | Unknown:
     release = matrix.torch.release(base) if matrix is not None else None
     if release is None:
         return Unknown(reason=f"torch {version} has no local tag and its default CUDA variant is not in the matrix")
-    return cuda_of_variant(release.default_variant)
+    return release.default_cuda
 
 
 def cuda_of_variant(variant: str) -> str | None | Unknown:
-    cuda = variant_cuda(variant)
-    if cuda is not None:
-        return cuda
-    if variant == "cpu" or variant.startswith(("rocm", "xpu")):
-        return None
-    return Unknown(reason=f"unrecognized torch variant {variant!r}")
+    """"cu124" → "12.4"; None for a build without CUDA (cpu, rocm6.2, xpu); Unknown for a tag that names no build."""
+    found = TorchVariant.find(variant)
+    if found is None:
+        return Unknown(reason=f"unrecognized torch variant {variant!r}")
+    return found.cuda
 
 
 

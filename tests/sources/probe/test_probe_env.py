@@ -180,7 +180,7 @@ def test_real_cpu_torch_is_imported():
 
 
 class _Release:
-    default_variant = "cu124"
+    default_cuda = "12.4"  # what cuda_of_version reads of a release without a local tag
 
 
 class _Table:

@@ -21,8 +21,10 @@ CMAKE = "cmake version 3.22.1\n\nCMake suite maintained and supported by Kitware
 CLANG = "Ubuntu clang version 14.0.0-1ubuntu1.1\nTarget: x86_64-pc-linux-gnu\n"
 
 
-def _ran(name: str, stdout: str = "", returncode: int | None = 0, error: str | None = None) -> RunResult:
-    return RunResult(argv=(name, "--version"), returncode=returncode, stdout=stdout, stderr="", error=error)
+def _ran(name: str, stdout: str = "", returncode: int | None = 0, error: str | None = None, *,
+         not_found: bool = False) -> RunResult:
+    return RunResult(argv=(name, "--version"), returncode=returncode, stdout=stdout, stderr="", error=error,
+                     not_found=not_found)
 
 
 @pytest.mark.parametrize(
@@ -34,7 +36,10 @@ def test_tool_versions_from_recorded_output(name, stdout, version):
 
 
 def test_a_missing_tool_is_none_not_unknown():
-    assert parse_tool("nvcc", _ran("nvcc", returncode=None, error="nvcc not found")).version is None
+    assert parse_tool("nvcc", _ran("nvcc", returncode=None, error="nvcc not found", not_found=True)).version is None
+    # Decided by the outcome, not by the words: a message that happens to end so is still a failure.
+    odd = parse_tool("nvcc", _ran("nvcc", returncode=None, error="nvcc could not be started: libfoo not found"))
+    assert odd.version == Unknown(reason="nvcc could not be started: libfoo not found")
 
 
 def test_a_failing_tool_says_how_it_failed():

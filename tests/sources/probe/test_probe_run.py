@@ -1,7 +1,7 @@
 import sys
 import time
 
-from compat.sources.probe._run import run
+from compat.sources.probe._run import Outcome, run
 
 
 def test_success_captures_output():
@@ -11,7 +11,7 @@ def test_success_captures_output():
 
 def test_missing_binary():
     r = run(["/nonexistent/tool"], timeout=5)
-    assert not r.ok and r.problem == "tool not found"
+    assert not r.ok and r.problem == "tool not found" and r.outcome is Outcome.NOT_FOUND
 
 
 def test_nonzero_exit_names_the_last_stderr_line():
