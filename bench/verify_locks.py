@@ -4,7 +4,7 @@
 
 For every case below: `compat lock ... > lock.txt`, then
 `pip install --dry-run --ignore-installed -r lock.txt --report report.json`; every pinned name
-must come back at exactly the pinned version. tests/lock/test_verify_network.py runs this under
+must come back at exactly the pinned version. tests/resolve/test_verify_network.py runs this under
 the `network` marker (skipped by default).
 """
 

@@ -4,6 +4,21 @@ import importlib.util
 
 import pytest
 
+from tests.support import golden
+
+# Fixtures that more than one folder uses (env, doctor, catalog, cli); a folder's own stay in its conftest.py.
+pytest_plugins = ("tests.support.fixtures",)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite golden files with what the tests render now (as COMPAT_UPDATE_GOLDEN=1)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--update-golden"):
+        golden.request_update()
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked needs_torch skip where torch is not installed: CI runs the suite on Pythons

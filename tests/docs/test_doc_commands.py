@@ -5,7 +5,7 @@ must be what the doc shows.
 A block's expected output may elide: a line `...` stands for any lines, and `...` inside a line for
 any text (as doctest's ELLIPSIS). A block that cannot run here is marked in the markdown, on the line
 before it, with `<!-- doc-test: skip (the reason) -->`; an unmarked block that fails, fails here.
-A block that activates an environment is given a fake one (tests/fakeenv.py: dist-info folders,
+A block that activates an environment is given a fake one (tests/support/fakeenv.py: dist-info folders,
 no code) by `<!-- doc-test: env (~/proj/.venv torch==2.6.0 vllm==0.7.2) -->`, with the home
 directory shown as /home/me.
 `COMPAT_UPDATE_GOLDEN=1` (as tests/golden) rewrites a drifted block with the output it gives now:
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakeenv import make_env
-from tests.golden.golden import UPDATE
+from tests.support.fakeenv import make_env
+from tests.support.golden import updating
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -206,7 +206,7 @@ def _check_block(block: Block, tmp_path: Path, home: Path) -> None:
         outputs.append((step, out))
         if not _pattern(step.expected).fullmatch(out if out.endswith("\n") or not out else out + "\n"):
             drift.append(f"$ {step.command}\n--- the doc shows:\n" + "\n".join(step.expected) + f"\n--- it prints:\n{out}")
-    if drift and UPDATE:
+    if drift and updating():
         _rewrite(block, outputs)
         return
     assert not drift, f"{block.id}: the output drifted from the doc (COMPAT_UPDATE_GOLDEN=1 rewrites it)\n" + "\n".join(drift)

@@ -13,7 +13,7 @@ from compat.explain.colour import tolerant
 from compat.explain.match import explain
 from compat.explain.normalize import strip_ansi
 from compat.explain.scan import PARALLEL_BLOCK, Engine, HyperscanScanner, Scanner, make_scanner
-from tests.explain.conftest import LOGS
+from tests.support.paths import LOGS
 
 hyperscan = pytest.importorskip("hyperscan")
 

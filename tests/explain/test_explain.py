@@ -8,9 +8,11 @@ import pytest
 
 from compat.explain.match import MAX_LINES_PER_MATCH, explain
 from compat.explain.scan import MAX_LINE, clean, dedup_key, required_literals, trie_regex
-from compat.model.facts import Distribution, Facts, Gpu, Hardware, HardwareSource, Launch, Python, Script
+from compat.model.facts import Facts, Script
 from compat.model.unknown import Unknown
-from tests.explain.conftest import LOGS
+from tests.support.facts import declared_hardware, facts, launch_by
+from tests.support.facts import gpus as a_row_of
+from tests.support.paths import LOGS
 
 
 def ids(result):
@@ -90,17 +92,11 @@ def test_invalid_utf8_in_the_matched_line(catalog):
 
 
 def _facts(packages: dict[str, str], *, launcher="accelerate", gpus=2, script: Script | None = None, accelerate=None) -> Facts:
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.9", implementation="cpython", executable="python", markers={}, glibc="2.35"),
-        packages=tuple(Distribution(name=n, version=v, requires=()) for n, v in sorted(packages.items())),
+    return facts(
+        packages=packages,
         torch=Unknown(reason="test"),
-        hardware=Hardware(
-            source=HardwareSource.DECLARED, driver="550.54.15", driver_cuda="12.4",
-            gpus=tuple(Gpu(index=i, name="NVIDIA A100-SXM4-80GB", compute_capability="8.0", memory_mib=81920, bus_id=Unknown(reason="declared")) for i in range(gpus)),
-            links=Unknown(reason="declared"),
-        ),
-        launch=Launch(launcher=launcher, accelerate=accelerate, env={}, shm_bytes=Unknown(reason="test"), container=None),
+        hardware=declared_hardware(gpus=a_row_of(gpus, cc="8.0"), driver="550.54.15", driver_cuda="12.4"),
+        launch=launch_by(launcher, accelerate=accelerate, shm_bytes=Unknown(reason="test")),
         script=script,
     )
 

@@ -14,8 +14,8 @@ from compat.explain.scan import Engine, hyperscan_available
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.versions import Change, check, stated_versions
 from compat.report.explain import render_json, render_text
-from tests.explain.conftest import LOGS
 from tests.explain.test_explain import _facts
+from tests.support.paths import LOGS
 
 ROOTS = LOGS / "roots"
 ENGINES = [Engine.PYTHON, pytest.param(Engine.HYPERSCAN, marks=pytest.mark.skipif(not hyperscan_available(), reason="no hyperscan"))]

@@ -10,7 +10,7 @@ from compat.explain.match import explain, overall_verdict
 from compat.explain.records import Explanation
 from compat.explain.verdict import ErrorVerdict
 from compat.report.explain import render_json, render_text
-from tests.explain.conftest import LOGS
+from tests.support.paths import LOGS
 
 
 @pytest.mark.parametrize(("log", "known", "verdict"), [

@@ -10,7 +10,7 @@ import pytest
 from compat.explain.match import explain
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.report.explain import render_json, render_text
-from tests.explain.conftest import LOGS
+from tests.support.paths import LOGS
 
 # The kinds of error that speak of a library and what it was combined with (issue 23: never
 # `not-environment` when a package's own frame raised them).

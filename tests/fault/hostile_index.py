@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from tests.loopback import serving
+from tests.support.loopback import serving
 
 JSON = "application/vnd.pypi.simple.v1+json"
 WHEEL = "vllm-0.7.2-py3-none-any.whl"

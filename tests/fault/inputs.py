@@ -8,24 +8,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from compat.model.facts import (
-    Distribution,
     Facts,
     Hardware,
-    HardwareSource,
-    Launch,
-    Launcher,
-    Python,
-    TorchBuild,
-    TorchSource,
 )
-from compat.model.unknown import Unknown
-
-LINUX = {
-    "implementation_name": "cpython", "implementation_version": "3.11.9", "os_name": "posix",
-    "platform_machine": "x86_64", "platform_python_implementation": "CPython", "platform_release": "6.8.0",
-    "platform_system": "Linux", "platform_version": "#1 SMP", "python_full_version": "3.11.9",
-    "python_version": "3.11", "sys_platform": "linux",
-}
+from tests.support.facts import LINUX, NO_HARDWARE, facts, interpreter, launch_by
 
 
 def facts_with(
@@ -33,19 +19,12 @@ def facts_with(
     env: dict[str, str] | None = None,
 ) -> Facts:
     """A saved snapshot of a Linux box (no GPU unless `hardware` says so) with the given parts."""
-    none = Unknown(reason="not probed")
-    packages = packages if packages is not None else {"trl": "0.15.2", "vllm": "0.7.2", "torch": "2.5.1"}
-    return Facts(
-        schema_version=1,
-        python=Python(version="3.11.9", implementation="cpython", executable="/usr/bin/python3", markers=dict(LINUX),
-                      glibc="2.35"),
-        packages=tuple(Distribution(name=n, version=v, requires=()) for n, v in sorted(packages.items())),
-        torch=None if torch is None else TorchBuild(
-            version=torch, cuda="12.4", cudnn="90100", nccl="2.21.5", arch_list=("sm_80", "sm_90"), cxx11_abi=False,
-            source=TorchSource.IMPORT,
-        ),
-        hardware=hardware or Hardware(source=HardwareSource.NONE, driver=None, driver_cuda=None, gpus=(), links=()),
-        launch=Launch(launcher=Launcher.TORCHRUN, accelerate=None, env=dict(env or {}), shm_bytes=none, container=None),
+    return facts(
+        python=interpreter(executable="/usr/bin/python3", markers=LINUX),
+        packages=packages if packages is not None else {"trl": "0.15.2", "vllm": "0.7.2", "torch": "2.5.1"},
+        torch=torch,
+        hardware=hardware or NO_HARDWARE,
+        launch=launch_by(env=env),
     )
 
 

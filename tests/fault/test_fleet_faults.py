@@ -301,6 +301,7 @@ def test_a_rank_that_cannot_reach_the_store_says_so_in_one_line_and_exits_0():
     assert line.startswith(f"compat: warning: rank 1: the launcher's store at 127.0.0.1:{port} could not be reached")
 
 
+@pytest.mark.slow  # a rank in a child that imports torch and waits out --timeout
 @pytest.mark.needs_torch
 def test_rank_0_reports_when_the_agent_store_is_gone(tmp_path):
     """Under torchrun rank 0 is a client of the agent's store: when the agent is gone it still reports."""
@@ -320,6 +321,7 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow  # a rank in a child that imports torch and waits for torch's store to give up
 @pytest.mark.needs_torch
 def test_a_rank_that_never_started_is_named_by_the_real_store(tmp_path):
     """Rank 0 hosts the store (no torchrun agent) and rank 1 is dead: torch's TCPStore gives up

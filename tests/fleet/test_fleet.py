@@ -19,7 +19,8 @@ from compat.model.findings import Severity
 from compat.model.fleet import Member, MemberState, PairTiming, RankTiming, Smoke, WorldProblem
 from compat.report.fleet import names, render_text
 from tests.fleet import nodes
-from tests.golden.golden import check_golden
+from tests.support.golden import check_golden
+from tests.support.paths import GOLDEN
 
 BIN = Path(__file__).with_name("bin")
 
@@ -46,7 +47,7 @@ def test_32_nodes_one_report_grouped_by_what_differs(cluster32: Path) -> None:
     assert "node-20 has 8× NVIDIA H100 PCIe; the other 31 nodes have 8× NVIDIA H100 80GB HBM3" in out
     assert "node-03 has NCCL_IB_HCA=mlx5_0; the other 31 nodes have NCCL_IB_HCA unset" in out
     assert "nccl-shm-too-small on node-03 (1 of 32)" in out  # doctor's check, on the one node it holds on
-    check_golden("fleet-32.txt", out)
+    check_golden(GOLDEN / "fleet-32.txt", out)
 
 
 def test_json_is_deterministic_and_structured(cluster32: Path) -> None:
@@ -59,7 +60,7 @@ def test_json_is_deterministic_and_structured(cluster32: Path) -> None:
         {"value": "2.5.1+cu124", "members": [f"node-{i:02d}" for i in range(1, 33) if i not in (7, 12)]},
         {"value": "2.6.0+cu124", "members": ["node-07", "node-12"]},
     ]
-    check_golden("fleet-32.json.txt", out)
+    check_golden(GOLDEN / "fleet-32.json.txt", out)
 
 
 def test_json_matches_the_shipped_schema(cluster32: Path) -> None:
@@ -103,6 +104,7 @@ def test_usage_errors_are_one_line_exit_2(tmp_path: Path) -> None:
     assert _run(str(tmp_path), "--ray", "127.0.0.1:1")[0] == 2  # two sources
 
 
+@pytest.mark.slow  # waits out the hung node's 40 s --timeout
 def test_slurm_mode_through_a_fake_srun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("SLURM_JOB_ID", "4242")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.fleet.launch import ROOT, env
@@ -14,6 +15,7 @@ from tests.fleet.launch import ROOT, env
 MANIFEST = ROOT / "examples" / "kubernetes" / "compat-facts-job.yaml"
 
 
+@pytest.mark.slow  # three compat processes, one per node and the fleet report
 def test_manifest_writes_one_file_per_node_for_compat_fleet(tmp_path: Path) -> None:
     docs = list(yaml.safe_load_all(MANIFEST.read_text(encoding="utf-8")))
     job = next(d for d in docs if d["kind"] == "Job")

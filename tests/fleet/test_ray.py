@@ -21,6 +21,7 @@ def _ray(python: Path | str, args: list[str], environ: dict[str, str]) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow  # starts a two-node Ray cluster, one node in a second venv
 def test_drift_found_through_ray(tmp_path: Path) -> None:
     other = other_venv(tmp_path / "venv")
     port = free_port()

@@ -16,6 +16,7 @@ from tests.fleet.launch import PYTHON, env, free_port, kill, other_venv, torchru
 pytestmark = pytest.mark.needs_torch
 
 
+@pytest.mark.slow  # two torchrun launchers, 4 ranks that each import torch
 def test_two_nodes_drift_and_smoke(tmp_path: Path) -> None:
     """Node 1 runs in another venv (peft 0.99.0) with NCCL_DEBUG set: both differences are named, the smoke test runs."""
     other = other_venv(tmp_path / "venv")
@@ -49,6 +50,7 @@ def test_two_nodes_drift_and_smoke(tmp_path: Path) -> None:
     assert len(list((tmp_path / "saved").glob("*.json"))) == 2
 
 
+@pytest.mark.slow  # waits out the hung rank's 8 s --timeout
 def test_a_rank_that_hangs_is_reported(tmp_path: Path) -> None:
     """Rank 3 sleeps forever: rank 0 reports it after --timeout, and the others are not held."""
     port, report = free_port(), tmp_path / "report.txt"

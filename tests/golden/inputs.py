@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from compat.model.facts import (
-    SCHEMA_VERSION,
     AccelerateConfig,
     Distribution,
     Facts,
@@ -11,9 +10,7 @@ from compat.model.facts import (
     Hardware,
     HardwareSource,
     Interconnect,
-    Launch,
     Link,
-    Python,
     Script,
     System,
     Tool,
@@ -22,6 +19,7 @@ from compat.model.facts import (
 )
 from compat.model.findings import Finding, Fix, Severity, Status, curated, observed
 from compat.model.unknown import Unknown
+from tests.support.facts import facts, interpreter, launch_by
 
 MARKERS = {
     "implementation_name": "cpython",
@@ -43,9 +41,8 @@ def h100_box() -> Facts:
     links = tuple(
         Link(a=a, b=b, interconnect=Interconnect.NVLINK, nvlinks=18, p2p=True) for a in range(8) for b in range(a + 1, 8)
     )
-    return Facts(
-        schema_version=SCHEMA_VERSION,
-        python=Python(version="3.11.9", implementation="cpython", executable="/opt/venv/bin/python", markers=MARKERS, glibc="2.35"),
+    return facts(
+        python=interpreter(executable="/opt/venv/bin/python", markers=MARKERS),
         packages=(
             Distribution(name="torch", version="2.5.1+cu124", requires=("filelock", "nvidia-nccl-cu12==2.21.5"), installer="pip"),
             Distribution(name="transformers", version="4.51.3", requires=("tokenizers<0.22,>=0.21",), installer="pip"),
@@ -65,8 +62,8 @@ def h100_box() -> Facts:
             xnnpack=True,
         ),
         hardware=Hardware(source=HardwareSource.NVML, driver="550.54.15", driver_cuda="12.4", gpus=gpus, links=links),
-        launch=Launch(
-            launcher="accelerate",
+        launch=launch_by(
+            "accelerate",
             accelerate=AccelerateConfig(
                 path="/home/user/.cache/huggingface/accelerate/default_config.yaml",
                 distributed_type="FSDP",
@@ -100,9 +97,8 @@ def h100_box() -> Facts:
 
 def unknown_box() -> Facts:
     """Facts where almost everything is unknown: no driver, packages unreadable, torch not importable."""
-    return Facts(
-        schema_version=SCHEMA_VERSION,
-        python=Python(version="3.10.14", implementation="cpython", executable=Unknown(reason="not recorded"), markers={}, glibc=None),
+    return facts(
+        python=interpreter(version="3.10.14", executable=Unknown(reason="not recorded"), glibc=None),
         packages=Unknown(reason="the interpreter did not answer in 10 s"),
         torch=Unknown(reason="torch import timed out"),
         hardware=Hardware(
@@ -112,8 +108,8 @@ def unknown_box() -> Facts:
             gpus=Unknown(reason="no NVIDIA driver"),
             links=Unknown(reason="no NVIDIA driver"),
         ),
-        launch=Launch(launcher=Unknown(reason="not declared"), accelerate=Unknown(reason="config unreadable"), env={},
-                      shm_bytes=Unknown(reason="/dev/shm not mounted"), container=None),
+        launch=launch_by(Unknown(reason="not declared"), accelerate=Unknown(reason="config unreadable"),
+                         shm_bytes=Unknown(reason="/dev/shm not mounted")),
         declared=("launcher",),
     )
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from compat import __version__
 from compat.cli import app, main
-from tests.golden.golden import DATA
+from tests.support.paths import GOLDEN
 
-SNAPSHOT = DATA / "facts-h100.json.txt"
+SNAPSHOT = GOLDEN / "facts-h100.json.txt"
 
 
 def _run(*args: str):
@@ -43,7 +43,7 @@ def test_doctor_text_on_a_snapshot_ends_with_the_summary():
 
 
 def test_plan_installs_torch_first_and_exits_1_when_there_are_steps():
-    # One resolution only (they take seconds); the text form has golden files in tests/lock.
+    # One resolution only (they take seconds); the text form has golden files in tests/resolve.
     result = _run("plan", "--facts", str(SNAPSHOT), "--installer", "uv", "--json")
     assert result.exit_code == 1
     doc = json.loads(result.stdout)

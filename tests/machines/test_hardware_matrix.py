@@ -17,7 +17,7 @@ import pytest
 from compat import api
 from compat.errors import CompatError
 from compat.model.facts import dump_facts
-from tests.fakeenv import make_env
+from tests.support.fakeenv import make_env
 
 # (--gpus, --driver); (None, None): nothing declared, on this GPU-less test host.
 MACHINES = {

@@ -8,7 +8,7 @@ from packaging.version import Version
 from compat.errors import MatrixError
 from compat.matrix._toml import Table
 from compat.matrix.extensions import load_extensions, load_extensions_from
-from tests.lock.conftest import SHIPPED
+from tests.resolve.conftest import SHIPPED
 
 ROW = {"versions": ["2.8.3"], "torch": "==2.10.*", "python": ">=3.10", "cuda": ["12.8"],
        "wheel": "https://example.org/flash_attn-{version}+cu{cuda}torch{torch}-cp{python}-cp{python}-linux_x86_64.whl",

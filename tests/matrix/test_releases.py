@@ -180,7 +180,7 @@ def test_show_unknown_package_is_a_one_line_error():
     assert "no releases recorded for 'numpy'" in str(result.exception)
     bad = CliRunner().invoke(app, ["matrix", "show", "vllm", "--since", "soon"])
     assert "--since: 'soon' is not a version" in str(bad.exception)
-    assert main  # the entry point turns CompatError into one line + exit 2 (tests/test_cli covers it)
+    assert main  # the entry point turns CompatError into one line + exit 2 (tests/cli covers it)
 
 
 # --- validate ----------------------------------------------------------------------------------

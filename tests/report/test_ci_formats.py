@@ -12,7 +12,7 @@ import pytest
 from compat.model.config import Ignore, Ignored, Waivers
 from compat.model.findings import Finding, Fix, Severity, Status, observed
 from compat.report.ci import render_github, render_junit, render_sarif
-from tests.report.conftest import FACTS_300
+from tests.support.paths import FACTS_300
 
 SARIF_SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "data" / "schemas" / "sarif-schema-2.1.0.json").read_text())
 

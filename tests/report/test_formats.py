@@ -39,7 +39,7 @@ def explanation() -> Explanation:
 def results(explanation: Explanation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One result of each command, from recorded facts (no probe, no network)."""
     from tests.fleet import nodes
-    from tests.smoke.test_report import _report
+    from tests.report.test_smoke import _report
 
     settings = api.read_settings()
     facts = api.Environment(facts_file=FACTS_300)

@@ -11,7 +11,7 @@ from compat.matrix import load_matrix
 from compat.model.facts import load_facts
 from compat.model.findings import Finding, Fix, Severity, Status, observed
 from compat.report.markdown import LIMIT, escape, render_markdown
-from tests.report.conftest import FACTS_300
+from tests.support.paths import FACTS_300
 
 
 class _Page(HTMLParser):

@@ -7,13 +7,13 @@ After adding, renaming or removing a format, a check or a signature:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from compat.judge.checks import cuda, gpu_features, import_links, launch, requirements, topology
 from compat.matrix import load_matrix
 from compat.report.formats import FORMATS
 from compat.report.markdown import escape
+from tests.support.golden import check_golden
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PAGE = ROOT / "docs" / "reference.md"
@@ -69,9 +69,7 @@ def render() -> str:
 
 def test_reference_page_is_current_and_complete():
     text = render()
-    if os.environ.get("COMPAT_UPDATE_GOLDEN") == "1":
-        PAGE.write_text(text)
-    assert PAGE.read_text() == text, "docs/reference.md is stale: see this module's docstring"
+    check_golden(PAGE, text)
     from compat.judge.checks import OWNED_IDS
 
     for sid in OWNED_IDS | {s.id for s in load_matrix().signatures}:

@@ -8,20 +8,19 @@ read the diff, and add a sample of the new output to SAMPLES below if none cover
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from compat.report.schemas import OUTPUTS, render_schema, schemas
-from tests.report.conftest import FACTS_300
+from tests.support.golden import check_golden
+from tests.support.paths import FACTS_300
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SHIPPED = ROOT / "compat" / "schemas"
 GOLDEN = ROOT / "tests" / "golden" / "data"
-LOCKS = ROOT / "tests" / "lock" / "data" / "golden"
-UPDATE = os.environ.get("COMPAT_UPDATE_GOLDEN") == "1"
+LOCKS = ROOT / "tests" / "resolve" / "data" / "golden"
 
 # Recorded outputs per schema; the golden tests keep them equal to what compat prints today.
 SAMPLES: dict[str, list[Path]] = {
@@ -42,9 +41,7 @@ def _schema(name: str) -> dict:
 def test_shipped_schema_is_current_and_valid(name):
     text = render_schema(schemas()[name])
     path = SHIPPED / f"{name}.schema.json"
-    if UPDATE:
-        path.write_text(text)
-    assert path.read_text() == text, f"{path.name} is stale: regenerate (see this module's docstring)"
+    check_golden(path, text)
     jsonschema.Draft202012Validator.check_schema(json.loads(text))
 
 

@@ -17,6 +17,7 @@ from compat.matrix import load_matrix
 from compat.matrix.tables import build_rows, stack_rows, wheel_rows
 from compat.report.site import ref_url, when_lines
 from tests.report import log_lines
+from tests.support.golden import check_golden
 
 MATRIX = load_matrix()
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -52,9 +53,7 @@ def _console(stderr: str) -> list[str]:
 
 def test_the_log_lines_shipped_are_current():
     text = log_lines.render(MATRIX)
-    if os.environ.get("COMPAT_UPDATE_GOLDEN") == "1":
-        log_lines.SHIPPED.write_text(text)
-    assert log_lines.SHIPPED.read_text() == text, "matrix/log-lines.toml is stale: see tests/report/log_lines.py"
+    check_golden(log_lines.SHIPPED, text)
 
 
 def test_every_signature_and_check_has_a_page_and_the_site_is_small(site):

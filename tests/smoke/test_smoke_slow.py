@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden.golden import check_golden
+from tests.support.golden import check_golden
+from tests.support.paths import GOLDEN
 
 pytestmark = [
     pytest.mark.slow,
@@ -62,7 +63,7 @@ def test_this_venv_trains_sft_dpo_grpo_lora_and_two_processes():
 
     report = SmokeReport(python=doc["python"], stages=tuple(codec.decode(StageResult, s) for s in doc["stages"]),
                          budget_s=doc["budget_s"], seconds=doc["seconds"], trainers=tuple(doc["trainers"]))
-    check_golden("smoke-cpu-venv.txt", _normalised(render_text(report), python))
+    check_golden(GOLDEN / "smoke-cpu-venv.txt", _normalised(render_text(report), python))
 
 
 BROKEN = [

@@ -3,7 +3,7 @@
 Each stack's pins are locked with `exclude_newer` = the stack's date on the hardware the corpus declares
 (8x H100, driver 580, Python 3.11, else 3.10 when the stack's releases predate 3.11), and the set the lock
 pins is written to `sets.json` beside this file with the stack's id, project and source. A stack that does
-not lock is recorded with the lock's message instead of a set. tests/doctor/test_precision.py reads the
+not lock is recorded with the lock's message instead of a set. tests/judge/test_precision.py reads the
 recorded sets, so a later change to the resolver does not silently change what doctor is judged on.
 
 Regenerate (from the repository root, after a change to matrix/stacks.toml or on purpose) and read the diff:
@@ -28,7 +28,7 @@ def main() -> int:
     from compat.errors import ResolutionError
     from compat.matrix import load_matrix
     from compat.resolve import resolve
-    from tests.lock.conftest import make_facts
+    from tests.support.facts import make_facts
 
     matrix = load_matrix()
     out = []

@@ -1,0 +1,121 @@
+"""doctor checks the links of the installed set against the API timeline."""
+
+from __future__ import annotations
+
+from compat.judge.checks.import_links import BROKEN, GUARDED, check_import_links
+from compat.matrix import load_matrix
+from compat.model.findings import Severity, Status
+from compat.model.unknown import Unknown
+from compat.timeline.links import ApiSource, broken_links
+from compat.timeline.records import ImportKind
+from tests.explain.test_explain import _facts
+from tests.support.fixtures import ids
+from tests.timeline.api_fixture import write_index
+
+
+def test_trl_0_7_10_with_transformers_4_39_is_a_broken_link(tmp_path):
+    matrix = load_matrix((write_index(tmp_path),))
+    (finding,) = check_import_links(_facts({"trl": "0.7.10", "transformers": "4.39.0"}), matrix)
+    assert (finding.id, finding.severity, finding.status) == (BROKEN, Severity.ERROR, Status.FOUND)
+    assert finding.title == "trl 0.7.10 imports top_k_top_p_filtering from transformers, which transformers 4.39.0 does not have"
+    assert "trl.core imports top_k_top_p_filtering from transformers at import time" in finding.cause
+    assert "transformers 4.36.2 - 4.38.2 only" in finding.cause
+    assert finding.fix.requires == ("trl>=0.8.0",)
+    assert finding.fix.commands == ("pip install 'trl>=0.8.0'", "pip install 'transformers<4.39.0'")
+
+
+def test_a_linked_set_and_unindexed_releases_report_nothing(tmp_path):
+    matrix = load_matrix((write_index(tmp_path),))
+    assert list(check_import_links(_facts({"trl": "0.7.10", "transformers": "4.38.2"}), matrix)) == []
+    assert list(check_import_links(_facts({"trl": "0.8.0", "transformers": "4.39.0"}), matrix)) == []
+    assert list(check_import_links(_facts({"trl": "0.7.9", "transformers": "4.39.0"}), matrix)) == []  # not indexed
+    unknown = _facts({})
+    assert list(check_import_links(type(unknown)(**{**unknown.__dict__, "packages": Unknown(reason="x")}), matrix)) == []
+
+
+def test_a_guarded_import_is_info_and_only_when_asked_for(tmp_path):
+    matrix = load_matrix((write_index(tmp_path),))
+    assert list(check_import_links(_facts({"trl": "0.19.0", "vllm": "0.10.2"}), matrix)) == []
+    (finding,) = check_import_links(_facts({"trl": "0.19.0", "vllm": "0.10.2"}), matrix, feature_links=True)
+    assert (finding.id, finding.severity) == (GUARDED, Severity.INFO)
+    assert finding.fix.requires == ("trl>=0.23.0",) and finding.fix.commands[1] == "pip install 'vllm<0.10.2'"
+
+
+def test_links_say_unknown_where_the_index_cannot(tmp_path):
+    source = ApiSource((write_index(tmp_path),))
+    assert isinstance(broken_links(source, "trl", "0.7.10", "accelerate", "1.0.0"), Unknown)
+    assert isinstance(broken_links(source, "trl", "9.9.9", "transformers", "4.39.0"), Unknown)
+    (link,) = broken_links(source, "trl", "0.7.10", "transformers", "4.39.0", frozenset({ImportKind.TOP_LEVEL}))
+    assert (link.provider_fix, link.importer_fix, link.key) == ("transformers<4.39.0", "trl>=0.8.0", "transformers:top_k_top_p_filtering")
+    # A name no indexed release has (GenerationConfig is not in the fixture) decides nothing.
+    assert broken_links(source, "trl", "0.7.10", "transformers", "4.38.2") == ()
+
+
+def test_doctor_reports_the_broken_link(env, doctor, tmp_path):
+    code, report = doctor("--python", env(trl="0.7.10", transformers="4.39.0"), "--matrix", str(write_index(tmp_path)))
+    assert BROKEN in ids(report) and code == 1
+
+
+# The shipped index, read from the real wheels: absences that are not evidence decide nothing.
+
+def test_a_torch_name_the_index_cannot_see_is_unknown_but_a_gone_module_counts():
+    source = ApiSource()
+    # transformers 4.51.3 imports names that torch defines in C (torch.tensor, dtypes): no false error.
+    assert broken_links(source, "transformers", "4.51.3", "torch", "2.5.1", frozenset({ImportKind.TOP_LEVEL})) == ()
+    # torch._six is a module, gone since torch 2.0: deepspeed 0.8.0 imports from it unguarded.
+    links = broken_links(source, "deepspeed", "0.8.0", "torch", "2.5.1", frozenset({ImportKind.TOP_LEVEL}))
+    assert not isinstance(links, Unknown) and "torch._six" in {link.key for link in links}
+
+
+def test_an_import_with_a_fallback_is_not_broken():
+    # accelerate 1.3.0: try transformers.integrations, then transformers.deepspeed (gone in 4.46).
+    source = ApiSource()
+    links = broken_links(source, "accelerate", "1.3.0", "transformers", "4.51.3")
+    assert not isinstance(links, Unknown) and not [x for x in links if x.edge.target == "transformers.deepspeed"]
+    # Without the fallback the same absence is a broken import (the index does have the module gone).
+    from compat.timeline.links import resolves
+    edge = next(e for e in source.imports(source.get("accelerate"), "1.3.0", "transformers") if e.target == "transformers.deepspeed")
+    assert resolves(edge, source.get("transformers"), "4.51.3") is False
+
+
+def test_a_model_module_loaded_on_demand_is_a_warning_and_does_not_rule_out_a_pair():
+    from compat.judge.checks.import_links import _finding
+    from compat.resolve.links import links_for
+    from compat.timeline.links import on_demand
+
+    assert on_demand("vllm.model_executor.models.minicpmo") is not None
+    assert on_demand("vllm.transformers_utils.processors.glm4v") is not None
+    assert on_demand("transformers.keras_callbacks") is not None and on_demand("transformers.modeling_tf_utils") is not None
+    assert on_demand("trl.experimental.async_grpo.packing") is not None
+    assert on_demand("trl.core") is None and on_demand("vllm.engine.arg_utils") is None and on_demand("transformers.trainer") is None
+    source = ApiSource()
+    links = broken_links(source, "vllm", "0.8.5.post1", "transformers", "4.57.6", frozenset({ImportKind.TOP_LEVEL}))
+    assert not isinstance(links, Unknown) and links  # the index sees them: WHISPER_ATTENTION_CLASSES, ...
+    assert {x.on_demand is not None and not x.breaks_import for x in links} == {True}
+    assert links_for(None).broken("vllm", "0.8.5.post1", "transformers", "4.57.6") is None
+    finding = _finding(links[0], load_matrix())
+    assert finding.id == GUARDED and "loads (loaded only for the model architecture that uses it)" in finding.title
+
+
+def test_the_shipped_index_finds_exactly_the_trl_0_7_10_link():
+    (finding,) = check_import_links(_facts({"trl": "0.7.10", "transformers": "4.39.0"}), load_matrix())
+    assert (finding.id, finding.fix.requires) == (BROKEN, ("trl>=0.8.0",))
+    assert "transformers 2.6.0 - 4.38.2 only" in finding.cause
+
+
+def test_names_only_newer_providers_have_are_no_finding_and_no_veto():
+    # peft 0.21.2 reaches for transformers v5 APIs (conversion_mapping, core_model_loading) in a module
+    # it loads only with v5, and behind version checks: with transformers 4.51.3 nothing is broken.
+    from compat.resolve.links import links_for
+
+    source = ApiSource()
+    links = broken_links(source, "peft", "0.21.2", "transformers", "4.51.3")
+    assert not isinstance(links, Unknown)
+    later = [x for x in links if x.key.startswith("transformers.conversion_mapping")]
+    assert later and all(x.added_later and not x.breaks_import for x in later)
+    assert [f for f in check_import_links(_facts({"peft": "0.21.2", "transformers": "4.51.3"}), load_matrix())
+            if "conversion_mapping" in f.title or "core_model_loading" in f.title] == []
+    assert links_for(None).broken("peft", "0.21.2", "transformers", "4.51.3") is None
+    # A removed name is still the evidence: trl 0.7.10's top_k_top_p_filtering.
+    (removed,) = broken_links(source, "trl", "0.7.10", "transformers", "4.39.0", frozenset({ImportKind.TOP_LEVEL}))
+    assert removed.breaks_import and not removed.added_later
