@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import configparser
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from compat.timeline.extract import PUBLIC_NAME, ClassInfo, ModuleInfo, absolute_module
@@ -48,10 +48,23 @@ class _Release:
         if info is None or depth > 12:
             return out
         self._names[module] = out  # breaks import cycles: a cycle sees the names found so far
-        top = module.split(".")[0]
-        is_package = any(c for c in self._children.get(module, ()))
         for name in info.defined:
             out[name] = (module, name)
+        self._imported(module, info, depth, out)
+        for sub, name in info.lazy:
+            out.setdefault(name, (f"{module}.{sub}" if sub else module, name))
+        self._dynamic(module, info, depth, out)
+        for name in info.all_names or ():
+            out.setdefault(name, None)
+        public = {n: o for n, o in out.items() if PUBLIC_NAME.match(n)}
+        out.clear()
+        out.update(public)
+        return out
+
+    def _imported(self, module: str, info: ModuleInfo, depth: int, out: dict[str, tuple[str, str] | None]) -> None:
+        """The names a module binds by from-imports (star imports of the same top package included)."""
+        top = module.split(".")[0]
+        is_package = any(c for c in self._children.get(module, ()))
         for bound, source, original in info.from_imports:
             if bound == "*":
                 if source.split(".")[0] == top:
@@ -65,8 +78,9 @@ class _Release:
                 out[bound] = (source, original) if f"{source}.{original}" not in self.modules else None
             elif is_package or (info.all_names and bound in info.all_names):
                 out[bound] = None
-        for sub, name in info.lazy:
-            out.setdefault(name, (f"{module}.{sub}" if sub else module, name))
+
+    def _dynamic(self, module: str, info: ModuleInfo, depth: int, out: dict[str, tuple[str, str] | None]) -> None:
+        """The names a module resolves at run time: its `__getattr__` table and `define_import_structure`."""
         for name, where in info.getattr_names:
             if where and ":" in where:
                 target, _, attr = where.partition(":")
@@ -77,12 +91,6 @@ class _Release:
         for folder in info.define_structure:
             for name, origin in self.structure(f"{module}.{folder}" if folder else module, depth).items():
                 out.setdefault(name, origin)
-        for name in info.all_names or ():
-            out.setdefault(name, None)
-        public = {n: o for n, o in out.items() if PUBLIC_NAME.match(n)}
-        out.clear()
-        out.update(public)
-        return out
 
     def _callables(self, module: str, info: ModuleInfo) -> frozenset[str]:
         found = self._defs.get(module)
@@ -119,29 +127,47 @@ class _Release:
         return None
 
 
+def _transformers_model_types(info: ModuleInfo) -> Iterator[str]:
+    if ".models." in info.module:
+        yield from info.model_types
+    for name, keys in info.tables:
+        if name in ("CONFIG_MAPPING_NAMES", "CONFIG_MAPPING"):
+            yield from keys
+
+
+def _vllm_model_types(info: ModuleInfo) -> Iterator[str]:
+    if info.module.startswith("vllm.model_executor"):
+        for name, keys in info.tables:
+            if re.fullmatch(r"_\w*MODELS\w*|_MODEL_REGISTRY", name):
+                yield from (k for k in keys if re.fullmatch(r"[A-Z]\w*", k))
+
+
+def _peft_model_types(info: ModuleInfo) -> Iterator[str]:
+    for name, keys in info.tables:
+        if re.fullmatch(r"TRANSFORMERS_MODELS_TO_\w+_MAPPING", name):
+            yield from keys
+
+
+def _liger_model_types(info: ModuleInfo) -> Iterator[str]:
+    for name, keys in info.tables:
+        if name == "MODEL_TYPE_TO_APPLY_LIGER_FN":
+            yield from keys
+
+
+# the tables in which each package lists the model types it supports
+_MODEL_TYPES_OF: dict[str, Callable[[ModuleInfo], Iterator[str]]] = {
+    "transformers": _transformers_model_types,
+    "vllm": _vllm_model_types,
+    "peft": _peft_model_types,
+    "liger-kernel": _liger_model_types,
+}
+
+
 def _table_keys(modules: Mapping[str, ModuleInfo], package: str) -> set[str]:
-    out: set[str] = set()
-    for info in modules.values():
-        if package == "transformers":
-            if ".models." in info.module:
-                out.update(info.model_types)
-            for name, keys in info.tables:
-                if name in ("CONFIG_MAPPING_NAMES", "CONFIG_MAPPING"):
-                    out.update(keys)
-        elif package == "vllm":
-            if info.module.startswith("vllm.model_executor"):
-                for name, keys in info.tables:
-                    if re.fullmatch(r"_\w*MODELS\w*|_MODEL_REGISTRY", name):
-                        out.update(k for k in keys if re.fullmatch(r"[A-Z]\w*", k))
-        elif package == "peft":
-            for name, keys in info.tables:
-                if re.fullmatch(r"TRANSFORMERS_MODELS_TO_\w+_MAPPING", name):
-                    out.update(keys)
-        elif package == "liger-kernel":
-            for name, keys in info.tables:
-                if name == "MODEL_TYPE_TO_APPLY_LIGER_FN":
-                    out.update(keys)
-    return {k for k in out if re.fullmatch(r"[\w.-]+", k)}
+    model_types = _MODEL_TYPES_OF.get(package)
+    if model_types is None:
+        return set()
+    return {k for info in modules.values() for k in model_types(info) if re.fullmatch(r"[\w.-]+", k)}
 
 
 def _scripts(entry_points: str | None) -> dict[str, str]:
@@ -179,11 +205,27 @@ def combine(
     own_roots = set(own)
     others = set(tracked_roots) - own_roots
     out.keys[ApiKind.MODULE] = set(modules)
+    out.keys[ApiKind.NAME], exposers = _names(release, params=params)
+    if params:
+        out.keys[ApiKind.PARAM] = _param_keys(release, exposers)
+    for info in modules.values():
+        for imp in info.imports:
+            if imp.target.split(".")[0] in others:
+                out.imports.add(f"{info.module} {imp.target} {imp.name or '*'} {imp.kind.value}")
+    out.keys[ApiKind.CLI] = _cli_keys(package, modules, entry_points=entry_points, scripts=scripts, own_roots=own_roots)
+    out.keys[ApiKind.MODEL_TYPE] = _table_keys(modules, package)
+    return out
+
+
+def _names(release: _Release, *, params: bool) -> tuple[set[str], dict[tuple[str, str], tuple[int, str, str]]]:
+    """Every "module:name" key, and (with `params`) where each callable is exposed: its defining
+    (module, name) -> the rank (depth, module, name) of the shortest public module that exposes it."""
+    keys: set[str] = set()
     exposers: dict[tuple[str, str], tuple[int, str, str]] = {}
-    for module in sorted(modules):
+    for module in sorted(release.modules):
         names = release.names(module)
         for name in names:
-            out.keys[ApiKind.NAME].add(f"{module}:{name}")
+            keys.add(f"{module}:{name}")
         if not params or _private(module):
             continue
         for name in names:
@@ -193,31 +235,38 @@ def combine(
             rank = (module.count("."), module, name)
             if origin not in exposers or rank < exposers[origin]:
                 exposers[origin] = rank
-    if params:
-        for module, info in modules.items():
-            functions = dict(info.functions)
-            classes = dict(info.classes)
-            for name in (*functions, *classes):
-                if not PUBLIC_NAME.match(name):
-                    continue
-                if (module, name) not in exposers and _private(module):
-                    continue
-                _, where, alias = exposers.get((module, name), (0, module, name))
-                prefix = f"{where}:{alias}"
-                if name in functions:
-                    out.keys[ApiKind.PARAM].update(f"{prefix}({p})" for p in functions[name])
-                    continue
-                cls = classes[name]
-                out.keys[ApiKind.PARAM].update(f"{prefix}({p})" for p in _init_params(release, module, cls))
-                for method, method_params in cls.methods:
-                    out.keys[ApiKind.PARAM].update(f"{prefix}.{method}({p})" for p in method_params)
-    for info in modules.values():
-        for imp in info.imports:
-            if imp.target.split(".")[0] in others:
-                out.imports.add(f"{info.module} {imp.target} {imp.name or '*'} {imp.kind.value}")
+    return keys, exposers
+
+
+def _param_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int, str, str]]) -> set[str]:
+    keys: set[str] = set()
+    for module, info in release.modules.items():
+        functions = dict(info.functions)
+        classes = dict(info.classes)
+        for name in (*functions, *classes):
+            if not PUBLIC_NAME.match(name):
+                continue
+            if (module, name) not in exposers and _private(module):
+                continue
+            _, where, alias = exposers.get((module, name), (0, module, name))
+            prefix = f"{where}:{alias}"
+            if name in functions:
+                keys.update(f"{prefix}({p})" for p in functions[name])
+                continue
+            cls = classes[name]
+            keys.update(f"{prefix}({p})" for p in _init_params(release, module, cls))
+            for method, method_params in cls.methods:
+                keys.update(f"{prefix}.{method}({p})" for p in method_params)
+    return keys
+
+
+def _cli_keys(
+    package: str, modules: Mapping[str, ModuleInfo], *, entry_points: str | None, scripts: Iterable[str], own_roots: set[str],
+) -> set[str]:
+    """Console scripts, plain scripts, and "script subcommand" for the subcommands found below a script's module."""
     console = _scripts(entry_points)
-    out.keys[ApiKind.CLI].update(console)
-    out.keys[ApiKind.CLI].update(s for s in scripts if re.fullmatch(r"[\w.-]+", s))
+    keys = set(console)
+    keys.update(s for s in scripts if re.fullmatch(r"[\w.-]+", s))
     homes = {script: target.rpartition(".")[0] or target for script, target in console.items()}
     for info in modules.values():
         if not info.subcommands:
@@ -230,9 +279,8 @@ def combine(
         holders = [s for s in holders if len(homes[s]) == closest]
         preferred = [s for s in holders if s == package or s in own_roots or s == f"{package}-cli"]
         for script in preferred or holders:
-            out.keys[ApiKind.CLI].update(f"{script} {sub}" for sub in info.subcommands if re.fullmatch(r"[\w.:-]+", sub))
-    out.keys[ApiKind.MODEL_TYPE] = _table_keys(modules, package)
-    return out
+            keys.update(f"{script} {sub}" for sub in info.subcommands if re.fullmatch(r"[\w.:-]+", sub))
+    return keys
 
 
 def _init_params(release: _Release, module: str, cls: ClassInfo, depth: int = 0) -> tuple[str, ...]:

@@ -45,17 +45,32 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
     if found is None:
         return None
     api, kind, key, callable_known = found
+    base = _unjudged(q, facts, api, kind, key)
+    settled = _settled(api, base, kind, key, callable_known)
+    if settled is not None:
+        return settled
+    if _too_new(base) and base.removed_in is not None:
+        return _callee_too_new(api, source, base, base.removed_in)
+    return _callee_too_old(api, source, base)
+
+
+def _unjudged(q: ApiQuestion, facts: Facts | None, api: PackageApi, kind: ApiKind, key: str) -> ApiAnswer:
+    """What the index and the host say about the key, before any verdict."""
     present = api.present(kind, key)
-    installed = _installed(facts, api.package)
-    removed_in = after(api, present[-1].last) if present else None
-    added_in = present[0].first if present and present[0].first != api.releases[0] else None
     caller_dist = distribution_of(q.caller) if q.caller else None
     if caller_dist == api.package:
         caller_dist = None  # a package importing itself: the callee's own release is at fault
-    caller_installed = _installed(facts, caller_dist)
-    base = ApiAnswer(question=q, package=api.package, kind=kind, key=key, present=present, installed=installed,
-                     removed_in=removed_in, added_in=added_in, caller=caller_dist, caller_installed=caller_installed,
+    return ApiAnswer(question=q, package=api.package, kind=kind, key=key, present=present,
+                     installed=_installed(facts, api.package),
+                     removed_in=after(api, present[-1].last) if present else None,
+                     added_in=present[0].first if present and present[0].first != api.releases[0] else None,
+                     caller=caller_dist, caller_installed=_installed(facts, caller_dist),
                      caller_import=None, caller_fixed_in=None, drift=Drift.UNDECIDED, fix=())
+
+
+def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable_known: bool) -> ApiAnswer | None:
+    """The answer when it needs no fix (unknowable, never existed, installed has it); None otherwise."""
+    present, installed = base.present, base.installed
     if kind is ApiKind.NAME and api.package in NATIVE_NAMES:
         return replace(base, reason=f"{api.package} defines most names in its C extension, which the index cannot read")
     if not present:
@@ -64,7 +79,7 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
         if not callable_known:
             return replace(base, reason=f"{api.package}'s index does not know the owner of {key}")
         return replace(base, drift=Drift.NEVER)
-    if q.missing is Missing.POSITIONAL:
+    if base.question.missing is Missing.POSITIONAL:
         return _positional(api, base, present)
     if installed is not None:
         has = api.has(kind, key, installed)
@@ -72,31 +87,41 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
             return replace(base, reason=has.reason)
         if has:
             return replace(base, drift=Drift.INSTALLED_HAS)
-        too_new = newer(installed, present[-1].last)
-    else:
-        too_new = removed_in is not None and added_in is None
-        if removed_in is None and added_in is None:
-            return replace(base, reason=f"every indexed {api.package} release has it")
-    fix: list[str] = []
+    elif base.removed_in is None and base.added_in is None:
+        return replace(base, reason=f"every indexed {api.package} release has it")
+    return None
+
+
+def _too_new(base: ApiAnswer) -> bool:
+    """Whether the callee's release is past the key: the installed one when known, else the newest indexed."""
+    if base.installed is not None:
+        return newer(base.installed, base.present[-1].last)
+    return base.removed_in is not None and base.added_in is None
+
+
+def _callee_too_new(api: PackageApi, source: ApiSource, base: ApiAnswer, removed_in: str) -> ApiAnswer:
+    fix = [f"{api.package}<{removed_in}"]
     caller_import = caller_fixed_in = None
-    if too_new and removed_in is not None:
-        fix.append(f"{api.package}<{removed_in}")
-        if kind in (ApiKind.NAME, ApiKind.MODULE) and caller_dist is not None:
-            caller_import, caller_fixed_in = _caller_side(source, caller_dist, caller_installed, api.package, q)
-            if caller_fixed_in is not None:
-                fix.append(f"{caller_dist}>={caller_fixed_in}")
-        drift = Drift.CALLEE_TOO_NEW
-    else:
-        span = next((s for s in present if installed is None or newer(s.first, installed)), present[-1])
-        upper = after(api, span.last) if span is not present[-1] else None
-        fix.append(f"{api.package}>={span.first}" + (f",<{upper}" if upper else ""))
-        drift = Drift.CALLEE_TOO_OLD
-        if kind in (ApiKind.NAME, ApiKind.MODULE) and caller_dist is not None:
-            caller_import, since = _caller_since(source, caller_dist, caller_installed, api.package, q)
-            if since is not None:
-                fix.append(f"{caller_dist}<{since}")
-                base = replace(base, caller_since=since)
-    return replace(base, caller_import=caller_import, caller_fixed_in=caller_fixed_in, drift=drift, fix=tuple(fix))
+    if base.kind in (ApiKind.NAME, ApiKind.MODULE) and base.caller is not None:
+        caller_import, caller_fixed_in = _caller_side(source, base.caller, base.caller_installed, api.package, base.question)
+        if caller_fixed_in is not None:
+            fix.append(f"{base.caller}>={caller_fixed_in}")
+    return replace(base, caller_import=caller_import, caller_fixed_in=caller_fixed_in, drift=Drift.CALLEE_TOO_NEW,
+                   fix=tuple(fix))
+
+
+def _callee_too_old(api: PackageApi, source: ApiSource, base: ApiAnswer) -> ApiAnswer:
+    present, installed = base.present, base.installed
+    span = next((s for s in present if installed is None or newer(s.first, installed)), present[-1])
+    upper = after(api, span.last) if span is not present[-1] else None
+    fix = [f"{api.package}>={span.first}" + (f",<{upper}" if upper else "")]
+    caller_import = None
+    if base.kind in (ApiKind.NAME, ApiKind.MODULE) and base.caller is not None:
+        caller_import, since = _caller_since(source, base.caller, base.caller_installed, api.package, base.question)
+        if since is not None:
+            fix.append(f"{base.caller}<{since}")
+            base = replace(base, caller_since=since)
+    return replace(base, caller_import=caller_import, caller_fixed_in=None, drift=Drift.CALLEE_TOO_OLD, fix=tuple(fix))
 
 
 def _positional(api: PackageApi, base: ApiAnswer, present: tuple[Span, ...]) -> ApiAnswer:

@@ -301,44 +301,48 @@ class _Reader:
             if key is not None and value is not None:
                 for name in _strings(value) or ():
                     self.lazy[(key, name)] = None
-                continue
-            if not isinstance(target, ast.Name):
-                continue
-            name = target.id
-            if isinstance(stmt, ast.AugAssign):
-                if name == "__all__":
-                    self.all_names = [*(self.all_names or []), *(_strings(value) or [])]
-                continue
-            self.defined[name] = None
-            if value is None:
-                continue
+            elif isinstance(target, ast.Name):
+                self.assign_name(target.id, value, augmented=isinstance(stmt, ast.AugAssign))
+
+    def assign_name(self, name: str, value: ast.expr | None, *, augmented: bool) -> None:
+        if augmented:
             if name == "__all__":
-                found = _strings(value)
-                if found is not None:
-                    self.all_names = found
-                elif isinstance(value, ast.BinOp):  # __all__ = [...] + [...]
-                    self.all_names = [s for side in (value.left, value.right) for s in (_strings(side) or [])]
-            elif name in _STRUCTURES and isinstance(value, ast.Dict):
-                self.structure_dict(value)
-            keys = _dict_keys(value)
-            if keys is not None:
-                self.literals[name] = keys
-                if isinstance(value, ast.Dict):
-                    self.literal_values[name] = {
-                        k.value: v.value
-                        for k, v in zip(value.keys, value.values, strict=True)
-                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
-                        and isinstance(v, ast.Constant) and isinstance(v.value, str)
-                    }
-                if _TABLE_NAME.search(name):
-                    self.tables[name] = keys
-            else:
-                seq = _strings(value)
-                if seq is not None:
-                    self.literals[name] = seq
-                    if name == "SUPPORTED_COMMANDS":
-                        for sub in seq:
-                            self.subcommands[sub] = None
+                self.all_names = [*(self.all_names or []), *(_strings(value) or [])]
+            return
+        self.defined[name] = None
+        if value is None:
+            return
+        if name == "__all__":
+            found = _strings(value)
+            if found is not None:
+                self.all_names = found
+            elif isinstance(value, ast.BinOp):  # __all__ = [...] + [...]
+                self.all_names = [s for side in (value.left, value.right) for s in (_strings(side) or [])]
+        elif name in _STRUCTURES and isinstance(value, ast.Dict):
+            self.structure_dict(value)
+        self.literal(name, value)
+
+    def literal(self, name: str, value: ast.expr) -> None:
+        """A module-level dict's keys (and its str-to-str pairs) or a sequence of strings."""
+        keys = _dict_keys(value)
+        if keys is None:
+            seq = _strings(value)
+            if seq is not None:
+                self.literals[name] = seq
+                if name == "SUPPORTED_COMMANDS":
+                    for sub in seq:
+                        self.subcommands[sub] = None
+            return
+        self.literals[name] = keys
+        if isinstance(value, ast.Dict):
+            self.literal_values[name] = {
+                k.value: v.value
+                for k, v in zip(value.keys, value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                and isinstance(v, ast.Constant) and isinstance(v.value, str)
+            }
+        if _TABLE_NAME.search(name):
+            self.tables[name] = keys
 
     def import_(self, stmt: ast.Import | ast.ImportFrom, kind: ImportKind, *, bind: bool) -> None:
         if isinstance(stmt, ast.Import):

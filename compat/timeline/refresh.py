@@ -315,6 +315,98 @@ def choose_api_file(files: Sequence[IndexFile]) -> IndexFile | None:
     return sdists[0] if sdists else None
 
 
+class _WheelReader:
+    """The API members of a run of wheels: every central directory is fetched at once, and the members
+    of the next wheels that differ from the wheel before each are fetched while the main thread parses."""
+
+    def __init__(self, client: IndexClient, extractor: _Extractor, pool: ThreadPoolExecutor, files: dict[Version, IndexFile]) -> None:
+        self.client = client
+        self.extractor = extractor
+        self.pool = pool
+        self.wheels = list(files)
+        self.directories: dict[Version, Future[RemoteZip]] = {v: pool.submit(self._directory, f) for v, f in files.items()}
+        self.reads: dict[Version, Future[dict[str, bytes]]] = {}
+
+    def _directory(self, file: IndexFile) -> RemoteZip:
+        return RemoteZip(lambda start, length: self.client.byte_range(file.url, start, length), file.filename)
+
+    def _read_ahead(self, i: int) -> None:
+        # The members of wheel i that differ from wheel i-1: fetched while the main thread parses.
+        if i >= len(self.wheels) or self.wheels[i] in self.reads:
+            return
+        v = self.wheels[i]
+        mine, before = self.directories[v], self.directories[self.wheels[i - 1]] if i else None
+
+        def fetch() -> dict[str, bytes]:
+            remote = mine.result()
+            return remote.read(self.extractor.plan(remote.members, before.result().members if before else ()))
+
+        self.reads[v] = self.pool.submit(fetch)
+
+    def release(self, v: Version) -> ReleaseApi:
+        """The keys of wheel `v`; raises PackageIndexError."""
+        at = self.wheels.index(v)
+        for ahead in range(at, at + 3):
+            self._read_ahead(ahead)
+        remote = self.directories[v].result()
+        data = self.reads.pop(v).result()
+        return self.extractor.release(remote.members, data, remote.read)
+
+
+def _todo(client: IndexClient, package: str, timeline: _Timeline, limit: int | None) -> dict[Version, list[IndexFile]]:
+    """The final releases not yet indexed (nor settled as missing), oldest first, with their files."""
+    by_version: dict[Version, list[IndexFile]] = {}
+    for f in client.project_files(package):
+        if not f.version.is_prerelease and not f.version.local:
+            by_version.setdefault(f.version, []).append(f)
+    settled = {r for r, why in timeline.missing.items() if not why.startswith(PENDING)}
+    known = {Version(r) for r in timeline.releases} | {Version(r) for r in settled}
+    todo = [v for v in sorted(by_version) if v not in known]
+    if limit is not None:
+        todo = todo[-limit:] if limit >= 0 else todo
+    return {v: by_version[v] for v in todo}
+
+
+def _extract(
+    client: IndexClient,
+    package: str,
+    timeline: _Timeline,
+    todo: dict[Version, list[IndexFile]],
+    *,
+    directory: Path,
+    workers: int,
+    checkpoint: int,
+    progress: Callable[[str], None] | None,
+) -> int:
+    """Add each release of `todo` to `timeline` (or record why it is missing); the number added."""
+    extractor = _Extractor(client, package)
+    chosen = {v: choose_api_file(files) for v, files in todo.items()}
+    added = 0
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        reader = _WheelReader(client, extractor, pool, {v: wf for v in todo if (wf := chosen[v]) is not None and wf.wheel})
+        for v in todo:
+            file = chosen[v]
+            release = str(v)
+            if file is None:
+                timeline.missing[release] = f"{NOT_EXTRACTABLE}: no wheel or sdist"
+                continue
+            try:
+                api = reader.release(v) if file.wheel else _sdist_release(extractor, client, file)
+            except PackageIndexError as exc:
+                transient = "failed after" in str(exc) or "HTTP 5" in str(exc)
+                timeline.missing[release] = f"{PENDING}{exc}"[:300] if transient else str(exc)[:300]
+                if progress:
+                    progress(f"{package} {release}: {exc}")
+                continue
+            timeline.add(release, file.filename, api)
+            added += 1
+            if progress:
+                progress(f"{package} {release}: {sum(len(k) for k in api.keys.values())} keys")
+            if added % checkpoint == 0:
+                timeline.write(directory)
+    return added
+
+
 def refresh_package(
     client: IndexClient,
     package: str,
@@ -330,80 +422,13 @@ def refresh_package(
     requests_before = client.requests_made
     package = canonicalize_name(package)
     timeline = _Timeline.read(directory, package, tables=False)
-    by_version: dict[Version, list[IndexFile]] = {}
-    for f in client.project_files(package):
-        if not f.version.is_prerelease and not f.version.local:
-            by_version.setdefault(f.version, []).append(f)
-    settled = {r for r, why in timeline.missing.items() if not why.startswith(PENDING)}
-    known = {Version(r) for r in timeline.releases} | {Version(r) for r in settled}
-    todo = [v for v in sorted(by_version) if v not in known]
-    if limit is not None:
-        todo = todo[-limit:] if limit >= 0 else todo
-    if not todo:  # nothing new: the index stays byte for byte as it is
-        return ApiOutcome(
-            package=package,
-            releases=len(timeline.releases),
-            added=0,
-            missing=len(timeline.missing),
-            requests=client.requests_made - requests_before,
-            seconds=round(time.monotonic() - started, 1),
-        )
-    timeline = _Timeline.read(directory, package)
-    extractor = _Extractor(client, package)
-    chosen = {v: choose_api_file(by_version[v]) for v in todo}
+    todo = _todo(client, package, timeline, limit)
     added = 0
-
-    def directory_of(file: IndexFile) -> RemoteZip:
-        return RemoteZip(lambda start, length: client.byte_range(file.url, start, length), file.filename)
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        wheel_files = {v: wf for v in todo if (wf := chosen[v]) is not None and wf.wheel}
-        wheels = list(wheel_files)
-        directories: dict[Version, Future[RemoteZip]] = {v: pool.submit(directory_of, wf) for v, wf in wheel_files.items()}
-        reads: dict[Version, Future[dict[str, bytes]]] = {}
-
-        def read_ahead(i: int) -> None:
-            # The members of wheel i that differ from wheel i-1: fetched while the main thread parses.
-            if i >= len(wheels) or wheels[i] in reads:
-                return
-            v = wheels[i]
-            mine, before = directories[v], directories[wheels[i - 1]] if i else None
-
-            def fetch() -> dict[str, bytes]:
-                remote = mine.result()
-                return remote.read(extractor.plan(remote.members, before.result().members if before else ()))
-
-            reads[v] = pool.submit(fetch)
-
-        for v in todo:
-            file = chosen[v]
-            release = str(v)
-            if file is None:
-                timeline.missing[release] = f"{NOT_EXTRACTABLE}: no wheel or sdist"
-                continue
-            try:
-                if file.wheel:
-                    at = wheels.index(v)
-                    for ahead in range(at, at + 3):
-                        read_ahead(ahead)
-                    remote = directories[v].result()
-                    data = reads.pop(v).result()
-                    api = extractor.release(remote.members, data, remote.read)
-                else:
-                    api = _sdist_release(extractor, client, file)
-            except PackageIndexError as exc:
-                transient = "failed after" in str(exc) or "HTTP 5" in str(exc)
-                timeline.missing[release] = f"{PENDING}{exc}"[:300] if transient else str(exc)[:300]
-                if progress:
-                    progress(f"{package} {release}: {exc}")
-                continue
-            timeline.add(release, file.filename, api)
-            added += 1
-            if progress:
-                progress(f"{package} {release}: {sum(len(k) for k in api.keys.values())} keys")
-            if added % checkpoint == 0:
-                timeline.write(directory)
-    timeline.write(directory)
+    if todo:  # with nothing new the index stays byte for byte as it is
+        timeline = _Timeline.read(directory, package)
+        added = _extract(client, package, timeline, todo, directory=directory, workers=workers, checkpoint=checkpoint,
+                         progress=progress)
+        timeline.write(directory)
     return ApiOutcome(
         package=package,
         releases=len(timeline.releases),
