@@ -22,13 +22,13 @@ def _section(title: str) -> str:
     return text[start:end if end >= 0 else None]
 
 
-def test_every_module_path_the_page_names_exists():
+def test_every_module_path_the_page_names_exists() -> None:
     paths = set(re.findall(r"compat/[\w/]+\.py", PAGE.read_text(encoding="utf-8")))
     assert "compat/timeline/refresh.py" in paths  # the pattern reads the page's paths
     assert sorted(p for p in paths if not (ROOT / p).is_file()) == []
 
 
-def test_the_timeline_table_lists_every_module_of_the_package():
+def test_the_timeline_table_lists_every_module_of_the_package() -> None:
     listed = set(re.findall(r"^\| `(\w+\.py)` \|", _section("The API timeline"), re.MULTILINE))
     modules = {p.name for p in (ROOT / "compat" / "timeline").glob("*.py") if p.name != "__init__.py"}
     assert listed == modules
@@ -40,7 +40,7 @@ def _owner(paragraph: str) -> Path:
     return ROOT / (m.group(1) if m else "compat")
 
 
-def test_every_relative_module_path_the_page_names_exists():
+def test_every_relative_module_path_the_page_names_exists() -> None:
     """`report/fleet.py` means compat/report/fleet.py; a bare `diagnose.py` means a module of the folder its
     paragraph describes (or of compat/ itself, for the leaves)."""
     text = PAGE.read_text(encoding="utf-8")
@@ -59,7 +59,7 @@ def test_every_relative_module_path_the_page_names_exists():
     assert missing == []
 
 
-def test_every_tests_path_the_page_names_exists():
+def test_every_tests_path_the_page_names_exists() -> None:
     paths = set(re.findall(r"(?<![\w/])tests/[\w/]+\.py", PAGE.read_text(encoding="utf-8")))
     assert "tests/test_layout.py" in paths
     assert sorted(p for p in paths if not (ROOT / p).is_file()) == []
@@ -84,13 +84,13 @@ ENTRIES = {
 
 
 @pytest.mark.parametrize("written", sorted(ENTRIES))
-def test_the_page_names_each_stage_entry_and_it_exists(written):
+def test_the_page_names_each_stage_entry_and_it_exists(written: str) -> None:
     module, name = ENTRIES[written]
     assert written in PAGE.read_text(encoding="utf-8")
     assert callable(getattr(importlib.import_module(module), name)) or name.isupper()
 
 
-def test_the_page_names_every_function_of_the_library_api():
+def test_the_page_names_every_function_of_the_library_api() -> None:
     from compat import api
 
     functions = {n for n in api.__all__ if inspect.isfunction(getattr(api, n))
