@@ -235,6 +235,7 @@ SIGNATURE_IDS = (
     "container-lost-gpu-nvml-unknown-error",
     "fabric-manager-not-running",
     "transformers-deepspeed-module-removed",
+    "torch-gb10-capability-warning",
 )
 
 CHECK_IDS = (
