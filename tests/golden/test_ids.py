@@ -236,6 +236,7 @@ SIGNATURE_IDS = (
     "fabric-manager-not-running",
     "transformers-deepspeed-module-removed",
     "torch-gb10-capability-warning",
+    "triton-libdevice-moved",
 )
 
 CHECK_IDS = (
