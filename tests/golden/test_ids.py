@@ -237,6 +237,7 @@ SIGNATURE_IDS = (
     "transformers-deepspeed-module-removed",
     "torch-gb10-capability-warning",
     "triton-libdevice-moved",
+    "nvidia-kernel-module-not-loaded",
 )
 
 CHECK_IDS = (
