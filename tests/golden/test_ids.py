@@ -220,6 +220,25 @@ SIGNATURE_IDS = (
     "vllm-v1-free-memory-startup",
     "xformers-built-for-other-torch",
     "zero3-with-device-map",
+    # matrix/signatures/builds_2026.toml
+    "triton-ptxas-arch-unknown",
+    "nvml-driver-library-mismatch",
+    "docker-gpu-runtime-not-configured",
+    "container-toolkit-driver-libs-missing",
+    "cudnn-runtime-version-mismatch",
+    "xformers-no-operator-for-inputs",
+    "deepspeed-elastic-agent-log-import",
+    "unsloth-zoo-missing-or-stale",
+    "triton-device-kernel-image-invalid",
+    "flash-attn3-not-installed",
+    "bnb-kernel-missing-for-gpu",
+    "nccl-kernels-missing-for-gpu",
+    "container-lost-gpu-nvml-unknown-error",
+    "fabric-manager-not-running",
+    "transformers-deepspeed-module-removed",
+    "torch-gb10-capability-warning",
+    "triton-libdevice-moved",
+    "nvidia-kernel-module-not-loaded",
 )
 
 CHECK_IDS = (

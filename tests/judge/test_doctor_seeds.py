@@ -1,4 +1,4 @@
-"""The five seed failures: `compat doctor` finds each from a matching environment (a fake
+"""The seed failures: `compat doctor` finds each from a matching environment (a fake
 interpreter), declared hardware, an accelerate config and a script; the fixed versions clear it."""
 
 from __future__ import annotations
@@ -37,6 +37,10 @@ CASES = {
     "online-dpo-dataparallel-config": (
         {"trl": "0.16.1", "transformers": "4.51.3", "torch": "2.6.0"},
         {"trl": "0.17.0", "transformers": "4.51.3", "torch": "2.6.0"},
+        "2xA100", "python", None, "online_dpo.py"),
+    "deepspeed-elastic-agent-log-import": (
+        {"deepspeed": "0.14.0", "torch": "2.4.0", "transformers": "4.44.2"},
+        {"deepspeed": "0.14.1", "torch": "2.4.0", "transformers": "4.44.2"},
         "2xA100", "python", None, "online_dpo.py"),
 }
 
