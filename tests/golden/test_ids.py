@@ -219,6 +219,11 @@ SIGNATURE_IDS = (
     "vllm-v1-free-memory-startup",
     "xformers-built-for-other-torch",
     "zero3-with-device-map",
+    # matrix/signatures/engines_2026.toml
+    "vllm-v1-engine-dead",
+    "vllm-weight-load-shape-mismatch",
+    "transformers-v5-vision2seq-removed",
+    "rollout-max-num-batched-tokens-below-length",
 )
 
 CHECK_IDS = (
