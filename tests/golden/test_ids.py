@@ -224,6 +224,10 @@ SIGNATURE_IDS = (
     "vllm-weight-load-shape-mismatch",
     "transformers-v5-vision2seq-removed",
     "rollout-max-num-batched-tokens-below-length",
+    "vllm-multiproc-worker-died",
+    "rl-framework-vllm-internal-import",
+    "verl-batch-size-not-divisible",
+    "vllm-logprobs-above-max",
 )
 
 CHECK_IDS = (
