@@ -228,6 +228,8 @@ SIGNATURE_IDS = (
     "rl-framework-vllm-internal-import",
     "verl-batch-size-not-divisible",
     "vllm-logprobs-above-max",
+    "transformers-load-in-4bit-kwarg",
+    "vllm-v1-rpc-timeout",
 )
 
 CHECK_IDS = (
