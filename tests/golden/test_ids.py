@@ -230,6 +230,8 @@ SIGNATURE_IDS = (
     "vllm-logprobs-above-max",
     "transformers-load-in-4bit-kwarg",
     "vllm-v1-rpc-timeout",
+    "transformers-v5-encode-plus-removed",
+    "vllm-shm-broadcast-stall",
 )
 
 CHECK_IDS = (
