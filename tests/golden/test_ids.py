@@ -232,6 +232,7 @@ SIGNATURE_IDS = (
     "vllm-v1-rpc-timeout",
     "transformers-v5-encode-plus-removed",
     "vllm-shm-broadcast-stall",
+    "rollout-max-tokens-not-positive",
 )
 
 CHECK_IDS = (
