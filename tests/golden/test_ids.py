@@ -233,6 +233,7 @@ SIGNATURE_IDS = (
     "transformers-v5-encode-plus-removed",
     "vllm-shm-broadcast-stall",
     "rollout-max-tokens-not-positive",
+    "ray-actor-died-system-error",
 )
 
 CHECK_IDS = (
