@@ -239,6 +239,21 @@ SIGNATURE_IDS = (
     "torch-gb10-capability-warning",
     "triton-libdevice-moved",
     "nvidia-kernel-module-not-loaded",
+    # matrix/signatures/engines_2026.toml
+    "vllm-v1-engine-dead",
+    "vllm-weight-load-shape-mismatch",
+    "transformers-v5-vision2seq-removed",
+    "rollout-max-num-batched-tokens-below-length",
+    "vllm-multiproc-worker-died",
+    "rl-framework-vllm-internal-import",
+    "verl-batch-size-not-divisible",
+    "vllm-logprobs-above-max",
+    "transformers-load-in-4bit-kwarg",
+    "vllm-v1-rpc-timeout",
+    "transformers-v5-encode-plus-removed",
+    "vllm-shm-broadcast-stall",
+    "rollout-max-tokens-not-positive",
+    "ray-actor-died-system-error",
 )
 
 CHECK_IDS = (
