@@ -61,7 +61,7 @@ def test_every_relative_module_path_the_page_names_exists() -> None:
 
 def test_every_tests_path_the_page_names_exists() -> None:
     paths = set(re.findall(r"(?<![\w/])tests/[\w/]+\.py", PAGE.read_text(encoding="utf-8")))
-    assert "tests/test_layout.py" in paths
+    assert "tests/gates/test_layout.py" in paths
     assert sorted(p for p in paths if not (ROOT / p).is_file()) == []
 
 
