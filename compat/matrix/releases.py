@@ -142,8 +142,15 @@ class PackageReleases:
             wanted = Version(str(version))
         except ValueError:
             return None
-        wanted = Version(wanted.public)
-        return next((r for r in self.releases if r.version == wanted), None)
+        return self._by_version.get(Version(wanted.public))
+
+    @cached_property
+    def _by_version(self) -> dict[Version, Release]:
+        # Asked for every candidate a lock ranks: one lookup, not a walk over hundreds of releases.
+        out: dict[Version, Release] = {}
+        for r in self.releases:
+            out.setdefault(r.version, r)
+        return out
 
     def latest(self, *, yanked: bool = False) -> Release | None:
         pool = [r for r in self.releases if yanked or not r.yanked]

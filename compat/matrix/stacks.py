@@ -73,6 +73,18 @@ class StackTable:
                 out.setdefault(name, []).append(stack)
         return {name: tuple(found) for name, found in out.items()}
 
+    def with_pin(self, package: str, version: Version) -> tuple[Stack, ...]:
+        """The stacks that pin `package` at `version`, oldest first (lock asks it for every candidate it ranks)."""
+        return self._with_pin.get((package, version), ())
+
+    @cached_property
+    def _with_pin(self) -> dict[tuple[str, Version], tuple[Stack, ...]]:
+        out: dict[tuple[str, Version], list[Stack]] = {}
+        for stack in self.stacks:
+            for name, version in stack.pins:
+                out.setdefault((name, version), []).append(stack)
+        return {key: tuple(found) for key, found in out.items()}
+
 
 def load_stacks(tables: Sequence[Table]) -> StackTable:
     """Parse every stacks.toml (shipped first, overlays after); raises MatrixError naming the file and key."""

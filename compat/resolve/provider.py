@@ -284,9 +284,9 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         """How well a stack vouches for this release (the targets it ran with it at the same minor, then those at the
         very version), and the best such stack; (0, None) for none."""
         best: tuple[int, PinReason | None] = (0, None)
-        for stack in reversed(self.matrix.stacks.with_package(name)):  # the most recent evidence first
-            if stack.version(name) != cand.version:
-                continue
+        if cand.version is None:
+            return best
+        for stack in reversed(self.matrix.stacks.with_pin(name, cand.version)):  # the most recent evidence first
             shared = [(p, v) for p in sorted(anchors) if (v := stack.version(p)) is not None]
             score = len(shared) * 100 + sum(1 for p, v in shared if v == anchors[p])
             if shared and all(_minor(v) == _minor(anchors[p]) for p, v in shared) and score > best[0]:

@@ -150,6 +150,7 @@ class PackageApi:
         # Decoded once: lock asks the same keys of every candidate release.
         self._decoded: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
         self._import_rows: dict[tuple[str, ...], tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]] = {}
+        self._present: dict[tuple[ApiKind, str], tuple[Span, ...]] = {}
 
     def _shard(self, stem: str, shard: int) -> dict[str, str]:
         name = f"{stem}.{shard}" if stem in self._shards else stem
@@ -187,7 +188,12 @@ class PackageApi:
 
     def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
         """Inclusive ranges of indexed releases where `key` exists; empty when it never does."""
-        return tuple(Span(first=self.releases[a], last=self.releases[b]) for a, b in self._spans(kind.value, key))
+        found = self._present.get((kind, key))
+        if found is None:
+            # Asked for each import of every release pair a lock tries: the spans are built once per key.
+            found = self._present[(kind, key)] = tuple(
+                Span(first=self.releases[a], last=self.releases[b]) for a, b in self._spans(kind.value, key))
+        return found
 
     def _release_index(self, release: str) -> int | Unknown:
         i = self._index.get(release)

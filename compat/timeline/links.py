@@ -92,6 +92,8 @@ class ApiSource:
         self._releases: dict[tuple[str, str], ReleaseApi | Unknown] = {}
         # Keyed by the provider object's identity: the source holds every ReleaseApi it hands out.
         self._resolved: dict[tuple[int, str, str | None, str], bool | Unknown] = {}
+        self._lacking: dict[tuple[int, str, str | None, bool], frozenset[str]] = {}
+        self._may_break: dict[tuple[int, str, str, int, frozenset[ImportKind], bool], frozenset[str]] = {}
 
     def get(self, package: str) -> PackageApi | Unknown:
         """The index of `package`; Unknown when it has none."""
@@ -161,6 +163,31 @@ class ApiSource:
         found = self._resolved.get(key)
         if found is None:
             found = self._resolved[key] = resolves(edge, provider, version)
+        return found
+
+    def lacking(self, edge: ImportEdge, provider: ReleaseApi, breaking_only: bool) -> frozenset[str]:
+        """The releases of `provider` that lack what `edge` imports (`resolves` is False; with `breaking_only`, not
+        counting those where the name is `added_later`), every release answered at once: the same (module, name) is
+        imported by most releases of the importer."""
+        key = (id(provider), edge.target, edge.name, breaking_only)
+        found = self._lacking.get(key)
+        if found is None:
+            found = self._lacking[key] = frozenset(
+                r for r in provider.releases if self.resolves(edge, provider, r) is False
+                and not (breaking_only and _missing(edge, provider, r, r)[3]))
+        return found
+
+    def may_break(self, api: ReleaseApi, release: str, provider: ReleaseApi, edges: tuple[ImportEdge, ...],
+                  kinds: frozenset[ImportKind], breaking_only: bool) -> frozenset[str]:
+        """The releases of `provider` where at least one of `edges` (those of `kinds` that `release` of `api`
+        imports from it) does not resolve (with `breaking_only`, other than a name added later); every other release
+        has none of the broken links `broken_links` looks for: a lock asks about each release of the
+        provider it tries, and most answer with one set lookup instead of a walk over the imports."""
+        key = (id(api), release, provider.package, id(provider), kinds, breaking_only)
+        found = self._may_break.get(key)
+        if found is None:
+            found = self._may_break[key] = frozenset().union(
+                *(self.lacking(e, provider, breaking_only) for e in edges if e.kind in kinds))
         return found
 
     def indexed(self) -> tuple[str, ...]:
@@ -251,11 +278,15 @@ def broken_links(
     edges = source.imports(a, _spelled(a, importer_version), provider)
     if isinstance(edges, Unknown):
         return edges
+    spelled = _spelled(b, provider_version)
+    release = _spelled(a, importer_version)
+    asked = source.startup_imports(a, release, provider, edges) if breaking_only else edges
+    if spelled in b.releases and spelled not in source.may_break(a, release, b, asked, kinds, breaking_only):
+        return ()
     out: list[BrokenLink] = []
     seen: set[tuple[str, str | None]] = set()
-    spelled = _spelled(b, provider_version)
     alternatives: dict[tuple[str, str | None], list[ImportEdge]] | None = None
-    for edge in source.startup_imports(a, _spelled(a, importer_version), provider, edges) if breaking_only else edges:
+    for edge in asked:
         if edge.kind not in kinds or (edge.target, edge.name) in seen:
             continue
         if source.resolves(edge, b, spelled) is not False:
@@ -267,11 +298,7 @@ def broken_links(
         if _has_fallback(source, edge, alternatives.get((edge.module, edge.name), ()), b, spelled):
             continue
         seen.add((edge.target, edge.name))
-        gone = edge.name is not None and b.has(ApiKind.MODULE, edge.target, spelled) is False
-        keys = _keys(edge)
-        kind, key = (ApiKind.MODULE, edge.target) if gone else next(((k, key) for k, key in keys if b.present(k, key)), keys[0])
-        present = b.present(kind, key)
-        added_later = bool(present) and all(newer(s.first, provider_version) for s in present)
+        kind, key, present, added_later = _missing(edge, b, spelled, provider_version)
         if breaking_only and added_later:
             continue
         out.append(BrokenLink(
@@ -283,6 +310,16 @@ def broken_links(
             added_later=added_later,
         ))
     return tuple(out)
+
+
+def _missing(edge: ImportEdge, provider: ReleaseApi, spelled: str, version: str) -> tuple[ApiKind, str, tuple[Span, ...], bool]:
+    """For an `edge` that `version` (`spelled` as the index does) of the provider lacks: the key that is missing,
+    the releases that have it, and whether only newer releases do (`BrokenLink.added_later`)."""
+    gone = edge.name is not None and provider.has(ApiKind.MODULE, edge.target, spelled) is False
+    keys = _keys(edge)
+    kind, key = (ApiKind.MODULE, edge.target) if gone else next(((k, key) for k, key in keys if provider.present(k, key)), keys[0])
+    present = provider.present(kind, key)
+    return kind, key, present, bool(present) and all(newer(s.first, version) for s in present)
 
 
 def installed_set_links(source: ApiSource, installed: Mapping[str, str], *, feature_links: bool = False) -> Iterator[BrokenLink]:
