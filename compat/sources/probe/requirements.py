@@ -112,10 +112,31 @@ def _pins(path: Path, markers: Mapping[str, str] | None) -> list[tuple[str, str]
 
 
 def _pinned(where: str, text: str, req: Requirement) -> str:
+    if req.url:
+        # `name @ https://.../name-1.2.3+cu129-....whl` (compat's own locks write vLLM's other CUDA builds so): the
+        # wheel's file name is its pin; any other direct reference (a VCS URL, an sdist) pins nothing compat can read.
+        version = _wheel_version(req)
+        if version is None:
+            raise UsageError(f"{where}: {redact_text(text)!r} is a direct reference to no wheel; compat needs name==version "
+                             "or a wheel URL")
+        return version
     specs = list(req.specifier)
     if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
         raise UsageError(f"{where}: {redact_text(text)!r} is not pinned; compat needs name==version for every line")
     return specs[0].version
+
+
+def _wheel_version(req: Requirement) -> str | None:
+    from urllib.parse import unquote, urlsplit
+
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+    name = unquote(urlsplit(req.url or "").path.rsplit("/", 1)[-1])
+    try:
+        wheel, version, _build, _tags = parse_wheel_filename(name)
+    except InvalidWheelFilename:
+        return None
+    return str(version) if wheel == canonicalize_name(req.name) else None
 
 
 def _requirements(path: Path, seen: list[Path]) -> Iterator[tuple[str, str, Requirement]]:

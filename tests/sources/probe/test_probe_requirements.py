@@ -92,3 +92,19 @@ def test_a_bad_pylock_is_one_line_naming_the_entry(tmp_path, text, message):
     with pytest.raises(UsageError, match=message) as info:
         _pins(lock)
     assert "\n" not in str(info.value)
+
+
+def test_a_wheel_url_line_is_pinned_by_the_wheels_file_name(tmp_path):
+    # compat's own locks write vLLM's other CUDA builds as a direct reference to the release asset.
+    url = "https://github.com/vllm-project/vllm/releases/download/v0.30.0/vllm-0.30.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl"
+    (tmp_path / "r.txt").write_text(f"vllm @ {url}\ntorch==2.13.0+cu126\n")
+    assert _pins(tmp_path / "r.txt") == {"vllm": "0.30.0+cu129", "torch": "2.13.0+cu126"}
+
+
+@pytest.mark.parametrize("line", ["trl @ git+https://github.com/huggingface/trl@main",
+                                  "vllm @ https://example.invalid/vllm-0.30.0.tar.gz",
+                                  "vllm @ https://example.invalid/torch-2.13.0-cp312-cp312-linux_x86_64.whl"])
+def test_a_direct_reference_to_no_wheel_of_that_package_is_refused(tmp_path, line):
+    (tmp_path / "r.txt").write_text(line + "\n")
+    with pytest.raises(UsageError, match=r"r\.txt:1: .* is a direct reference to no wheel"):
+        _pins(tmp_path / "r.txt")
