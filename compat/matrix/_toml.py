@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from compat.errors import MatrixError
 from compat.regular_file import MIB, read_regular
+from compat.version_text import short
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -172,6 +173,18 @@ class Table:
             return Version(text)
         except (InvalidVersion, ValueError):  # ValueError: a number too long for int() (Python 3.11+)
             self.fail(key, f"{text[:60]!r} is not a version")
+
+    def versions(self, key: builtins.str) -> tuple[Version, ...]:
+        """A non-empty list of versions (the releases a curated row covers)."""
+        out = []
+        for i, text in enumerate(self.strs(key)):
+            try:
+                out.append(Version(text))
+            except (InvalidVersion, ValueError):  # ValueError: a number too long for int() (Python 3.11+)
+                self.fail(f"{key}[{i}]", f"{short(text)} is not a version")
+        if not out:
+            self.fail(key, "must name at least one release")
+        return tuple(out)
 
     @overload
     def specifier(self, key: builtins.str) -> SpecifierSet: ...

@@ -22,7 +22,6 @@ from packaging.version import Version
 
 from compat.matrix._toml import Table
 from compat.model.facts import canonical
-from compat.version_text import short
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,14 +155,7 @@ def _parse_package(t: Table) -> PackageBuilds:
     releases = []
     for rt in t.tables("release"):
         rt.only("versions", "default_cuda", "source", "build")
-        versions = []
-        for i, text in enumerate(rt.strs("versions")):
-            try:
-                versions.append(Version(text))
-            except ValueError:  # InvalidVersion, or a number longer than int() reads
-                rt.fail(f"versions[{i}]", f"{short(text)} is not a version")
-        if not versions:
-            rt.fail("versions", "must name at least one release")
+        versions = rt.versions("versions")
         default = _cuda(rt, "default_cuda")
         builds = []
         for bt in rt.tables("build"):

@@ -133,14 +133,7 @@ def _parse_extension(t: Table) -> Extension:
 
 def _parse_release(rt: Table) -> ExtensionRelease:
     rt.only("versions", "torch", "python", "cuda_majors", "cuda", "wheel", "publisher", "source")
-    versions = []
-    for i, text in enumerate(rt.strs("versions")):
-        try:
-            versions.append(Version(text))
-        except ValueError:  # InvalidVersion, or a number longer than int() reads
-            rt.fail(f"versions[{i}]", f"{short(text)} is not a version")
-    if not versions:
-        rt.fail("versions", "must name at least one release")
+    versions = rt.versions("versions")
     cudas = tuple(rt.strs("cuda", ()))
     for i, text in enumerate(cudas):
         if not _CUDA.fullmatch(text):
