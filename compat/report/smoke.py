@@ -34,6 +34,11 @@ def diagnosis(explanation: Explanation) -> Diagnosis:
         either = " or ".join(known.api.fix)
         return Diagnosis(verdict=verdict, cause_id=f"api:{known.api.key}", title=words[0].removeprefix("api: ") if words
                          else _headline(known.root), fix=f"install {either}" if either else None)
+    stated = next(((e, v) for e in errors if e.verdict is ErrorVerdict.KNOWN for v in e.versions
+                   if (v.wanted or v.found) and v.satisfied is not True), None)
+    if stated is not None:  # the message states the mismatch: the side to change is the cause
+        error, v = stated
+        return Diagnosis(verdict=verdict, cause_id=f"stated-version:{v.subject}", title=_headline(error.root), fix=v.command)
     if errors:
         return Diagnosis(verdict=verdict, cause_id=None, title=_headline(errors[0].root), fix=None)
     return Diagnosis(verdict=verdict, cause_id=None, title="no error found in the stage's output", fix=None)

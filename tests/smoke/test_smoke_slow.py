@@ -72,7 +72,8 @@ BROKEN = [
                  id="accelerate-too-old-for-transformers"),
     pytest.param("datasets-2.14.5-py3-none-any.whl", "import", "known", "api:huggingface_hub:HfFolder",
                  id="datasets-too-old-for-the-hub"),
-    pytest.param("transformers-4.57.3-py3-none-any.whl", "import", "unknown-environment", None,
+    # The old transformers states the tokenizers it needs at import: a known mismatch with the side to change.
+    pytest.param("transformers-4.57.3-py3-none-any.whl", "import", "known", "stated-version:tokenizers",
                  id="transformers-too-old-for-trl"),
 ]
 
