@@ -189,7 +189,7 @@ def shared(command: str | None, *groups: tuple[str, ...]) -> Callable[[F], F]:
 
     def decorate(func: F) -> F:
         hints = typing.get_type_hints(func, include_extras=True)
-        own = [p.replace(annotation=hints.get(p.name, p.annotation))
+        own = [p.replace(annotation=_annotated(hints.get(p.name, p.annotation)))
                for p in inspect.signature(func).parameters.values() if p.name != "opts"]
         added = []
         for name in names:
@@ -222,3 +222,14 @@ def _collect(command: str | None, given: dict[str, Any]) -> Shared:
     values["matrix"] = tuple(values.get("matrix") or ())
     values["find_config"] = "no_config" in given and not given["no_config"]
     return Shared(**values, format="json" if json_out else (fmt or default))
+
+
+def _annotated(hint: object) -> object:
+    """`hint` without the Optional[...] that Python 3.10's get_type_hints wraps around a hint whose default is None
+    (3.11 dropped it): typer reads an option's declaration from the Annotated inside, which the wrapper hides."""
+    if typing.get_origin(hint) is typing.Union:
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(args) == 1 and typing.get_origin(args[0]) is typing.Annotated:
+            return args[0]
+    return hint
+

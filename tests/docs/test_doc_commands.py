@@ -98,7 +98,7 @@ DOC_PYTHON = "3.11.7"
 def _as_documented_python(out: str) -> str:
     """The suite runs on 3.10 to 3.13 too: the judged interpreter's own version, where a header prints it, reads
     as the documented one (nothing else in an output depends on it)."""
-    return re.sub(rf"^(python +){re.escape(platform.python_version())}\b", rf"\g<1>{DOC_PYTHON}", out, flags=re.M)
+    return re.sub(rf"^([Pp]ython +){re.escape(platform.python_version())}\b", rf"\g<1>{DOC_PYTHON}", out, flags=re.M)
 
 
 def _pattern(expected: tuple[str, ...]) -> re.Pattern[str]:
