@@ -7,10 +7,6 @@ Requires-Python. Wheels are built on request and kept for the session.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
-import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
@@ -21,29 +17,7 @@ from packaging.utils import canonicalize_name
 
 from compat.matrix import Matrix
 from tests.support.loopback import serving
-
-
-def wheel(name: str, version: str, requires: Sequence[str], requires_python: str | None, extras: Sequence[str]) -> bytes:
-    dist = f"{name.replace('-', '_')}-{version}.dist-info"
-    meta = [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"]
-    if requires_python:
-        meta.append(f"Requires-Python: {requires_python}\n")
-    meta += [f"Provides-Extra: {e}\n" for e in extras] + [f"Requires-Dist: {r}\n" for r in requires]
-    files = {
-        f"{dist}/METADATA": "".join(meta).encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: compat-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{dist}/RECORD,,")
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for path, data in sorted(files.items()):
-            zf.writestr(path, data)
-        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return buf.getvalue()
+from tests.support.wheels import wheel
 
 
 class MatrixIndex:

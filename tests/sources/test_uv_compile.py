@@ -6,14 +6,11 @@ pins it) requires `beta`, which compat does not track; uv must add beta, with ha
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 import json
 import subprocess
 import sys
 import time
-import zipfile
 from functools import partial
 from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler
 from pathlib import Path
@@ -25,6 +22,7 @@ from compat.cli import app
 from compat.errors import UsageError
 from compat.sources.uv_compile import find_uv, is_offline, last_lines
 from tests.support.loopback import serving
+from tests.support.wheels import wheel
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,25 +35,7 @@ runner = CliRunner()
 
 
 def _wheel(name: str, version: str, requires: tuple[str, ...] = ()) -> bytes:
-    dist = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": f"VERSION = {version!r}\n".encode(),
-        f"{dist}/METADATA": "".join(
-            [f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nRequires-Python: >=3.8\n",
-             *(f"Requires-Dist: {r}\n" for r in requires)]).encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(data)}")
-    record.append(f"{dist}/RECORD,,")
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        for path, data in files.items():
-            zf.writestr(path, data)
-        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return buf.getvalue()
+    return wheel(name, version, requires, ">=3.8", modules={f"{name}/__init__.py": f"VERSION = {version!r}\n".encode()})
 
 
 @pytest.fixture(scope="module")
