@@ -112,7 +112,9 @@ def summary(rows: list[Scored]) -> list[str]:
         f"usage logs called an environment failure: {sum(r.environment_entry for r in usage)} of {len(usage)}"
         f" (known-usage: {sum(r.verdict == 'known-usage' for r in usage)})",
         f"not-environment logs called an environment failure: "
-        f"{sum(r.verdict in ('known', 'unknown-environment') for r in mine)} of {len(mine)}",
+        f"{sum(r.verdict in ('known', 'unknown-environment') for r in mine)} of {len(mine)}"
+        f" (known: {sum(r.verdict == 'known' for r in mine)},"
+        f" unknown-environment: {sum(r.verdict == 'unknown-environment' for r in mine)})",
     ]
 
 
