@@ -31,7 +31,7 @@ class Event(str, Enum):
 
     # Literal-led and short: each one costs the automaton on every byte of every log.
     TRACEBACK = r"Traceback \(most recent call last\)"
-    FRAME = r"File \"[^\"\n]+\", line \d+"
+    FRAME = r"File \"[^\"\n]+\", line \d+|File /[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+"
     EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
     CAUSE = r"The above exception was the direct cause"
     CONTEXT = r"During handling of the above exception"
@@ -133,7 +133,9 @@ class ErrorDraft:
 
 _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
 _EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|]))((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?')
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File (/[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|(Cell In\[\d+\]), line (\d+)')
+"""A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`),
+or a notebook cell (the user's code)."""
 _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
                         r"frame #\d+: .*\(0x[0-9a-f]+ in ([^)]+)\)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
@@ -146,12 +148,35 @@ _LINK_GAP = 4
 """Lines between an exception and a chain marker, and between the marker and the next traceback."""
 
 
+CHECKOUTS = frozenset({
+    "accelerate", "axolotl", "deepspeed", "lmdeploy", "llamafactory", "megatron", "nemo_rl", "open_instruct", "openrlhf",
+    "peft", "prime_rl", "realhf", "roll", "sglang", "skyrl_train", "swift", "transformers", "trl", "unsloth", "verl", "vllm",
+})
+"""Packages people run from a source checkout (a clone with `pip install -e` or PYTHONPATH): a frame inside
+such a tree is the package's, not the user's, so an error raised there is not called the user's bug."""
+_CHECKOUT = re.compile(r"[/\\](?:src|python)[/\\]([A-Za-z_]\w*)[/\\]|[/\\]([A-Za-z_]\w*)[/\\]\2[/\\]", re.I)
+
+
 def package_of(path: str) -> str | None:
-    """The top-level package of a file under site-packages (or dist-packages), else None."""
+    """The top-level package of a file under site-packages (or dist-packages), or inside a source checkout
+    of a package people run from a clone (`.../verl/verl/...`, `.../src/llamafactory/...`); else None."""
     m = _PACKAGE.search(path)
-    if m is None:
-        return None
-    return m.group(1)
+    if m is not None:
+        return m.group(1)
+    for m in _CHECKOUT.finditer(path):
+        name = (m.group(1) or m.group(2)).lower()
+        if name in CHECKOUTS:
+            return name
+    return None
+
+
+def _frame_parts(m: re.Match[str]) -> tuple[str, int, str | None]:
+    """(file, line, function) of whichever of _FRAME's three shapes matched."""
+    if m.group(1) is not None:
+        return m.group(1), int(m.group(2)), m.group(3)
+    if m.group(4) is not None:
+        return m.group(4), int(m.group(5)), m.group(6)
+    return m.group(7), int(m.group(8)), None
 
 
 @dataclass
@@ -185,7 +210,8 @@ class ErrorBuilder:
             if m is not None:
                 if st.tb_start is None:
                     st.tb_start = number
-                st.frames.append(Frame(file=m.group(1), line=int(m.group(2)), function=m.group(3), package=package_of(m.group(1))))
+                file, at, function = _frame_parts(m)
+                st.frames.append(Frame(file=file, line=at, function=function, package=package_of(file)))
                 del st.frames[:-_FRAMES_KEPT]
         elif event is Event.CPP_FRAME:
             self._cpp_frame(st, number, line)

@@ -73,6 +73,7 @@ _API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name
 _API_IN_LIBRARY = re.compile(r"has no attribute '|got an unexpected keyword argument|missing \d+ required positional argument|"
                              r"takes \d+ positional arguments? but \d+ (?:were|was) given")
 _NONE_OBJECT = re.compile(r"'NoneType' object")
+_BUILTIN_OBJECT = re.compile(r"'(?:str|int|float|bool|list|dict|tuple|set|bytes)' object")
 
 
 def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVersion, ...]) -> tuple[Clue, ...]:
@@ -90,8 +91,10 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
         for clue, rx in _CLUES:
             if rx.search(text):
                 add(clue)
-        in_library = _API_IN_LIBRARY.search(text) and not _NONE_OBJECT.search(text) and _raised_in_library(raised.frames)
-        if _API_ANYWHERE.search(text) or in_library:
+        api = _API_IN_LIBRARY.search(text) and not _NONE_OBJECT.search(text)
+        # With no traceback nothing says which side raised it; a builtin's missing attribute is the program's.
+        unplaced = not raised.frames and not _BUILTIN_OBJECT.search(text)
+        if _API_ANYWHERE.search(text) or (api and (_raised_in_library(raised.frames) or unplaced)):
             add(Clue.API)
     if versions:
         add(Clue.VERSION)
@@ -107,8 +110,9 @@ _DATA_TYPES = frozenset({
 """Errors that speak of the program's data or logic."""
 
 
-def not_environment_reason(chain: tuple[Raised, ...]) -> str:
-    """Why an error with no environment clue is the program's own: where it was raised, or its kind."""
+def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
+    """Why an error with no environment clue is the program's own (where it was raised, or its kind);
+    None when nothing says so: no frame of the user's code raised it and its type is not one of data or logic."""
     root = chain[0]
     frame = root.innermost
     if frame is not None and frame.package is None:
@@ -116,7 +120,7 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str:
         return f"raised in your own code ({place})"
     if root.short_type in _DATA_TYPES:
         return f"{root.short_type} is an error of the program's data or logic"
-    return "no frame, message or type of it points at the environment"
+    return None
 
 
 def _raised_in_library(frames: tuple[Frame, ...]) -> bool:
@@ -150,7 +154,10 @@ def decide(
         return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
     if found:
         return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
-    return ErrorVerdict.NOT_ENVIRONMENT, (not_environment_reason(chain),)
+    reason = not_environment_reason(chain)
+    if reason is None:  # calling it the user's bug needs evidence; without any, the environment stays a suspect
+        return ErrorVerdict.UNKNOWN_ENVIRONMENT, ("no frame of your code raised it and its type is not one of data or logic",)
+    return ErrorVerdict.NOT_ENVIRONMENT, (reason,)
 
 
 def _names_a_side(v: StatedVersion) -> bool:

@@ -216,8 +216,8 @@ def _errors_text(explanation: Explanation) -> list[str]:
             out.append("   signatures: " + ", ".join(e.signatures))
         if e.api is not None:
             out.extend(f"   {line}" for line in api_text(e.api))
-        if e.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT:
-            out.append("   about the environment: " + "; ".join(_CLUE_WORDS[c][0] for c in e.clues))
+        if e.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and not e.wrapper:
+            out.append("   about the environment: " + "; ".join([_CLUE_WORDS[c][0] for c in e.clues] or list(e.reasons)))
             if e.packages:
                 out.append("   packages in the frames: " + ", ".join(f"{p.name} {p.version or '(version not known)'}" for p in e.packages))
             for c in e.clues:

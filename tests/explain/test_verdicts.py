@@ -91,3 +91,53 @@ def test_a_stated_mismatch_is_known_with_its_command(catalog):
     (error,) = result.errors
     assert error.verdict is ErrorVerdict.KNOWN and error.reasons == ("it states peft>=0.15.0, found 0.14.0",)
     assert "python -m pip install 'peft>=0.15.0'" in render_text(result)
+
+
+_CHECKOUT_RUNTIME = """Traceback (most recent call last):
+  File "/home/me/run.py", line 9, in <module>
+    main()
+  File "/workspace/verl/verl/single_controller/base/worker_group.py", line 51, in __call__
+    return getattr(self.worker_group, self.method_name)(*args, **kwargs)
+RuntimeError: method update_weights is not registered on this worker group
+"""
+
+_NOTEBOOK = """---------------------------------------------------------------------------
+TypeError                                 Traceback (most recent call last)
+Cell In[4], line 2
+      1 from trl import SFTTrainer
+----> 2 trainer = SFTTrainer(model=model, tokenizer=tok, train_dataset=ds)
+File /usr/local/lib/python3.11/dist-packages/trl/trainer/sft_trainer.py:512, in SFTTrainer.__init__(self, model, args)
+    510     raise ValueError("x")
+--> 512 super().__init__(model=model, **kwargs)
+TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'
+"""
+
+
+def test_a_frame_in_a_frameworks_source_checkout_is_the_frameworks(catalog):
+    from compat.explain.roots import package_of
+
+    assert package_of("/workspace/verl/verl/workers/fsdp_workers.py") == "verl"
+    assert package_of("/root/LLaMA-Factory/src/llamafactory/extras/misc.py") == "llamafactory"
+    assert package_of("/home/u/OpenRLHF/openrlhf/cli/train_ppo_ray.py") == "openrlhf"
+    assert package_of("/home/me/trl/train.py") is None  # a folder named like a package is not its checkout
+    assert package_of("/home/me/proj/src/mylib/data.py") is None
+    (error,) = explain([_CHECKOUT_RUNTIME.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues
+
+
+def test_a_notebook_traceback_reads_the_librarys_frames(catalog):
+    (error,) = explain([_NOTEBOOK.encode()], catalog).errors
+    assert [f.package for f in error.root.frames] == [None, "trl"]
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT and Clue.API in error.clues
+
+
+def test_without_evidence_of_the_users_code_it_is_never_not_environment(catalog):
+    lone = explain([b"AttributeError: 'Qwen2VLForConditionalGeneration' object has no attribute 'get_rope_index'\n"], catalog)
+    assert lone.errors[0].verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.API in lone.errors[0].clues
+    bare = explain([b"RuntimeError: something went wrong in the rollout\n"], catalog)
+    assert bare.errors[0].verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+    assert bare.errors[0].reasons == ("no frame of your code raised it and its type is not one of data or logic",)
+    data = explain([b"KeyError: 'prompt'\n"], catalog)  # a data error needs no frame to be the program's
+    assert data.errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
+    builtin = explain([b"AttributeError: 'str' object has no attribute 'input_ids'\n"], catalog)
+    assert Clue.API not in builtin.errors[0].clues
