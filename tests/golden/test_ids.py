@@ -254,6 +254,14 @@ SIGNATURE_IDS = (
     "vllm-shm-broadcast-stall",
     "rollout-max-tokens-not-positive",
     "ray-actor-died-system-error",
+    "vllm-lora-unexpected-target-modules",
+    "vllm-token-id-out-of-vocabulary",
+    "ray-node-out-of-memory-kill",
+    "ray-object-store-full",
+    "sglang-not-enough-memory-for-kv-cache",
+    "verl-dataproto-uneven-chunk",
+    "ray-cluster-version-mismatch",
+    "engine-zmq-address-in-use",
 )
 
 CHECK_IDS = (
