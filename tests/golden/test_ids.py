@@ -262,6 +262,11 @@ SIGNATURE_IDS = (
     "verl-dataproto-uneven-chunk",
     "ray-cluster-version-mismatch",
     "engine-zmq-address-in-use",
+    "vllm-mm-items-above-limit",
+    "verl-gpus-fewer-than-requested",
+    "vllm-insecure-serialization-refused",
+    "ray-init-called-twice",
+    "vllm-ray-current-node-no-gpu",
 )
 
 CHECK_IDS = (
