@@ -267,6 +267,10 @@ SIGNATURE_IDS = (
     "vllm-insecure-serialization-refused",
     "ray-init-called-twice",
     "vllm-ray-current-node-no-gpu",
+    "sglang-input-longer-than-context",
+    "trl-vllm-serve-stale-weight-update-group",
+    "ray-no-running-cluster-to-attach",
+    "vllm-collective-rpc-failed",
 )
 
 CHECK_IDS = (
