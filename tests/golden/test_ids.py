@@ -271,6 +271,9 @@ SIGNATURE_IDS = (
     "trl-vllm-serve-stale-weight-update-group",
     "ray-no-running-cluster-to-attach",
     "vllm-collective-rpc-failed",
+    "ray-socket-path-too-long",
+    "vllm-model-without-lora-support",
+    "sglang-scheduler-process-failed",
 )
 
 CHECK_IDS = (
