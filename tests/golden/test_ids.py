@@ -274,6 +274,8 @@ SIGNATURE_IDS = (
     "ray-socket-path-too-long",
     "vllm-model-without-lora-support",
     "sglang-scheduler-process-failed",
+    "hydra-override-key-not-in-config",
+    "verl-ppo-mini-batch-after-normalization",
 )
 
 CHECK_IDS = (
