@@ -276,6 +276,7 @@ SIGNATURE_IDS = (
     "sglang-scheduler-process-failed",
     "hydra-override-key-not-in-config",
     "verl-ppo-mini-batch-after-normalization",
+    "ray-placement-group-bundle-index-invalid",
 )
 
 CHECK_IDS = (
