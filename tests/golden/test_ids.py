@@ -277,6 +277,8 @@ SIGNATURE_IDS = (
     "hydra-override-key-not-in-config",
     "verl-ppo-mini-batch-after-normalization",
     "ray-placement-group-bundle-index-invalid",
+    "vllm-prefix-cache-reset-refused",
+    "sglang-kernel-torch-abi-mismatch",
 )
 
 CHECK_IDS = (
