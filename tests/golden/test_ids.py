@@ -279,6 +279,8 @@ SIGNATURE_IDS = (
     "ray-placement-group-bundle-index-invalid",
     "vllm-prefix-cache-reset-refused",
     "sglang-kernel-torch-abi-mismatch",
+    "vllm-failed-to-infer-device-type",
+    "ray-resource-request-unschedulable",
 )
 
 CHECK_IDS = (
