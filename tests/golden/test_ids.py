@@ -281,6 +281,8 @@ SIGNATURE_IDS = (
     "sglang-kernel-torch-abi-mismatch",
     "vllm-failed-to-infer-device-type",
     "ray-resource-request-unschedulable",
+    "vllm-v1-process-raised",
+    "vllm-worker-excessive-stack-use",
 )
 
 CHECK_IDS = (
