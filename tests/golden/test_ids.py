@@ -283,6 +283,8 @@ SIGNATURE_IDS = (
     "ray-resource-request-unschedulable",
     "vllm-v1-process-raised",
     "vllm-worker-excessive-stack-use",
+    "vllm-v0-async-engine-dead",
+    "ray-too-many-open-files",
 )
 
 CHECK_IDS = (
