@@ -285,6 +285,8 @@ SIGNATURE_IDS = (
     "vllm-worker-excessive-stack-use",
     "vllm-v0-async-engine-dead",
     "ray-too-many-open-files",
+    "ray-working-dir-too-large",
+    "rl-weight-update-already-active",
 )
 
 CHECK_IDS = (
