@@ -287,6 +287,8 @@ SIGNATURE_IDS = (
     "ray-too-many-open-files",
     "ray-working-dir-too-large",
     "rl-weight-update-already-active",
+    "sglang-detokenizer-health-check-failed",
+    "ray-task-worker-crashed",
 )
 
 CHECK_IDS = (
