@@ -289,6 +289,8 @@ SIGNATURE_IDS = (
     "rl-weight-update-already-active",
     "sglang-detokenizer-health-check-failed",
     "ray-task-worker-crashed",
+    "sglang-cuda-graph-capture-failed",
+    "trl-vllm-mode-rejected",
 )
 
 CHECK_IDS = (
