@@ -291,6 +291,8 @@ SIGNATURE_IDS = (
     "ray-task-worker-crashed",
     "sglang-cuda-graph-capture-failed",
     "trl-vllm-mode-rejected",
+    "verl-prompt-longer-than-max-prompt-length",
+    "ray-gcs-unreachable",
 )
 
 CHECK_IDS = (
