@@ -293,6 +293,7 @@ SIGNATURE_IDS = (
     "trl-vllm-mode-rejected",
     "verl-prompt-longer-than-max-prompt-length",
     "ray-gcs-unreachable",
+    "ray-remote-call-raised",
 )
 
 CHECK_IDS = (
