@@ -257,7 +257,7 @@ class SmokeRequest(FactsRequest):
     """`compat smoke`: run the stack of the environment doctor would judge (or `environment.python`), stage by stage."""
 
     trainers: tuple[str, ...] = ()
-    """TRL trainers the train stage runs two steps of (sft, dpo, grpo); empty: those the script uses, else sft."""
+    """TRL trainers the train stage runs two steps of (sft, dpo, grpo, online-dpo); empty: those the script uses, else sft."""
     budget: float = 900.0
     """Seconds the whole run may take, the probe included; a stage that cannot start within it is skipped."""
     processes: int = 2

@@ -16,7 +16,7 @@ def smoke(
     opts: Shared,
     trainer: str | None = typer.Option(
         None, "--trainer", metavar="NAMES",
-        help="TRL trainers to run two steps of: sft, dpo, grpo (comma-separated; default: those --script uses, else sft).",
+        help="TRL trainers to run two steps of: sft, dpo, grpo, online-dpo (comma-separated; default: those --script uses, else sft).",
     ),
     processes: int = typer.Option(
         2, "--processes", min=1, metavar="N", help="Processes of the `accelerate launch` training run (1: none).",

@@ -112,3 +112,25 @@ def test_trainer_names_are_checked():
     assert parse_trainers("SFT, dpo,sft") == ("sft", "dpo")
     with pytest.raises(UsageError, match="--trainer takes sft, dpo, grpo"):
         parse_trainers("ppo")
+
+
+def test_recorded_online_dpo_runs_two_steps_and_is_runnable():
+    result = stage_result(Stage.TRAIN, (_child("train-online-dpo-cpu"),))
+    assert result.status is Status.PASS
+    assert [s.name for s in result.steps][2:] == ["online-dpo", "save and reload (online-dpo)"]
+    assert result.steps[2].detail == "2 steps, loss 0.693"
+    train = next(p for p in plan_stages(h100_box(), trainers=("online-dpo",)) if p.stage is Stage.TRAIN)
+    assert train.args[0] == "online-dpo"
+
+
+def test_a_trl_without_online_dpo_skips_it_with_the_reason(monkeypatch):
+    import sys
+    import types
+
+    from compat.sources.smoke import child
+
+    monkeypatch.setitem(sys.modules, "trl", types.ModuleType("trl"))
+    monkeypatch.setitem(sys.modules, "trl.experimental", None)  # import of it raises ImportError
+    monkeypatch.setattr(child, "_version", lambda dist: "0.8.6")
+    with pytest.raises(child.Skip, match=r"trl 0\.8\.6 has no OnlineDPOTrainer"):
+        child._online_dpo_classes()

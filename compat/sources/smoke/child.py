@@ -342,6 +342,38 @@ def _reward(completions: list[Any], **kwargs: Any) -> list[float]:
     return [float(len(str(c))) for c in completions]
 
 
+def _online_dpo_classes() -> tuple[Any, Any]:
+    """OnlineDPOTrainer and its config: top-level in TRL before 1.0, trl.experimental.online_dpo since."""
+    import trl
+
+    if hasattr(trl, "OnlineDPOTrainer"):
+        return trl.OnlineDPOTrainer, trl.OnlineDPOConfig
+    try:
+        from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+    except ImportError:
+        raise Skip(f"trl {_version('trl')} has no OnlineDPOTrainer (neither trl nor trl.experimental.online_dpo)") from None
+    return OnlineDPOTrainer, OnlineDPOConfig
+
+
+def _online_dpo(model: Any, tok: Any, out: str, peft_config: Any) -> Any:
+    """Online DPO scores its own generations: a random one-label classifier on the tiny model's config is the reward
+    model, built in memory. TRL took it as `reward_model` (with `reward_processing_class`), later as `reward_funcs`."""
+    from transformers import AutoModelForSequenceClassification
+
+    trainer_cls, config_cls = _online_dpo_classes()
+    labels = {k: v for k, v in model.config.to_dict().items() if k not in ("id2label", "label2id")}
+    reward_config = model.config.__class__.from_dict({**labels, "num_labels": 1})
+    reward = AutoModelForSequenceClassification.from_config(reward_config)
+    args = _config(config_cls, out, max_new_tokens=8, max_length=32, beta=0.1, temperature=1.0)
+    params = inspect.signature(trainer_cls).parameters
+    if "reward_funcs" in params:
+        judge: dict[str, Any] = {"reward_funcs": [reward], "reward_processing_classes": [tok]}
+    else:
+        judge = {"reward_model": reward, "reward_processing_class": tok}
+    return _trainer(trainer_cls, model=model, args=args, train_dataset=_data("online-dpo"), tokenizer=tok,
+                    peft_config=peft_config, **judge)
+
+
 def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
     import trl
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -366,6 +398,8 @@ def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
                        generation_batch_size=2, temperature=1.0)
         trainer = _trainer(trl.GRPOTrainer, model=model, args=args, train_dataset=_data("grpo"), tokenizer=tok,
                            reward_funcs=_reward, peft_config=peft_config)
+    elif kind == "online-dpo":
+        trainer = _online_dpo(model, tok, out, peft_config)
     else:
         raise Skip(f"no built-in two-step run for trainer {kind!r} yet")
     result = trainer.train()
