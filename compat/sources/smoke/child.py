@@ -347,7 +347,7 @@ def _online_dpo_classes() -> tuple[Any, Any]:
     import trl
 
     if hasattr(trl, "OnlineDPOTrainer"):
-        return trl.OnlineDPOTrainer, trl.OnlineDPOConfig
+        return trl.OnlineDPOTrainer, getattr(trl, "OnlineDPOConfig")  # noqa: B009  (trl before 1.0; mypy reads 1.x)
     try:
         from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
     except ImportError:
