@@ -261,7 +261,10 @@ class SmokeRequest(FactsRequest):
     budget: float = 900.0
     """Seconds the whole run may take, the probe included; a stage that cannot start within it is skipped."""
     processes: int = 2
-    """Processes of the train stage's `accelerate launch` run (1: none)."""
+    """Processes of the train stage's `accelerate launch` run (1: none); an accelerate config's `num_processes` wins."""
+    deepspeed: Path | None = None
+    """A DeepSpeed JSON config the launched run uses (`accelerate launch --use_deepspeed --deepspeed_config_file`).
+    The accelerate config, if any, is `environment.accelerate_config`."""
 
 
 @dataclass(frozen=True, kw_only=True)

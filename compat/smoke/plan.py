@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compat.errors import UsageError
-from compat.model.facts import Facts
+from compat.model.facts import AccelerateConfig, Facts
 from compat.model.smoke import Stage, StagePlan
 from compat.model.unknown import Unknown
+from compat.smoke.launch import train_launch
 
 IMPORTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("torch", "torch", ()),
@@ -65,8 +66,10 @@ def _gpus(facts: Facts) -> int | None:
     return None if isinstance(visible, Unknown) else visible
 
 
-def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 2) -> tuple[StagePlan, ...]:
-    """Every stage in order, each with its arguments or why it is skipped."""
+def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 2,
+                accelerate: AccelerateConfig | None = None, deepspeed: str | None = None) -> tuple[StagePlan, ...]:
+    """Every stage in order, each with its arguments or why it is skipped. `accelerate` (the user's config) and
+    `deepspeed` (a DeepSpeed JSON) shape the train stage's launched run."""
     chosen = tuple(trainers) or script_trainers(facts) or ("sft",)
     gpus = _gpus(facts)
     cpu = gpus == 0
@@ -92,7 +95,10 @@ def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 
     train_skip = "trl is not installed" if _installed(facts, "trl") is False else torch_missing
     runnable = tuple(t for t in chosen if t in RUNNABLE) or chosen
     args = runnable + (("--lora",) if _installed(facts, "peft") is not False else ())
-    launched = processes if _installed(facts, "accelerate") is not False and processes > 1 else 1
+    launch = None
+    if _installed(facts, "accelerate") is not False:
+        launch = train_launch(config=accelerate, deepspeed=deepspeed, processes=processes, cpu=cpu)
+    launched = launch.processes if launch is not None and launch.runs else 1
     plans.append(StagePlan(stage=Stage.TRAIN, args=args, processes=launched, seconds=SECONDS[Stage.TRAIN],
-                           skip=train_skip))
+                           skip=train_skip, launch=launch))
     return tuple(plans)

@@ -409,9 +409,12 @@ def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
 
 
 def stage_train(args: list[str]) -> None:
-    """ARGS: the trainers (sft, dpo, grpo), then --lora to add a LoRA variant of the first, --launched under a launcher."""
+    """ARGS: the trainers (sft, dpo, grpo, online-dpo), then --lora to add a LoRA variant of the first, --launched under
+    a launcher, --distributed=KIND for the sharding the launch config asks for."""
     trainers = [a for a in args if not a.startswith("--")]
     launched = "--launched" in args
+    # --distributed=FSDP|DEEPSPEED: the user's config shards the model; the run must really have used it.
+    expected = next((a.partition("=")[2] for a in args if a.startswith("--distributed=")), None)
     where = os.getcwd()
     prefix = f"accelerate launch x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
     with step(prefix + "tiny model") as detail:
@@ -430,10 +433,14 @@ def stage_train(args: list[str]) -> None:
     for kind in trainers:
         with step(prefix + kind) as detail:
             trainer, result = _train_one(kind, path, os.path.join(where, f"out-{kind}"), lora=False)
-            processes = getattr(getattr(trainer, "accelerator", None), "num_processes", 1)
+            accelerator = getattr(trainer, "accelerator", None)
+            processes = getattr(accelerator, "num_processes", 1)
+            ran = getattr(getattr(accelerator, "distributed_type", None), "value", None)
             if launched and str(processes) != os.environ.get("WORLD_SIZE"):
                 raise RuntimeError(f"accelerate ran {processes} process(es), the launcher started {os.environ.get('WORLD_SIZE')}")
-            detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes" if launched else ""))
+            if expected and ran != expected:
+                raise RuntimeError(f"accelerate ran {ran}, the launch config asked for {expected}")
+            detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes, {ran}" if launched else ""))
             if kind == trainers[0] and not launched:
                 saved = trainer
     if launched or saved is None:
