@@ -237,6 +237,11 @@ class FleetRequest:
     """Bytes per all-reduce of the smoke test."""
     smoke_timeout: float = 30.0
     """Seconds allowed to the smoke test."""
+    node_smoke: bool = False
+    """`compat fleet --smoke`: `compat smoke` on every node, each node's stages in the report. With `directory`: the
+    reports in `directory/smoke/NODE.json`; with `slurm`: run now by one srun step. Not with `ray`."""
+    node_smoke_budget: float = 600.0
+    """Each node's `compat smoke --budget` under --slurm (the srun step gets a minute more)."""
     fail_on: Severity | None = Severity.ERROR
     """A difference or finding of this severity or worse makes the result `failed`; None: the config's
     `fail-on`, else error."""

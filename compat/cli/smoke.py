@@ -51,5 +51,11 @@ def smoke(
     ), progress)
     from compat.report.formats import render
 
+    if opts.output is not None and "%N" in str(opts.output):  # srun ... compat smoke -o DIR/smoke/%N.json
+        import dataclasses
+
+        from compat.sources.fleet.directory import facts_output_path
+
+        opts = dataclasses.replace(opts, output=facts_output_path(str(opts.output)))
     opts.emit(render("smoke", opts.format, report, opts.presentation()))
     raise typer.Exit(1 if report.failed else 0)
