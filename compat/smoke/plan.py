@@ -34,7 +34,11 @@ TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "grpo": "GRPOTrainer", "on
 RUNNABLE = ("sft", "dpo", "grpo", "online-dpo")
 """Trainers with a built-in two-step run on the tiny model (online-dpo scores with a random reward model built in place)."""
 
-SECONDS = {Stage.IMPORT: 180.0, Stage.DEVICE: 120.0, Stage.COLLECTIVE: 120.0, Stage.KERNELS: 180.0, Stage.SERVE: 300.0,
+SERVE_MODES = ("engine", "server", "colocate")
+"""The serve stage's children, in order: a vLLM engine (two generations, sleep and wake), `trl vllm-serve` with TRL's
+client, GRPO with vLLM colocated. Each is its own process: an engine keeps its GPU memory until its process ends."""
+
+SECONDS = {Stage.IMPORT: 180.0, Stage.DEVICE: 120.0, Stage.COLLECTIVE: 120.0, Stage.KERNELS: 180.0, Stage.SERVE: 600.0,
            Stage.TRAIN: 600.0}
 """Each stage's own time bound; the run's budget may cut it shorter."""
 
@@ -91,7 +95,7 @@ def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 
         serve_skip = "vllm is not installed"
     elif cpu:
         serve_skip = "no GPU visible: the vLLM engine is not started on a CPU machine"
-    plans.append(StagePlan(stage=Stage.SERVE, seconds=SECONDS[Stage.SERVE], skip=serve_skip))
+    plans.append(StagePlan(stage=Stage.SERVE, args=SERVE_MODES, seconds=SECONDS[Stage.SERVE], skip=serve_skip))
     train_skip = "trl is not installed" if _installed(facts, "trl") is False else torch_missing
     runnable = tuple(t for t in chosen if t in RUNNABLE) or chosen
     args = runnable + (("--lora",) if _installed(facts, "peft") is not False else ())

@@ -95,6 +95,8 @@ def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
         argv = [python, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={plan.processes}",
                 child, stage]
         return [(f"torchrun --nproc_per_node={plan.processes} child.py {stage}", argv)]
+    if plan.stage is Stage.SERVE:  # one child per mode: a vLLM engine holds its GPU memory until its process ends
+        return [(f"python child.py {stage} {mode}", [python, child, stage, mode]) for mode in plan.args]
     runs = [(f"python child.py {' '.join([stage, *plan.args])}", [python, child, stage, *plan.args])]
     launch = plan.launch
     if plan.stage is Stage.TRAIN and launch is not None and launch.runs:
