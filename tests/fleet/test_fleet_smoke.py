@@ -109,3 +109,23 @@ def test_the_json_with_node_smoke_matches_the_shipped_schema(tmp_path):
     schema = json.loads((Path(__file__).parents[2] / "compat" / "schemas" / "fleet.schema.json").read_text())
     directory = _cluster(tmp_path, ("node-01", "node-02"), {"node-02": "node-02.json"})
     jsonschema.validate(json.loads(_run(str(directory), "--smoke", "--json")[1]), schema)
+
+
+@pytest.mark.slow  # srun (faked) runs the facts step and then `compat smoke` on two nodes
+def test_slurm_smoke_through_a_fake_srun_writes_and_reads_one_report_per_node(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    import os
+
+    bin_dir = Path(__file__).with_name("bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_ID", "4243")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu-[01-02]")
+    monkeypatch.setenv("SLURM_NTASKS", "2")
+    monkeypatch.setenv("FAKE_SLURM_NODES", "gpu-01 gpu-02")
+    monkeypatch.setenv("COMPAT_NO_CACHE", "1")
+    out_dir = tmp_path / "run"
+    code, out = _run("--slurm", "--smoke", "--smoke-budget", "10", "--out", str(out_dir), "--timeout", "120")
+    assert code in (0, 1), out  # a verdict, not a usage error or a bug
+    assert sorted(p.name for p in (out_dir / "smoke").glob("*.json")) == ["gpu-01.json", "gpu-02.json"], out
+    assert "compat smoke on every node" in out and "no smoke report" not in out
+    for path in (out_dir / "smoke").glob("*.json"):
+        assert isinstance(read_smoke_report(path.read_text(encoding="utf-8")), SmokeReport)
