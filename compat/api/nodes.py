@@ -23,6 +23,8 @@ def fleet(request: FleetRequest) -> FleetReport:
              if on]
     if len(modes) != 1:
         raise UsageError("name one source of facts: DIR, --slurm or --ray" if not modes else f"give one of {', '.join(modes)}")
+    if request.node_smoke and request.ray:
+        raise UsageError("--smoke runs `compat smoke` on the nodes of DIR (their saved reports) or --slurm, not --ray")
     m = matrix_for(request.matrix, request.settings)
     world = request.world_size
     baseline = read_members(request.baseline) if request.baseline is not None else None  # said before gathering
@@ -41,7 +43,32 @@ def fleet(request: FleetRequest) -> FleetReport:
     config = read_config(request.config, find=request.find_config)
     fail_on = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
-    return judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=fail_on, strict=strict)
+    report = judge_fleet(members, m, world_size=world, baseline=baseline, fail_on=fail_on, strict=strict)
+    return _with_node_smoke(report, request, members) if request.node_smoke else report
+
+
+def _with_node_smoke(report: FleetReport, request: FleetRequest, members: list[FleetMember]) -> FleetReport:
+    """`compat fleet --smoke`: every node's `compat smoke` report (saved beside the facts, or run now by srun)."""
+    from compat.smoke.nodes import node_smoke, with_node_smoke
+    from compat.sources.fleet.smoke import SUBDIR, read_node_smoke
+
+    expected = sorted({mb.node for mb in members if mb.facts is not None})
+    if request.directory is not None:
+        found = read_node_smoke(request.directory)
+        if not found:
+            raise UsageError(f"--smoke: {request.directory / SUBDIR} holds no smoke reports; write them first with "
+                             f"`srun --ntasks-per-node=1 compat smoke --json -o {request.directory / SUBDIR}/%N.json`")
+        problem = "no smoke report from this node"
+    else:
+        from compat.sources.fleet.slurm import slurm_out_dir
+        from compat.sources.fleet.smoke import run_slurm_smoke
+
+        found, said = run_slurm_smoke(slurm_out_dir(request.out), timeout=request.node_smoke_budget + 60.0,
+                                      budget=request.node_smoke_budget)
+        problem = f"no smoke report from this node ({said})" if said else "no smoke report from this node"
+    nodes = [node_smoke(name, got) for name, got in found]
+    nodes += [node_smoke(name, problem) for name in expected if name not in {n for n, _ in found}]
+    return with_node_smoke(report, nodes)
 
 
 def fleet_torch(request: FleetRequest) -> FleetReport | str | None:

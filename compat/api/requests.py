@@ -237,6 +237,11 @@ class FleetRequest:
     """Bytes per all-reduce of the smoke test."""
     smoke_timeout: float = 30.0
     """Seconds allowed to the smoke test."""
+    node_smoke: bool = False
+    """`compat fleet --smoke`: `compat smoke` on every node, each node's stages in the report. With `directory`: the
+    reports in `directory/smoke/NODE.json`; with `slurm`: run now by one srun step. Not with `ray`."""
+    node_smoke_budget: float = 600.0
+    """Each node's `compat smoke --budget` under --slurm (the srun step gets a minute more)."""
     fail_on: Severity | None = Severity.ERROR
     """A difference or finding of this severity or worse makes the result `failed`; None: the config's
     `fail-on`, else error."""
@@ -257,11 +262,14 @@ class SmokeRequest(FactsRequest):
     """`compat smoke`: run the stack of the environment doctor would judge (or `environment.python`), stage by stage."""
 
     trainers: tuple[str, ...] = ()
-    """TRL trainers the train stage runs two steps of (sft, dpo, grpo); empty: those the script uses, else sft."""
+    """TRL trainers the train stage runs two steps of (sft, dpo, grpo, online-dpo); empty: those the script uses, else sft."""
     budget: float = 900.0
     """Seconds the whole run may take, the probe included; a stage that cannot start within it is skipped."""
     processes: int = 2
-    """Processes of the train stage's `accelerate launch` run (1: none)."""
+    """Processes of the train stage's `accelerate launch` run (1: none); an accelerate config's `num_processes` wins."""
+    deepspeed: Path | None = None
+    """A DeepSpeed JSON config the launched run uses (`accelerate launch --use_deepspeed --deepspeed_config_file`).
+    The accelerate config, if any, is `environment.accelerate_config`."""
 
 
 @dataclass(frozen=True, kw_only=True)

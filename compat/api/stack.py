@@ -28,7 +28,7 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
     from compat.model.unknown import Unknown
     from compat.smoke.parse import failure_output, out_of_budget, skipped, stage_result
     from compat.smoke.plan import plan_stages
-    from compat.sources.smoke.run import child_env, run_stage, scratch, this_environment
+    from compat.sources.smoke.run import child_env, launch_file, run_stage, scratch, this_environment
 
     started = time.monotonic()
     deadline = started + request.budget
@@ -39,7 +39,14 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
     python = env.python.executable
     if isinstance(python, Unknown):
         raise UsageError(f"no interpreter to run: {python.reason}")
-    plans = plan_stages(env, trainers=request.trainers, processes=request.processes)
+    accelerate = env.launch.accelerate if request.environment.accelerate_config is not None else None
+    if isinstance(accelerate, Unknown):
+        raise UsageError(f"--accelerate-config: {accelerate.reason}")
+    if accelerate is not None and request.environment.accelerate_config is not None:
+        accelerate = replace(accelerate, path=launch_file(request.environment.accelerate_config, "--accelerate-config"))
+    deepspeed = None if request.deepspeed is None else launch_file(request.deepspeed, "--deepspeed")
+    plans = plan_stages(env, trainers=request.trainers, processes=request.processes, accelerate=accelerate,
+                        deepspeed=deepspeed)
     results = []
     with scratch() as root:
         child = child_env(this_environment(), root)
@@ -50,7 +57,7 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
                 result = out_of_budget(plan.stage, request.budget)
             else:
                 children = run_stage(python, plan, root=root, env=child, deadline=deadline)
-                result = stage_result(plan.stage, children)
+                result = replace(stage_result(plan.stage, children), launch=plan.launch)
                 if result.status is Status.FAIL:
                     result = replace(result, diagnosis=_smoke_diagnosis(failure_output(children), env, m))
             results.append(result)

@@ -45,15 +45,24 @@ def fleet(
         "--fail-on", help="Exit 1 when a difference or finding has this severity or worse (default: the config's fail-on, else error).",
     )] = None,
     strict: StrictOpt = False,
+    smoke: bool = typer.Option(
+        False, "--smoke",
+        help="Also `compat smoke` on every node: with DIR the reports in DIR/smoke/NODE.json, with --slurm run now by srun.",
+    ),
+    smoke_budget: float = typer.Option(
+        600.0, "--smoke-budget", min=10.0, max=MAX_SECONDS, metavar="SECONDS", help="--slurm --smoke: each node's smoke budget.",
+    ),
 ) -> None:
-    """Judge every node of a multi-node job: doctor on each, then what differs between them."""
+    """Judge every node of a multi-node job: doctor on each, then what differs between them (--smoke: and what
+    `compat smoke` found on each)."""
     from compat import api
     from compat.model.findings import Severity
 
     report = api.fleet(api.FleetRequest(
         directory=directory, slurm=slurm, ray=ray, out=out, baseline=baseline, world_size=world_size,
         timeout=timeout, fail_on=Severity(fail_on.value) if fail_on else None, strict=strict, matrix=opts.matrix,
-        settings=settings(), config=opts.config, find_config=opts.find_config,
+        settings=settings(), config=opts.config, find_config=opts.find_config, node_smoke=smoke,
+        node_smoke_budget=smoke_budget,
     ))
     from compat.report.formats import render
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -16,10 +17,15 @@ def smoke(
     opts: Shared,
     trainer: str | None = typer.Option(
         None, "--trainer", metavar="NAMES",
-        help="TRL trainers to run two steps of: sft, dpo, grpo (comma-separated; default: those --script uses, else sft).",
+        help="TRL trainers to run two steps of: sft, dpo, grpo, online-dpo (comma-separated; default: those --script uses, else sft).",
     ),
     processes: int = typer.Option(
-        2, "--processes", min=1, metavar="N", help="Processes of the `accelerate launch` training run (1: none).",
+        2, "--processes", min=1, metavar="N",
+        help="Processes of the `accelerate launch` training run (1: none; --accelerate-config's num_processes wins).",
+    ),
+    deepspeed: Path | None = typer.Option(
+        None, "--deepspeed", metavar="FILE",
+        help="DeepSpeed JSON config for the `accelerate launch` training run (on a CPU machine: not exercised, said why).",
     ),
     budget: float = typer.Option(
         900.0, "--budget", min=10.0, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",
@@ -41,8 +47,15 @@ def smoke(
 
     report = api.smoke(opts.request(
         api.SmokeRequest, trainers=parse_trainers(trainer) if trainer is not None else (), budget=budget, processes=processes,
+        deepspeed=deepspeed,
     ), progress)
     from compat.report.formats import render
 
+    if opts.output is not None and "%N" in str(opts.output):  # srun ... compat smoke -o DIR/smoke/%N.json
+        import dataclasses
+
+        from compat.sources.fleet.directory import facts_output_path
+
+        opts = dataclasses.replace(opts, output=facts_output_path(str(opts.output)))
     opts.emit(render("smoke", opts.format, report, opts.presentation()))
     raise typer.Exit(1 if report.failed else 0)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
+from compat.model.smoke import StageResult, Status
 
 SCHEMA_VERSION = 2
 """Version of the fleet report's JSON layout. 2: a finding's evidence is a record, as in doctor's."""
@@ -202,6 +203,23 @@ class NodeStatus:
 
 
 @dataclass(frozen=True, kw_only=True)
+class NodeSmoke:
+    """`compat smoke` on one node (`compat fleet --smoke`): each stage's result, the steps and output left out."""
+
+    node: str
+    """The node's name (the report file's stem)."""
+    stages: tuple[StageResult, ...] = ()
+    """Every stage as the node ran it, with explain's verdict on a failed one."""
+    error: str | None = None
+    """Why the node left no readable smoke report (it timed out, crashed, wrote nothing); None when it did."""
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The stages that failed on this node."""
+        return tuple(s.stage.value for s in self.stages if s.status is Status.FAIL)
+
+
+@dataclass(frozen=True, kw_only=True)
 class FleetReport:
     """A job judged as a whole."""
 
@@ -225,6 +243,8 @@ class FleetReport:
     """Smoke-test links at less than half the median bus bandwidth (with three pairs or more)."""
     baseline: tuple[Change, ...] | None = None
     """What changed since the baseline snapshot; None without one."""
+    node_smoke: tuple[NodeSmoke, ...] = ()
+    """`compat smoke` on every node (`--smoke` with DIR or --slurm), by node; empty when not run."""
     failed: bool = False
     """Something reaches the request's fail-on threshold (exit 1)."""
 

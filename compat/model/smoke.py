@@ -41,6 +41,33 @@ class Status(str, enum.Enum):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TrainLaunch:
+    """How the train stage's launched run starts: the user's accelerate config or DeepSpeed file, and what of
+    their settings this machine runs and what it does not."""
+
+    launcher: str
+    """The launcher ("accelerate launch")."""
+    processes: int
+    """Processes it starts: the config's `num_processes`, else `--processes`."""
+    config: str | None = None
+    """The user's accelerate config, passed as `--config_file`; None: accelerate's defaults."""
+    deepspeed: str | None = None
+    """A DeepSpeed JSON passed as `--deepspeed_config_file`; None: none, or the config's own DeepSpeed settings."""
+    distributed: str | None = None
+    """FSDP or DEEPSPEED: the sharding the run must really use (the child checks accelerate's state);
+    None: a plain multi-process run."""
+    arguments: tuple[str, ...] = ()
+    """`accelerate launch`'s arguments before the script (the config, the process count, what compat overrides)."""
+    not_exercised: tuple[str, ...] = ()
+    """What of the user's settings the run does not exercise here, each with why."""
+
+    @property
+    def runs(self) -> bool:
+        """Whether there is a launched run at all (one process and no sharding to try: none)."""
+        return self.processes > 1 or self.distributed is not None
+
+
+@dataclass(frozen=True, kw_only=True)
 class StagePlan:
     """One stage as planned from the facts and the request."""
 
@@ -54,6 +81,8 @@ class StagePlan:
     """The stage's own time bound (the run's budget may cut it shorter)."""
     skip: str | None = None
     """Why the stage does not run here; None when it runs."""
+    launch: TrainLaunch | None = None
+    """The train stage's launched run; None for the other stages and when there is none."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,6 +151,8 @@ class StageResult:
     """The tail of a failing stage's output (stderr, then stdout)."""
     diagnosis: Diagnosis | None = None
     """explain's reading of `output`; None when the stage did not fail."""
+    launch: TrainLaunch | None = None
+    """The launcher and config the train stage's launched run used, and what it did not exercise."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,12 +17,14 @@ from compat.model.fleet import (
     Change,
     Difference,
     FleetReport,
+    NodeSmoke,
     SharedFinding,
     Smoke,
     Variant,
     WorldCheck,
     WorldProblem,
 )
+from compat.model.smoke import Status as SmokeStatus
 from compat.printable import one_line
 
 _MARK = {Severity.ERROR: ("✗", "bold red"), Severity.WARNING: ("!", "bold yellow"), Severity.INFO: ("i", "bold blue")}
@@ -230,10 +232,43 @@ def _measured(out: _Sections, report: FleetReport) -> None:
         slow = {(p.a, p.b) for p in report.slow_pairs}
         for text, style in _smoke_lines(sm, slow):
             out.console.print(Text(text, style=style or ""))
+    if report.node_smoke:
+        _node_smoke(out, report)
     if report.baseline is not None:
         out.section(f"Since the baseline ({len(report.baseline)} change{'s' if len(report.baseline) != 1 else ''})")
         for c in report.baseline:
             out.console.print(Text(f"  {change_line(c)}"))
+
+
+def node_smoke_lines(node: NodeSmoke) -> list[tuple[str, str | None]]:
+    """(title, detail) per problem of one node's `compat smoke`: no report, or each failed stage with explain's
+    verdict and fix; none when it passed."""
+    if node.error is not None:
+        return [(f"{node.node}: no smoke report", node.error)]
+    lines: list[tuple[str, str | None]] = []
+    for st in node.stages:
+        if st.status is not SmokeStatus.FAIL:
+            continue
+        d = st.diagnosis
+        words = [f"explain: {d.verdict}" + (f" [{d.cause_id}]" if d.cause_id else "") + f": {d.title}"] if d else []
+        words += [f"fix: {d.fix}"] if d is not None and d.fix else []
+        lines.append((f"{node.node}: {st.stage.value} failed ({st.reason})" if st.reason else
+                      f"{node.node}: {st.stage.value} failed", "; ".join(words) or None))
+    return lines
+
+
+def _node_smoke(out: _Sections, report: FleetReport) -> None:
+    """`compat smoke` on every node: which node failed which stage, with explain's verdict; the passing nodes at once."""
+    failing = [n for n in report.node_smoke if node_smoke_lines(n)]
+    passing = [n for n in report.node_smoke if not node_smoke_lines(n)]
+    out.section(f"compat smoke on every node ({len(failing)} of {len(report.node_smoke)} failed)")
+    for n in failing:
+        for title, detail in node_smoke_lines(n):
+            out.item(Severity.ERROR, title, detail)
+    if passing:
+        ran = sorted({st.stage.value for n in passing for st in n.stages if st.status is SmokeStatus.PASS})
+        out.console.print(Text(f"  ✓ passed on {names(tuple(n.node for n in passing))} ({len(passing)} of "
+                               f"{len(report.node_smoke)}): {', '.join(ran) or 'no stage ran'}"))
 
 
 def _closing(report: FleetReport, found: list[SharedFinding]) -> Text:
@@ -268,5 +303,7 @@ def render_github(report: FleetReport) -> str:
     lines += [annotation(_GITHUB_LEVEL[s.finding.severity], f"compat fleet: {s.finding.title} [{s.finding.id}]",
                          f"on {names(s.members)} ({len(s.members)} of {len(report.members)})")
               for s in report.findings if s.finding.status is Status.FOUND]
+    lines += [annotation("error", f"compat fleet: {title}", detail or title)
+              for n in report.node_smoke for title, detail in node_smoke_lines(n)]
     lines.append(f"compat fleet: {report.nodes} node(s), {'failed' if report.failed else 'passed'}")
     return "\n".join(lines) + "\n"

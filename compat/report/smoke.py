@@ -9,7 +9,7 @@ from compat import __version__
 from compat.explain.records import Explanation
 from compat.explain.verdict import ErrorVerdict
 from compat.model import codec
-from compat.model.smoke import SCHEMA_VERSION, Diagnosis, SmokeReport, StageResult, Status, Verification
+from compat.model.smoke import SCHEMA_VERSION, Diagnosis, SmokeReport, StageResult, Status, TrainLaunch, Verification
 from compat.report.explain import _headline, api_text
 from compat.report.markdown import escape
 
@@ -66,11 +66,24 @@ def _cause_lines(d: Diagnosis) -> list[str]:
     return out
 
 
+def _launch_lines(launch: TrainLaunch | None) -> list[str]:
+    """The launcher and the user's config a launched run used, and what it did not exercise; nothing for the default
+    launch (no config, no DeepSpeed file), whose steps name it ("accelerate launch x2: sft")."""
+    if launch is None or not (launch.config or launch.deepspeed or launch.not_exercised):
+        return []
+    sharding = f" ({launch.distributed})" if launch.distributed else ""
+    out = [f"launch: {launch.launcher} {' '.join(launch.arguments)}{sharding}" if launch.runs
+           else f"launch: none ({launch.launcher} with {launch.config or launch.deepspeed})"]
+    out.extend(f"not exercised: {what}" for what in launch.not_exercised)
+    return out
+
+
 def render_text(report: SmokeReport) -> str:
     out = [f"compat smoke: {report.python}"]
     for s in report.stages:
         reason = f"  ({s.reason})" if s.reason else ""
         out.append(f"{_MARKS[s.status]:4}  {s.stage.value:10} {s.seconds:7.1f} s{reason}")
+        out.extend(f"        {line}" for line in _launch_lines(s.launch))
         for step in s.steps:
             detail = f": {step.detail}" if step.detail else ""
             out.append(f"        {_MARKS[step.status]:4}  {step.name} ({step.seconds:.1f} s){detail}")
@@ -89,6 +102,9 @@ def render_markdown(report: SmokeReport) -> str:
            "| stage | result | seconds | reason |", "|---|---|---:|---|"]
     for s in report.stages:
         out.append(f"| {s.stage.value} | {_MARKS[s.status]} | {s.seconds:.1f} | {escape(s.reason or '')} |")
+    for s in report.stages:
+        if launch := _launch_lines(s.launch):
+            out += ["", f"{s.stage.value}'s launched run:", "", *(f"- {escape(line)}" for line in launch)]
     for s in report.stages:
         if s.status is not Status.FAIL:
             continue
@@ -123,6 +139,8 @@ def render_junit(report: SmokeReport) -> str:
         elif s.status is Status.SKIPPED:
             ET.SubElement(case, "skipped", message=s.reason or "skipped")
             skipped += 1
+        if launch := _launch_lines(s.launch):
+            ET.SubElement(case, "system-out").text = "\n".join(launch)
     suite.set("tests", str(len(report.stages)))
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))

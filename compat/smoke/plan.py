@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compat.errors import UsageError
-from compat.model.facts import Facts
+from compat.model.facts import AccelerateConfig, Facts
 from compat.model.smoke import Stage, StagePlan
 from compat.model.unknown import Unknown
+from compat.smoke.launch import train_launch
 
 IMPORTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("torch", "torch", ()),
@@ -30,10 +31,14 @@ IMPORTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 TRAINERS = {"sft": "SFTTrainer", "dpo": "DPOTrainer", "grpo": "GRPOTrainer", "online-dpo": "OnlineDPOTrainer"}
 """The trainers `--trainer` names, and the TRL class a script uses for each."""
-RUNNABLE = ("sft", "dpo", "grpo")
-"""Trainers with a built-in two-step run on the tiny model (online-dpo needs a judge or reward model: not yet)."""
+RUNNABLE = ("sft", "dpo", "grpo", "online-dpo")
+"""Trainers with a built-in two-step run on the tiny model (online-dpo scores with a random reward model built in place)."""
 
-SECONDS = {Stage.IMPORT: 180.0, Stage.DEVICE: 120.0, Stage.COLLECTIVE: 120.0, Stage.KERNELS: 180.0, Stage.SERVE: 300.0,
+SERVE_MODES = ("engine", "server", "colocate")
+"""The serve stage's children, in order: a vLLM engine (two generations, sleep and wake), `trl vllm-serve` with TRL's
+client, GRPO with vLLM colocated. Each is its own process: an engine keeps its GPU memory until its process ends."""
+
+SECONDS = {Stage.IMPORT: 180.0, Stage.DEVICE: 120.0, Stage.COLLECTIVE: 120.0, Stage.KERNELS: 180.0, Stage.SERVE: 600.0,
            Stage.TRAIN: 600.0}
 """Each stage's own time bound; the run's budget may cut it shorter."""
 
@@ -65,8 +70,10 @@ def _gpus(facts: Facts) -> int | None:
     return None if isinstance(visible, Unknown) else visible
 
 
-def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 2) -> tuple[StagePlan, ...]:
-    """Every stage in order, each with its arguments or why it is skipped."""
+def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 2,
+                accelerate: AccelerateConfig | None = None, deepspeed: str | None = None) -> tuple[StagePlan, ...]:
+    """Every stage in order, each with its arguments or why it is skipped. `accelerate` (the user's config) and
+    `deepspeed` (a DeepSpeed JSON) shape the train stage's launched run."""
     chosen = tuple(trainers) or script_trainers(facts) or ("sft",)
     gpus = _gpus(facts)
     cpu = gpus == 0
@@ -88,11 +95,14 @@ def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 
         serve_skip = "vllm is not installed"
     elif cpu:
         serve_skip = "no GPU visible: the vLLM engine is not started on a CPU machine"
-    plans.append(StagePlan(stage=Stage.SERVE, seconds=SECONDS[Stage.SERVE], skip=serve_skip))
+    plans.append(StagePlan(stage=Stage.SERVE, args=SERVE_MODES, seconds=SECONDS[Stage.SERVE], skip=serve_skip))
     train_skip = "trl is not installed" if _installed(facts, "trl") is False else torch_missing
     runnable = tuple(t for t in chosen if t in RUNNABLE) or chosen
     args = runnable + (("--lora",) if _installed(facts, "peft") is not False else ())
-    launched = processes if _installed(facts, "accelerate") is not False and processes > 1 else 1
+    launch = None
+    if _installed(facts, "accelerate") is not False:
+        launch = train_launch(config=accelerate, deepspeed=deepspeed, processes=processes, cpu=cpu)
+    launched = launch.processes if launch is not None and launch.runs else 1
     plans.append(StagePlan(stage=Stage.TRAIN, args=args, processes=launched, seconds=SECONDS[Stage.TRAIN],
-                           skip=train_skip))
+                           skip=train_skip, launch=launch))
     return tuple(plans)

@@ -24,6 +24,11 @@ def test_usage_errors_exit_2_with_one_line():
     assert both.returncode == 2 and "--json and --format" in both.stderr
 
 
+def test_a_missing_deepspeed_file_is_a_usage_error(tmp_path):
+    done = _compat("--deepspeed", str(tmp_path / "ds.json"), "--budget", "10")
+    assert done.returncode == 2 and "--deepspeed" in done.stderr and "no such file" in done.stderr
+
+
 def test_facts_file_cannot_be_smoked(tmp_path):
     done = _compat("--facts", str(tmp_path / "x.json"))
     assert done.returncode == 2  # no such option: smoke runs an interpreter

@@ -112,3 +112,73 @@ def test_trainer_names_are_checked():
     assert parse_trainers("SFT, dpo,sft") == ("sft", "dpo")
     with pytest.raises(UsageError, match="--trainer takes sft, dpo, grpo"):
         parse_trainers("ppo")
+
+
+def test_recorded_online_dpo_runs_two_steps_and_is_runnable():
+    result = stage_result(Stage.TRAIN, (_child("train-online-dpo-cpu"),))
+    assert result.status is Status.PASS
+    assert [s.name for s in result.steps][2:] == ["online-dpo", "save and reload (online-dpo)"]
+    assert result.steps[2].detail == "2 steps, loss 0.693"
+    train = next(p for p in plan_stages(h100_box(), trainers=("online-dpo",)) if p.stage is Stage.TRAIN)
+    assert train.args[0] == "online-dpo"
+
+
+def test_a_trl_without_online_dpo_skips_it_with_the_reason(monkeypatch):
+    import sys
+    import types
+
+    from compat.sources.smoke import child
+
+    monkeypatch.setitem(sys.modules, "trl", types.ModuleType("trl"))
+    monkeypatch.setitem(sys.modules, "trl.experimental", None)  # import of it raises ImportError
+    monkeypatch.setattr(child, "_version", lambda dist: "0.8.6")
+    with pytest.raises(child.Skip, match=r"trl 0\.8\.6 has no OnlineDPOTrainer"):
+        child._online_dpo_classes()
+
+
+def test_serve_runs_three_children_engine_server_and_colocate():
+    from compat.sources.smoke.run import commands
+
+    serve = next(p for p in plan_stages(h100_box()) if p.stage is Stage.SERVE)
+    assert serve.args == ("engine", "server", "colocate") and serve.seconds == 600.0
+    assert [label for label, _ in commands("/venv/bin/python", serve)] == [
+        "python child.py serve engine", "python child.py serve server", "python child.py serve colocate"]
+    children = (_child("serve-vllm"), _child("serve-server"), _child("serve-colocate"))
+    result = stage_result(Stage.SERVE, children)
+    assert result.status is Status.PASS
+    assert [s.name for s in result.steps if not s.name.endswith("tiny model")] == [
+        "vllm engine", "generation 1", "generation 2", "sleep and wake", "trl vllm-serve + VLLMClient",
+        "grpo vllm colocate"]
+
+
+def test_a_trl_server_that_exits_fails_serve_with_its_last_lines_for_explain():
+    children = (_child("serve-vllm"), _child("serve-server-exits", returncode=1), _child("serve-colocate"))
+    result = stage_result(Stage.SERVE, children)
+    assert result.status is Status.FAIL and result.reason == "failed: trl vllm-serve + VLLMClient"
+    assert "Bfloat16 is only supported on GPUs with compute capability of at least 8.0" in (result.output or "")
+    assert "INFO" not in (result.output or "")  # only the failing child's output goes to explain
+
+
+def test_a_trl_without_vllm_client_skips_server_mode_with_the_reason(monkeypatch):
+    import sys
+    import types
+
+    from compat.sources.smoke import child
+
+    monkeypatch.setitem(sys.modules, "trl", types.ModuleType("trl"))
+    monkeypatch.setitem(sys.modules, "trl.generation", None)
+    monkeypatch.setitem(sys.modules, "trl.generation.vllm_client", None)
+    monkeypatch.setitem(sys.modules, "trl.extras", None)
+    monkeypatch.setitem(sys.modules, "trl.extras.vllm_client", None)
+    monkeypatch.setattr(child, "_version", lambda dist: "0.16.0")
+    with pytest.raises(child.Skip, match=r"trl 0\.16\.0 has no VLLMClient \(server mode came in trl 0\.17\)"):
+        child._vllm_client()
+
+
+def test_the_servers_own_error_is_what_explain_names():
+    from compat.api.stack import _smoke_diagnosis
+    from compat.matrix import load_matrix
+
+    output = failure_output((_child("serve-server-exits", returncode=1),))
+    found = _smoke_diagnosis(output, h100_box(), load_matrix(()))
+    assert found is not None and found.cause_id == "vllm-bf16-needs-sm80"

@@ -29,6 +29,15 @@ def allocated_nodes(environ: Mapping[str, str], *, timeout: float) -> list[str] 
     return sorted(line.strip() for line in result.stdout.splitlines() if line.strip())
 
 
+def slurm_out_dir(out_dir: Path | None, environ: Mapping[str, str] | None = None) -> Path:
+    """Where --slurm writes: `out_dir`, else compat-fleet-<job id> in the working directory."""
+    environ = os.environ if environ is None else environ
+    job = environ.get("SLURM_JOB_ID")
+    if not job:
+        raise UsageError("--slurm runs inside a Slurm allocation (salloc or sbatch): SLURM_JOB_ID is not set")
+    return out_dir or Path(f"compat-fleet-{job}")
+
+
 def gather_slurm(
     out_dir: Path | None, *, timeout: float, environ: Mapping[str, str] | None = None
 ) -> tuple[list[Member], int | None]:
@@ -37,10 +46,7 @@ def gather_slurm(
     `out_dir` must be shared by the nodes; None: compat-fleet-<job id> in the working directory.
     """
     environ = os.environ if environ is None else environ
-    job = environ.get("SLURM_JOB_ID")
-    if not job:
-        raise UsageError("--slurm runs inside a Slurm allocation (salloc or sbatch): SLURM_JOB_ID is not set")
-    out_dir = out_dir or Path(f"compat-fleet-{job}")
+    out_dir = slurm_out_dir(out_dir, environ)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

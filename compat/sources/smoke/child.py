@@ -1,7 +1,7 @@
 """The side of `compat smoke` that runs inside the judged interpreter: `python child.py STAGE [ARGS]`.
 
 Run by path, never imported by compat: the judged environment need not have compat installed, so
-this file uses the standard library and the packages it checks, nothing else. Each step prints one
+this file uses the standard library, its sibling child_steps.py and the packages it checks, nothing else. Each step prints one
 line `@@compat-smoke {json}` on stdout (name, status, seconds, detail); a failing step prints its
 traceback on stderr, which compat hands to explain. Under a launcher only the first rank reports.
 Everything written goes under the working directory, a temp dir compat removes afterwards.
@@ -12,67 +12,17 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
-import json
 import os
 import sys
 import time
-import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-MARK = "@@compat-smoke "
-FAILED: list[str] = []
-
-
-class Skip(Exception):
-    """The step does not apply here; the message says why."""
-
-
-def _rank() -> int:
-    for name in ("RANK", "LOCAL_PROCESS_INDEX"):
-        if os.environ.get(name, "").isdigit():
-            return int(os.environ[name])
-    return 0
-
-
-def emit(name: str, status: str, seconds: float, detail: str | None = None) -> None:
-    if _rank() != 0:
-        return
-    doc = {"name": name, "status": status, "seconds": round(seconds, 3), "detail": detail}
-    sys.stdout.write(MARK + json.dumps(doc, sort_keys=True) + "\n")
-    sys.stdout.flush()
-
-
-@contextlib.contextmanager
-def step(name: str) -> Iterator[list[str]]:
-    """Run one step: pass, skip (Skip raised) or fail (anything else: its traceback goes to stderr).
-    The list yielded takes a detail for a passing step (a version)."""
-    started = time.monotonic()
-    detail: list[str] = []
-    try:
-        yield detail
-    except Skip as why:
-        emit(name, "skipped", time.monotonic() - started, str(why))
-    except (Exception, SystemExit) as exc:
-        # smoke's child boundary: a step runs the judged stack, whose failures have no closed list, and a
-        # library's sys.exit() is that step's failure too. KeyboardInterrupt is not caught: it ends the run.
-        traceback.print_exc()
-        sys.stderr.flush()
-        # The first line names the error; libraries append advice lines ("Try: pip install ...") after it.
-        lines = [ln for ln in f"{type(exc).__name__}: {exc}".splitlines() if ln.strip()]
-        emit(name, "fail", time.monotonic() - started, lines[0][:500] if lines else type(exc).__name__)
-        FAILED.append(name)
-    else:
-        emit(name, "pass", time.monotonic() - started, detail[0] if detail else None)
-
-
-def _version(dist: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+# Run by path, child_steps is a module of the script's folder; imported as compat's (the tests), a sibling.
+try:
+    from child_steps import FAILED, Skip, _rank, _version, step  # type: ignore[import-not-found,no-redef,unused-ignore]
+except ImportError:
+    from compat.sources.smoke.child_steps import FAILED, Skip, _rank, _version, step
 
 
 # ----------------------------------------------------------------------------- import
@@ -237,8 +187,9 @@ def stage_kernels(args: list[str]) -> None:
 # ----------------------------------------------------------------------------- the tiny model
 
 
-def tiny_model(where: str) -> str:
-    """A random two-layer Llama and a word-level tokenizer trained here, saved under `where`; nothing downloaded."""
+def tiny_model(where: str, *, hidden: int = 16) -> str:
+    """A random two-layer Llama and a word-level tokenizer trained here, saved under `where`; nothing downloaded.
+    Two heads of `hidden // 2`: vLLM's attention kernels take head sizes from 32 up, so serve builds hidden 128."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
@@ -254,7 +205,7 @@ def tiny_model(where: str) -> str:
         "{% for m in messages %}{{ '<|' + m['role'] + '|> ' + m['content'] + ' </s> ' }}{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|assistant|> ' }}{% endif %}"
     )
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=256,
                          pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
     model = LlamaForCausalLM(config)
@@ -268,11 +219,19 @@ def tiny_model(where: str) -> str:
 
 
 def stage_serve(args: list[str]) -> None:
-    with step("tiny model") as detail:
-        path = tiny_model(os.getcwd())
-        detail.append("2 layers, hidden 16")
-    if "tiny model" in FAILED:
+    """ARGS: one mode (compat.smoke.plan.SERVE_MODES). engine: vllm.LLM, two generations, sleep and wake; server: `trl vllm-serve` and
+    TRL's VLLMClient; colocate: two GRPO steps with vllm_mode="colocate"."""
+    mode = args[0] if args else "engine"
+    run = {"engine": _serve_engine, "server": _serve_server, "colocate": _serve_colocate}[mode]
+    with step(f"{mode}: tiny model") as detail:
+        path = tiny_model(os.getcwd(), hidden=128)
+        detail.append("2 layers, hidden 128, 2 heads of 64")
+    if FAILED:
         return
+    run(path)
+
+
+def _serve_engine(path: str) -> None:
     with step("vllm engine") as detail:
         from vllm import LLM, SamplingParams
 
@@ -296,6 +255,124 @@ def stage_serve(args: list[str]) -> None:
         llm.sleep(level=1)
         llm.wake_up()
         llm.generate(["hello world"], params)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _vllm_client() -> Any:
+    """TRL's client of `trl vllm-serve`: trl.generation.vllm_client since 1.0, trl.extras.vllm_client before."""
+    try:
+        from trl.generation.vllm_client import VLLMClient
+    except ImportError:
+        try:
+            from trl.extras.vllm_client import VLLMClient  # type: ignore[no-redef,import-not-found,unused-ignore]
+        except ImportError:
+            raise Skip(f"trl {_version('trl')} has no VLLMClient (server mode came in trl 0.17)") from None
+    return VLLMClient
+
+
+def _wait_healthy(server: Any, port: int, log: str, seconds: float) -> None:
+    """Until the server answers /health (vLLM's server, TRL 1.x) or /health/ (TRL's own, before); a server that
+    exits first fails with its last lines."""
+    import urllib.error
+    import urllib.request
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if server.poll() is not None:
+            raise RuntimeError(f"trl vllm-serve exited {server.returncode} before answering:\n" + _tail(log))
+        for route in ("/health", "/health/"):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{route}", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+        time.sleep(2)
+    raise TimeoutError(f"trl vllm-serve did not answer within {seconds:g} s:\n" + _tail(log))
+
+
+def _tail(path: str, lines: int = 30) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _serve_server(path: str) -> None:
+    """`trl vllm-serve` on the tiny model in a process of its own, then VLLMClient's generate twice."""
+    import subprocess
+
+    with step("trl vllm-serve + VLLMClient") as detail:
+        if _version("trl") is None:
+            raise Skip("trl is not installed")
+        client_cls = _vllm_client()
+        port = _free_port()
+        trl_script = os.path.join(os.path.dirname(sys.executable), "trl")
+        argv = [trl_script] if os.path.exists(trl_script) else [sys.executable, "-m", "trl.cli.main"]
+        argv += ["vllm-serve", "--model", path, "--host", "127.0.0.1", "--port", str(port),
+                 "--gpu_memory_utilization", "0.2", "--max_model_len", "128", "--enforce_eager", "true"]
+        log = os.path.join(os.getcwd(), "vllm-serve.log")
+        with open(log, "w", encoding="utf-8") as out:
+            server = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True)
+        answered = False
+        try:
+            _wait_healthy(server, port, log, 240.0)
+            client = client_cls(**_fitting(client_cls, {
+                "base_url": f"http://127.0.0.1:{port}", "host": "127.0.0.1", "server_port": port,
+                "group_port": _free_port(), "connection_timeout": 30.0}))
+            for _ in (1, 2):
+                got = client.generate(["hello world"], max_tokens=8)
+                # trl 1.x returns a dict (completion_ids, logprobs, ...), earlier releases the completion ids
+                ids = got.get("completion_ids") if isinstance(got, dict) else got
+                if not ids:
+                    raise RuntimeError(f"VLLMClient.generate returned no completion: {got!r}"[:300])
+            answered = True
+        finally:
+            if not answered:
+                sys.stderr.write(_tail(log))  # the server's own words, for explain
+            import signal
+
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(server.pid, signal.SIGKILL)
+        detail.append(f"trl {_version('trl')}, vllm {_version('vllm')}, 2 generations")
+
+
+def _serve_colocate(path: str) -> None:
+    """Two GRPO steps generating with vLLM inside the trainer's process (vllm_mode="colocate")."""
+    with step("grpo vllm colocate") as detail:
+        if _version("trl") is None:
+            raise Skip("trl is not installed")
+        import trl
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if "vllm_mode" not in inspect.signature(trl.GRPOConfig).parameters:
+            raise Skip(f"trl {_version('trl')} has no vllm_mode (colocate came in trl 0.18)")
+        tok = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path)
+        args = _config(trl.GRPOConfig, os.path.join(os.getcwd(), "out-colocate"), num_generations=2,
+                       max_completion_length=8, max_prompt_length=16, generation_batch_size=2, temperature=1.0,
+                       use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=0.2,
+                       vllm_max_model_length=128, vllm_max_model_len=128, vllm_enable_sleep_mode=True)
+        trainer = _trainer(trl.GRPOTrainer, model=model, args=args, train_dataset=_data("grpo"), tokenizer=tok,
+                           reward_funcs=_reward)
+        result = trainer.train()
+        if getattr(trainer.state, "global_step", 0) != 2:
+            raise RuntimeError(f"grpo with vLLM colocate ran {trainer.state.global_step} steps, not 2")
+        detail.append(f"trl {_version('trl')}, vllm {_version('vllm')}, 2 steps, loss {result.training_loss:.3f}")
 
 
 # ----------------------------------------------------------------------------- train
@@ -342,6 +419,38 @@ def _reward(completions: list[Any], **kwargs: Any) -> list[float]:
     return [float(len(str(c))) for c in completions]
 
 
+def _online_dpo_classes() -> tuple[Any, Any]:
+    """OnlineDPOTrainer and its config: top-level in TRL before 1.0, trl.experimental.online_dpo since."""
+    import trl
+
+    if hasattr(trl, "OnlineDPOTrainer"):
+        return trl.OnlineDPOTrainer, getattr(trl, "OnlineDPOConfig")  # noqa: B009  (trl before 1.0; mypy reads 1.x)
+    try:
+        from trl.experimental.online_dpo import OnlineDPOConfig, OnlineDPOTrainer
+    except ImportError:
+        raise Skip(f"trl {_version('trl')} has no OnlineDPOTrainer (neither trl nor trl.experimental.online_dpo)") from None
+    return OnlineDPOTrainer, OnlineDPOConfig
+
+
+def _online_dpo(model: Any, tok: Any, out: str, peft_config: Any) -> Any:
+    """Online DPO scores its own generations: a random one-label classifier on the tiny model's config is the reward
+    model, built in memory. TRL took it as `reward_model` (with `reward_processing_class`), later as `reward_funcs`."""
+    from transformers import AutoModelForSequenceClassification
+
+    trainer_cls, config_cls = _online_dpo_classes()
+    labels = {k: v for k, v in model.config.to_dict().items() if k not in ("id2label", "label2id")}
+    reward_config = model.config.__class__.from_dict({**labels, "num_labels": 1})
+    reward = AutoModelForSequenceClassification.from_config(reward_config)
+    args = _config(config_cls, out, max_new_tokens=8, max_length=32, beta=0.1, temperature=1.0)
+    params = inspect.signature(trainer_cls).parameters
+    if "reward_funcs" in params:
+        judge: dict[str, Any] = {"reward_funcs": [reward], "reward_processing_classes": [tok]}
+    else:
+        judge = {"reward_model": reward, "reward_processing_class": tok}
+    return _trainer(trainer_cls, model=model, args=args, train_dataset=_data("online-dpo"), tokenizer=tok,
+                    peft_config=peft_config, **judge)
+
+
 def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
     import trl
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -366,6 +475,8 @@ def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
                        generation_batch_size=2, temperature=1.0)
         trainer = _trainer(trl.GRPOTrainer, model=model, args=args, train_dataset=_data("grpo"), tokenizer=tok,
                            reward_funcs=_reward, peft_config=peft_config)
+    elif kind == "online-dpo":
+        trainer = _online_dpo(model, tok, out, peft_config)
     else:
         raise Skip(f"no built-in two-step run for trainer {kind!r} yet")
     result = trainer.train()
@@ -375,9 +486,12 @@ def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
 
 
 def stage_train(args: list[str]) -> None:
-    """ARGS: the trainers (sft, dpo, grpo), then --lora to add a LoRA variant of the first, --launched under a launcher."""
+    """ARGS: the trainers (sft, dpo, grpo, online-dpo), then --lora to add a LoRA variant of the first, --launched under
+    a launcher, --distributed=KIND for the sharding the launch config asks for."""
     trainers = [a for a in args if not a.startswith("--")]
     launched = "--launched" in args
+    # --distributed=FSDP|DEEPSPEED: the user's config shards the model; the run must really have used it.
+    expected = next((a.partition("=")[2] for a in args if a.startswith("--distributed=")), None)
     where = os.getcwd()
     prefix = f"accelerate launch x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
     with step(prefix + "tiny model") as detail:
@@ -396,10 +510,14 @@ def stage_train(args: list[str]) -> None:
     for kind in trainers:
         with step(prefix + kind) as detail:
             trainer, result = _train_one(kind, path, os.path.join(where, f"out-{kind}"), lora=False)
-            processes = getattr(getattr(trainer, "accelerator", None), "num_processes", 1)
+            accelerator = getattr(trainer, "accelerator", None)
+            processes = getattr(accelerator, "num_processes", 1)
+            ran = getattr(getattr(accelerator, "distributed_type", None), "value", None)
             if launched and str(processes) != os.environ.get("WORLD_SIZE"):
                 raise RuntimeError(f"accelerate ran {processes} process(es), the launcher started {os.environ.get('WORLD_SIZE')}")
-            detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes" if launched else ""))
+            if expected and ran != expected:
+                raise RuntimeError(f"accelerate ran {ran}, the launch config asked for {expected}")
+            detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes, {ran}" if launched else ""))
             if kind == trainers[0] and not launched:
                 saved = trainer
     if launched or saved is None:

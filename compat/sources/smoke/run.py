@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from compat.errors import UsageError
 from compat.model.smoke import ChildOutput, Stage, StagePlan
 
 CHILD = Path(__file__).with_name("child.py")
@@ -94,14 +95,15 @@ def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
         argv = [python, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={plan.processes}",
                 child, stage]
         return [(f"torchrun --nproc_per_node={plan.processes} child.py {stage}", argv)]
+    if plan.stage is Stage.SERVE:  # one child per mode: a vLLM engine holds its GPU memory until its process ends
+        return [(f"python child.py {stage} {mode}", [python, child, stage, mode]) for mode in plan.args]
     runs = [(f"python child.py {' '.join([stage, *plan.args])}", [python, child, stage, *plan.args])]
-    if plan.stage is Stage.TRAIN and plan.processes > 1:
+    launch = plan.launch
+    if plan.stage is Stage.TRAIN and launch is not None and launch.runs:
         first = next((a for a in plan.args if not a.startswith("--")), "sft")
-        # --multi_gpu is accelerate's multi-process launcher (torchrun under it); on a CPU machine its ranks
-        # form a gloo group. --cpu would fall back to one process.
-        launch = [python, "-m", "accelerate.commands.launch", "--multi_gpu", f"--num_processes={plan.processes}",
-                  "--num_machines=1", "--mixed_precision=no", "--dynamo_backend=no", child, stage, first, "--launched"]
-        runs.append((f"accelerate launch --num_processes={plan.processes} child.py {stage} {first}", launch))
+        tail = [stage, first, "--launched", *([f"--distributed={launch.distributed}"] if launch.distributed else [])]
+        argv = [python, "-m", "accelerate.commands.launch", *launch.arguments, child, *tail]
+        runs.append((f"{launch.launcher} {' '.join(launch.arguments)} child.py {' '.join(tail)}", argv))
     return runs
 
 
@@ -149,6 +151,13 @@ def run_stage(python: str, plan: StagePlan, *, root: Path, env: Mapping[str, str
             break
         outputs.append(run_child(label, argv, cwd=root / f"{plan.stage.value}-{i}", env=env, timeout=left))
     return tuple(outputs)
+
+
+def launch_file(path: Path, option: str) -> str:
+    """A launch settings file the launched run reads from its own working directory: absolute, and it must exist."""
+    if not path.is_file():
+        raise UsageError(f"{option} {path}: no such file")
+    return str(path.resolve())
 
 
 def this_environment() -> dict[str, str]:

@@ -1,0 +1,121 @@
+"""The train stage's launched run from the user's accelerate config or DeepSpeed file, and what a CPU machine skips."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from compat.model.facts import AccelerateConfig, Distribution
+from compat.model.smoke import ChildOutput, SmokeReport, Stage, StageResult, Status, TrainLaunch
+from compat.report.smoke import render_junit, render_markdown, render_text
+from compat.smoke.launch import train_launch
+from compat.smoke.plan import plan_stages
+from compat.sources.smoke.run import commands
+from tests.golden.inputs import h100_box
+
+
+def _config(kind: str, *, processes: int | None = 2, precision: str | None = "bf16", zero: int | None = None,
+            fsdp: int | None = None) -> AccelerateConfig:
+    return AccelerateConfig(path="/cfg/launch.yaml", distributed_type=kind, num_processes=processes,
+                            mixed_precision=precision, fsdp_version=fsdp, zero_stage=zero)
+
+
+def test_without_settings_the_launch_is_the_plain_two_process_run():
+    launch = train_launch(config=None, deepspeed=None, processes=2, cpu=True)
+    assert launch.arguments == ("--multi_gpu", "--mixed_precision=no", "--num_machines=1", "--dynamo_backend=no",
+                                "--num_processes=2")
+    assert launch.runs and launch.distributed is None and launch.not_exercised == ()
+    assert not train_launch(config=None, deepspeed=None, processes=1, cpu=True).runs
+
+
+def test_the_config_gives_the_process_count_and_fsdp_runs_on_gpus_as_written():
+    launch = train_launch(config=_config("FSDP", processes=4, precision="bf16", fsdp=2), deepspeed=None, processes=2,
+                          cpu=False)
+    assert launch.arguments == ("--config_file", "/cfg/launch.yaml", "--num_processes=4")
+    assert launch.processes == 4 and launch.distributed == "FSDP" and launch.not_exercised == ()
+
+
+def test_fsdp_on_cpu_is_replaced_by_the_plain_run_and_said():
+    launch = train_launch(config=_config("FSDP", precision="no", fsdp=2), deepspeed=None, processes=2, cpu=True)
+    assert launch.distributed is None
+    assert launch.arguments == ("--config_file", "/cfg/launch.yaml", "--multi_gpu", "--num_processes=2")
+    assert launch.not_exercised == ("FSDP version 2 (/cfg/launch.yaml): the Trainer shards with FSDP on CUDA devices "
+                                    "only, so the launched run is accelerate's plain multi-process run",)
+
+
+def test_deepspeed_on_cpu_is_replaced_by_the_plain_run_and_said():
+    launch = train_launch(config=_config("DEEPSPEED", zero=3), deepspeed=None, processes=2, cpu=True)
+    assert launch.distributed is None and launch.deepspeed is None
+    assert launch.arguments == ("--config_file", "/cfg/launch.yaml", "--multi_gpu", "--mixed_precision=no",
+                                "--num_processes=2")
+    assert launch.not_exercised == (
+        "DeepSpeed ZeRO stage 3 (/cfg/launch.yaml): DeepSpeed's engine needs CUDA, so the launched run is "
+        "accelerate's plain multi-process run",
+        "mixed precision bf16: a CPU machine runs the steps in full precision",
+    )
+
+
+def test_a_deepspeed_file_on_a_gpu_machine_is_passed_to_accelerate():
+    launch = train_launch(config=None, deepspeed="/cfg/ds.json", processes=8, cpu=False)
+    assert launch.distributed == "DEEPSPEED"
+    assert launch.arguments == ("--use_deepspeed", "--deepspeed_config_file", "/cfg/ds.json", "--mixed_precision=no",
+                                "--num_machines=1", "--dynamo_backend=no", "--num_processes=8")
+    gpu = train_launch(config=_config("MULTI_GPU", processes=8), deepspeed=None, processes=2, cpu=False)
+    assert gpu.arguments == ("--config_file", "/cfg/launch.yaml", "--multi_gpu", "--num_processes=8")
+
+
+def test_a_one_process_config_without_sharding_has_no_launched_run_and_says_so():
+    launch = train_launch(config=_config("NO", processes=1, precision="no"), deepspeed=None, processes=2, cpu=True)
+    assert not launch.runs
+    assert launch.not_exercised == ("/cfg/launch.yaml starts one process: no launched run",)
+
+
+def test_the_plan_carries_the_launch_and_the_child_is_told_what_sharding_to_check():
+    box = h100_box()
+    assert isinstance(box.packages, tuple)
+    gpus = dataclasses.replace(box, packages=(*box.packages, Distribution(name="accelerate", version="1.15.0", requires=())))
+    train = next(p for p in plan_stages(gpus, trainers=("sft",), accelerate=_config("FSDP", fsdp=2, precision="no"))
+                 if p.stage is Stage.TRAIN)
+    assert train.launch is not None and train.processes == 2
+    label, argv = commands("/venv/bin/python", train)[1]
+    assert argv[1:5] == ["-m", "accelerate.commands.launch", "--config_file", "/cfg/launch.yaml"]
+    assert argv[-4:] == ["train", "sft", "--launched", "--distributed=FSDP"]
+    assert label == ("accelerate launch --config_file /cfg/launch.yaml --num_processes=2 child.py train sft --launched "
+                     "--distributed=FSDP")
+
+
+def _report(launch: TrainLaunch) -> SmokeReport:
+    stage = StageResult(stage=Stage.TRAIN, status=Status.PASS, seconds=30.0, launch=launch)
+    return SmokeReport(python="/venv/bin/python", stages=(stage,), budget_s=900.0, seconds=31.0, trainers=("sft",))
+
+
+def test_the_report_names_the_launcher_the_config_and_what_was_not_exercised():
+    launch = train_launch(config=_config("DEEPSPEED", zero=2), deepspeed=None, processes=2, cpu=True)
+    text = render_text(_report(launch))
+    assert "        launch: accelerate launch --config_file /cfg/launch.yaml --multi_gpu" in text
+    assert "        not exercised: DeepSpeed ZeRO stage 2 (/cfg/launch.yaml): DeepSpeed's engine needs CUDA" in text
+    assert "train's launched run:" in render_markdown(_report(launch))
+    assert "<system-out>launch: accelerate launch --config_file" in render_junit(_report(launch))
+    default = train_launch(config=None, deepspeed=None, processes=2, cpu=True)
+    assert "launch:" not in render_text(_report(default))
+
+
+def test_a_child_that_ran_other_sharding_than_asked_fails_the_stage():
+    line = ('@@compat-smoke {"detail": "RuntimeError: accelerate ran MULTI_GPU, the launch config asked for FSDP", '
+            '"name": "accelerate launch x2: sft", "seconds": 2.0, "status": "fail"}')
+    from compat.smoke.parse import stage_result
+
+    result = stage_result(Stage.TRAIN, (ChildOutput(command="accelerate launch", returncode=1, stdout=line, stderr="",
+                                                    seconds=9.0),))
+    assert result.status is Status.FAIL and result.reason == "failed: accelerate launch x2: sft"
+
+
+def test_recorded_cpu_run_under_a_user_fsdp_config_ran_two_unsharded_ranks():
+    from pathlib import Path
+
+    from compat.smoke.parse import stage_result
+
+    stdout = (Path(__file__).parent.parent / "data" / "smoke" / "train-launched-fsdp-config-cpu.stdout").read_text()
+    result = stage_result(Stage.TRAIN, (ChildOutput(command="accelerate launch", returncode=0, stdout=stdout, stderr="",
+                                                    seconds=30.0),))
+    assert result.status is Status.PASS
+    assert result.steps[-1].detail == "2 steps, loss 3.553, 2 processes, MULTI_CPU"
