@@ -254,6 +254,18 @@ SIGNATURE_IDS = (
     "vllm-shm-broadcast-stall",
     "rollout-max-tokens-not-positive",
     "ray-actor-died-system-error",
+    # matrix/signatures/builds_2026b.toml
+    "nvcc-unsupported-gpu-architecture",
+    "torch-extension-unknown-cuda-arch",
+    "wheel-not-supported-on-platform",
+    # matrix/signatures/frameworks_2026b.toml
+    "transformers-disables-old-torch",
+    "torch-compiler-is-compiling-missing",
+    "torch-get-default-device-missing",
+    "torch-pytree-register-missing",
+    "transformers-llama-flash-attention2-removed",
+    "transformers-shard-checkpoint-removed",
+    "transformers-dynamiccache-legacy-removed",
 )
 
 CHECK_IDS = (
