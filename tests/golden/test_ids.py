@@ -258,6 +258,8 @@ SIGNATURE_IDS = (
     "nvcc-unsupported-gpu-architecture",
     "torch-extension-unknown-cuda-arch",
     "wheel-not-supported-on-platform",
+    "flash-attn-build-isolation-no-torch",
+    "container-exec-format-error",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
@@ -266,6 +268,9 @@ SIGNATURE_IDS = (
     "transformers-llama-flash-attention2-removed",
     "transformers-shard-checkpoint-removed",
     "transformers-dynamiccache-legacy-removed",
+    "torch-nn-rmsnorm-missing",
+    "torch-library-register-fake-missing",
+    "flash-attn-fp32-inputs",
 )
 
 CHECK_IDS = (
