@@ -260,6 +260,8 @@ SIGNATURE_IDS = (
     "wheel-not-supported-on-platform",
     "flash-attn-build-isolation-no-torch",
     "container-exec-format-error",
+    "nvrtc-gpu-arch-unknown",
+    "bnb-cuda-binary-not-found",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
@@ -271,6 +273,9 @@ SIGNATURE_IDS = (
     "torch-nn-rmsnorm-missing",
     "torch-library-register-fake-missing",
     "flash-attn-fp32-inputs",
+    "llamafactory-distributed-needs-launcher",
+    "llamafactory-undefined-dataset",
+    "llamafactory-no-valid-samples",
 )
 
 CHECK_IDS = (
