@@ -262,6 +262,7 @@ SIGNATURE_IDS = (
     "container-exec-format-error",
     "nvrtc-gpu-arch-unknown",
     "bnb-cuda-binary-not-found",
+    "torchao-cpp-extensions-skipped",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
@@ -276,6 +277,8 @@ SIGNATURE_IDS = (
     "llamafactory-distributed-needs-launcher",
     "llamafactory-undefined-dataset",
     "llamafactory-no-valid-samples",
+    "transformers-composite-config-text-attr",
+    "transformers-use-auth-token-removed",
 )
 
 CHECK_IDS = (
