@@ -279,6 +279,8 @@ SIGNATURE_IDS = (
     "llamafactory-no-valid-samples",
     "transformers-composite-config-text-attr",
     "transformers-use-auth-token-removed",
+    "unsloth-model-not-supported",
+    "accelerate-optimizer-train-deepspeed",
 )
 
 CHECK_IDS = (
