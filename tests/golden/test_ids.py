@@ -263,6 +263,7 @@ SIGNATURE_IDS = (
     "nvrtc-gpu-arch-unknown",
     "bnb-cuda-binary-not-found",
     "torchao-cpp-extensions-skipped",
+    "inductor-cpp-compile-error",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
@@ -281,6 +282,7 @@ SIGNATURE_IDS = (
     "transformers-use-auth-token-removed",
     "unsloth-model-not-supported",
     "accelerate-optimizer-train-deepspeed",
+    "dcp-checkpoint-key-set-mismatch",
 )
 
 CHECK_IDS = (
