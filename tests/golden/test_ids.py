@@ -264,6 +264,7 @@ SIGNATURE_IDS = (
     "bnb-cuda-binary-not-found",
     "torchao-cpp-extensions-skipped",
     "inductor-cpp-compile-error",
+    "xformers-flash-attn-version-gate",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
@@ -283,6 +284,7 @@ SIGNATURE_IDS = (
     "unsloth-model-not-supported",
     "accelerate-optimizer-train-deepspeed",
     "dcp-checkpoint-key-set-mismatch",
+    "transformers-model-class-too-new",
 )
 
 CHECK_IDS = (
