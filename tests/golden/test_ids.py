@@ -265,6 +265,9 @@ SIGNATURE_IDS = (
     "torchao-cpp-extensions-skipped",
     "inductor-cpp-compile-error",
     "xformers-flash-attn-version-gate",
+    "bnb-triton-ops-removed",
+    "nccl-cuda-operation-not-supported",
+    "nccl-mnnvl-imex-channels-missing",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
@@ -285,6 +288,7 @@ SIGNATURE_IDS = (
     "accelerate-optimizer-train-deepspeed",
     "dcp-checkpoint-key-set-mismatch",
     "transformers-model-class-too-new",
+    "transformers-torch-dtype-deprecated",
 )
 
 CHECK_IDS = (
