@@ -289,6 +289,9 @@ SIGNATURE_IDS = (
     "dcp-checkpoint-key-set-mismatch",
     "transformers-model-class-too-new",
     "transformers-torch-dtype-deprecated",
+    "deepspeed-zero3-ds-grads-remaining",
+    "torch-cuda-amp-deprecated",
+    "torch-load-weights-only-futurewarning",
 )
 
 CHECK_IDS = (
