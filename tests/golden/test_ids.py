@@ -268,6 +268,8 @@ SIGNATURE_IDS = (
     "bnb-triton-ops-removed",
     "nccl-cuda-operation-not-supported",
     "nccl-mnnvl-imex-channels-missing",
+    "cuda-driver-combination-unsupported",
+    "cuda-forward-compat-unsupported-gpu",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
