@@ -294,6 +294,8 @@ SIGNATURE_IDS = (
     "deepspeed-zero3-ds-grads-remaining",
     "torch-cuda-amp-deprecated",
     "torch-load-weights-only-futurewarning",
+    "bnb-quantized-model-moved",
+    "transformers-vlm-loaded-as-causal-lm",
 )
 
 CHECK_IDS = (
