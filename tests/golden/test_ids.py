@@ -270,6 +270,7 @@ SIGNATURE_IDS = (
     "nccl-mnnvl-imex-channels-missing",
     "cuda-driver-combination-unsupported",
     "cuda-forward-compat-unsupported-gpu",
+    "torch-gpu-too-old-for-build",
     # matrix/signatures/frameworks_2026b.toml
     "transformers-disables-old-torch",
     "torch-compiler-is-compiling-missing",
