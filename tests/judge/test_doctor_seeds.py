@@ -42,6 +42,10 @@ CASES = {
         {"deepspeed": "0.14.0", "torch": "2.4.0", "transformers": "4.44.2"},
         {"deepspeed": "0.14.1", "torch": "2.4.0", "transformers": "4.44.2"},
         "2xA100", "python", None, "online_dpo.py"),
+    "torch-get-default-device-missing": (
+        {"transformers": "4.52.4", "torch": "2.2.2", "accelerate": "1.7.0"},
+        {"transformers": "4.52.4", "torch": "2.3.1", "accelerate": "1.7.0"},
+        "1xA100", "python", None, "online_dpo.py"),
 }
 
 
