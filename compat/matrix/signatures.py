@@ -77,6 +77,10 @@ class Signature:
     frame or module path of one of them, or the matched line names one. A message user code could raise too
     (`'DataParallel' object has no attribute 'config'`) is then not taken for the library's failure."""
 
+    few_lines: str = ""
+    """Why its saved log holds fewer than three real lines (the one public thread that shows the message, a line
+    printed once per run); empty where three are saved."""
+
     @property
     def frame_patterns(self) -> tuple[str, ...]:
         """Regexes of a frame or module path of each library in `frames` (`/trl/`, `trl.trainer`)."""
@@ -99,6 +103,7 @@ _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(=
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
     "context", "generic", "consequence", "context_required", "recognises", "usage", "frames",
+    "few_lines",
 )
 
 
@@ -185,6 +190,7 @@ def parse_signature(t: Table, area: str) -> Signature:
         usage=t.bool("usage", False),
         recognises=recognises,
         frames=_frames(t, patterns),
+        few_lines=_few_lines(t, patterns),
     )
 
 
@@ -196,6 +202,13 @@ def _frames(t: Table, patterns: tuple[str, ...]) -> tuple[str, ...]:
     if frames and not patterns:
         t.fail("frames", "needs `patterns`: it says which log lines are the library's")
     return frames
+
+
+def _few_lines(t: Table, patterns: tuple[str, ...]) -> str:
+    reason = t.str("few_lines", None) or ""
+    if reason and not patterns:
+        t.fail("few_lines", "an entry without patterns has no log lines to count")
+    return reason
 
 
 def _recognitions(t: Table, when: When) -> tuple[Recognition, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from packaging.markers import Marker
@@ -116,11 +117,11 @@ def _steps(w: When) -> Iterator[tuple[str, _Step, _Step]]:
 
 def _package_steps(w: When) -> Iterator[tuple[str, _Step, _Step]]:
     for name, spec in w.packages:
-        inside, outside = version_in(spec), version_out(spec) if str(spec) else None
-        yield (f"packages.{name}", lambda b, n=name, v=inside: b.with_package(n, v) if v else None,
-               lambda b, n=name, v=outside: b.with_package(n, v))
+        # "" (any version): outside is not installed
+        outside = partial(_install, name=name, version=version_out(spec)) if str(spec) else partial(_uninstall, name=name)
+        yield (f"packages.{name}", partial(_install, name=name, version=version_in(spec)), outside)
     for name in w.absent:
-        yield (f"absent.{name}", lambda b, n=name: b.with_package(n, None), lambda b, n=name: b.with_package(n, "1.0"))
+        yield (f"absent.{name}", partial(_uninstall, name=name), partial(_install, name=name, version="1.0"))
     if w.python is not None:
         marker = w.python
         yield ("python", lambda b: _set(b, python=_python_where(marker, True)),
@@ -133,8 +134,8 @@ def _hardware_steps(w: When) -> Iterator[tuple[str, _Step, _Step]]:
         if spec is not None:
             field = "gpu_count" if key == "gpu_count" else "cc"
             inside, outside = version_in(spec, candidates), version_out(spec, candidates)
-            yield (key, lambda b, f=field, v=inside: _set(b, **{f: _count(f, v)}),
-                   lambda b, f=field, v=outside: _set(b, **{f: _count(f, v)}))
+            yield (key, partial(_field, key=field, value=_count(field, inside)),
+                   partial(_field, key=field, value=_count(field, outside)))
     if w.gpu_name:
         needle = w.gpu_name[0]
         yield ("gpu_name", lambda b: _set(b, gpu_name=f"NVIDIA GeForce {needle} test"),
@@ -146,8 +147,7 @@ def _hardware_steps(w: When) -> Iterator[tuple[str, _Step, _Step]]:
         spec = getattr(w, key)
         if spec is not None:
             inside, outside = version_in(spec), version_out(spec)
-            yield (key, lambda b, k=key, v=inside: _set(b, torch=b.torch or k == "torch_cuda", **{k: v}),
-                   lambda b, k=key, v=outside: _set(b, torch=b.torch or k == "torch_cuda", **{k: v}))
+            yield (key, partial(_version_fact, key=key, value=inside), partial(_version_fact, key=key, value=outside))
     if w.torch_cpu is not None:
         cpu = w.torch_cpu
         yield ("torch_cpu", lambda b: _set(b, torch=True, torch_cuda=None if cpu else "12.4"),
@@ -161,9 +161,9 @@ def _launch_steps(w: When) -> Iterator[tuple[str, _Step, _Step]]:
         yield ("launcher", lambda b: _set(b, launcher=inside), lambda b: _set(b, launcher=outside))
     yield from _accelerate_steps(w)
     for name, text in w.env:
-        yield (f"env.{name}", lambda b, n=name, t=text: b.with_env(n, t or "1"), lambda b, n=name: b.with_env(n, None))
+        yield (f"env.{name}", partial(_env, name=name, value=text or "1"), partial(_env, name=name, value=None))
     for name in w.env_unset:
-        yield (f"env_unset.{name}", lambda b, n=name: b.with_env(n, None), lambda b, n=name: b.with_env(n, "1"))
+        yield (f"env_unset.{name}", partial(_env, name=name, value=None), partial(_env, name=name, value="1"))
     if w.shm_mib is not None:
         spec = w.shm_mib
         yield ("shm_mib", lambda b: _set(b, shm_mib=_int(version_in(spec))), lambda b: _set(b, shm_mib=_int(version_out(spec))))
@@ -203,8 +203,32 @@ def _script_steps(sw: ScriptWhen) -> Iterator[tuple[str, _Step, _Step]]:
     for key in ("use_vllm", "config_access", "gradient_checkpointing", "use_cache", "use_liger_kernel"):
         want = getattr(sw, key)
         if want is not None:
-            yield (f"script.{key}", lambda b, k=key, v=want: b.with_script(**{k: v}),
-                   lambda b, k=key, v=want: b.with_script(**{k: not v}))
+            yield (f"script.{key}", partial(_script_field, key=key, value=want), partial(_script_field, key=key, value=not want))
+
+
+def _install(box: _Box, *, name: str, version: str | None) -> _Box | None:
+    return None if version is None else box.with_package(name, version)
+
+
+def _uninstall(box: _Box, *, name: str) -> _Box:
+    return box.with_package(name, None)
+
+
+def _field(box: _Box, *, key: str, value: object) -> _Box | None:
+    return _set(box, **{key: value})
+
+
+def _version_fact(box: _Box, *, key: str, value: str | None) -> _Box | None:
+    """The driver's, the driver's CUDA or torch's CUDA version (the last one puts a torch build in the facts)."""
+    return _set(box, torch=box.torch or key == "torch_cuda", **{key: value})
+
+
+def _env(box: _Box, *, name: str, value: str | None) -> _Box:
+    return box.with_env(name, value)
+
+
+def _script_field(box: _Box, *, key: str, value: object) -> _Box:
+    return box.with_script(**{key: value})
 
 
 def _set(box: _Box, **fields: Any) -> _Box | None:
