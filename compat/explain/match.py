@@ -94,7 +94,7 @@ class _Keys:
 
     patterns: tuple[str, ...]
     owner: tuple[tuple[str, int], ...]
-    """("pattern", signature index) | ("context", signature index) | ("event", Event index)."""
+    """("pattern" | "context" | "frames", signature index) | ("event", Event index)."""
 
 
 def _keys(signatures: tuple[Signature, ...]) -> _Keys:
@@ -107,6 +107,9 @@ def _keys(signatures: tuple[Signature, ...]) -> _Keys:
         for c in sig.context:
             patterns.append(c)
             owner.append(("context", si))
+        for f in sig.frame_patterns:
+            patterns.append(f)
+            owner.append(("frames", si))
     for ei, ev in enumerate(_EVENTS):
         patterns.append(ev.value)
         owner.append(("event", ei))
@@ -183,6 +186,7 @@ def read_log(
     scanner = _scanner(keys, engine, store)
     acc: dict[int, _Acc] = {}
     context_seen: set[int] = set()
+    frames_seen: set[int] = set()
     # Budgets of lines per pattern: structural lines are worth more of them than catalog lines
     # (a log may repeat a warning's traceback many times before the one that matters).
     caps = [EVENT_CAP if kind == "event" else LINE_CAP for kind, _ in keys.owner]
@@ -207,6 +211,8 @@ def read_log(
                 queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
             elif kind == "context":
                 context_seen.add(index)
+            elif kind == "frames":
+                frames_seen.add(index)
             else:
                 _record(acc, index, hit.line_number, hit.text)
         while queue and not queue[0].waiting:
@@ -220,9 +226,11 @@ def read_log(
     for si in context_seen & set(acc):
         acc[si].context = True
     drafts = builder.drafts()
-    _match_wrapped(drafts, signatures, acc, context_seen)
+    _match_wrapped(drafts, signatures, acc, context_seen, frames_seen)
     for si in [si for si in acc if signatures[si].context_required and si not in context_seen]:
         del acc[si]  # required context absent: the signature does not fire
+    for si in [si for si in acc if not _library_shown(signatures[si], acc[si], si in frames_seen)]:
+        del acc[si]  # the message alone, raised where none of the library's code ran: user code's, not the library's
     return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,
                    errors_dropped=builder.dropped)
 
@@ -261,7 +269,16 @@ def _record(acc: dict[int, _Acc], si: int, number: int, text: str) -> None:
         a.lines[key] = MatchedLine(number=number, text=clean(text)[:MAX_SHOWN], count=1)
 
 
-def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], acc: dict[int, _Acc], context_seen: set[int]) -> None:
+def _library_shown(sig: Signature, a: _Acc, frames_seen: bool) -> bool:
+    """Whether the log shows a library of `sig.frames`: one of its frames anywhere, or its name in a matched line."""
+    if not sig.frames or frames_seen:
+        return True
+    names = re.compile("|".join(rf"\b{name}\b" for name in sig.frames), re.IGNORECASE)
+    return any(names.search(line.text) for line in a.lines.values())
+
+
+def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], acc: dict[int, _Acc], context_seen: set[int],
+                   frames_seen: set[int]) -> None:
     """A message wrapped over several lines matched nowhere line by line: try each error's
     message lines joined back (word wrap and terminal wrap)."""
     compiled: dict[int, list[re.Pattern[str]]] = {}
@@ -280,6 +297,8 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
                     for c in sig.context:
                         if re.search(c, "\n".join(d.lines)):
                             context_seen.add(si)
+                    if any(re.search(f, "\n".join(d.lines), re.ASCII) for f in sig.frame_patterns):
+                        frames_seen.add(si)
                 # The fewest lines that match: what follows the wrapped line is another message.
                 texts = next((t for t in (joined([head, *parts[1:k]]) for k in range(2, len(parts) + 1))
                               if any(rx.search(x) for rx in rxs for x in t)), None)
@@ -298,8 +317,8 @@ def _scanner(keys: _Keys, engine: Engine | None, store: BlobStore | None) -> Sca
     key = (keys.patterns, engine)
     scanner = _SCANNERS.get(key)
     if scanner is None:
-        # A context pattern only has to be seen once: it never needs a report per line.
-        once = [k for k, (kind, _) in enumerate(keys.owner) if kind == "context"]
+        # A context or frame pattern only has to be seen once: it never needs a report per line.
+        once = [k for k, (kind, _) in enumerate(keys.owner) if kind in ("context", "frames")]
         scanner = _SCANNERS[key] = make_scanner(keys.patterns, engine, once, store)
     return scanner
 

@@ -44,9 +44,8 @@ def catalog_findings(facts: Facts, matrix: Matrix, *, reported_missing: frozense
     An entry about an absent package that the missing-dependency finding already names is left
     out: one finding per problem, and that one has the install command.
     """
-    empty = When()
     for sig in matrix.signatures:
-        if not sig.doctor or sig.when == empty or sig.id in checks.OWNED_IDS:
+        if not decided_by_when(sig):
             continue
         if sig.when.absent and set(sig.when.absent) <= reported_missing:
             continue
@@ -67,6 +66,13 @@ def catalog_findings(facts: Facts, matrix: Matrix, *, reported_missing: frozense
             refs=sig.refs,
             consequence=sig.consequence or Consequence.of_severity(sig.severity),
         )
+
+
+def decided_by_when(sig: Signature) -> bool:
+    """Whether doctor decides the entry from its `when` clause alone: `doctor = false` marks conditions too broad to
+    warn about, an empty clause would warn everywhere, and an entry a built-in check owns is decided by that check,
+    which knows more than the clause states (the GPU table, torch's architecture list)."""
+    return sig.doctor and sig.when != When() and sig.id not in checks.OWNED_IDS
 
 
 def vetoes(sig: Signature, *, risks: bool = True) -> bool:

@@ -72,16 +72,38 @@ class Signature:
     than max_model_len, batch arithmetic): explain's verdict is `known-usage`, not an environment failure."""
     recognises: tuple[Recognition, ...] = ()
     """The kinds of failure it recognises (`recognises = ["abi-undefined-symbol"]`): how checks find it."""
+    frames: tuple[str, ...] = ()
+    """Import names of the libraries whose failure it is (`frames = ["trl"]`): it fires only when the log shows a
+    frame or module path of one of them, or the matched line names one. A message user code could raise too
+    (`'DataParallel' object has no attribute 'config'`) is then not taken for the library's failure."""
+
+    few_lines: str = ""
+    """Why its saved log holds fewer than three real lines (the one public thread that shows the message, a line
+    printed once per run); empty where three are saved."""
+
+    @property
+    def frame_patterns(self) -> tuple[str, ...]:
+        """Regexes of a frame or module path of each library in `frames` (`/trl/`, `trl.trainer`)."""
+        return tuple(frame_pattern(name) for name in self.frames)
 
     def recognises_for(self, kind: Recognition, package: str) -> bool:
         """Whether it recognises `kind` of failure of `package` (one its `when` names)."""
         return kind in self.recognises and package in dict(self.when.packages)
 
 
+_IMPORT_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def frame_pattern(name: str) -> str:
+    """A path segment or dotted module of the import name `name`: a traceback frame, a logger's name, an import."""
+    return rf"(?:[/\\]|\b){name}(?:[/\\]|\.[A-Za-z_])"
+
+
 _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(==[\w.+-]+)?)$")
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
-    "context", "generic", "consequence", "context_required", "recognises", "usage",
+    "context", "generic", "consequence", "context_required", "recognises", "usage", "frames",
+    "few_lines",
 )
 
 
@@ -167,7 +189,26 @@ def parse_signature(t: Table, area: str) -> Signature:
         context_required=context_required,
         usage=t.bool("usage", False),
         recognises=recognises,
+        frames=_frames(t, patterns),
+        few_lines=_few_lines(t, patterns),
     )
+
+
+def _frames(t: Table, patterns: tuple[str, ...]) -> tuple[str, ...]:
+    frames = t.strs("frames", ())
+    for i, name in enumerate(frames):
+        if not _IMPORT_NAME.match(name):
+            t.fail(f"frames[{i}]", f"{name!r} is not an import name (lowercase, as in `import {name.lower().replace('-', '_')}`)")
+    if frames and not patterns:
+        t.fail("frames", "needs `patterns`: it says which log lines are the library's")
+    return frames
+
+
+def _few_lines(t: Table, patterns: tuple[str, ...]) -> str:
+    reason = t.str("few_lines", None) or ""
+    if reason and not patterns:
+        t.fail("few_lines", "an entry without patterns has no log lines to count")
+    return reason
 
 
 def _recognitions(t: Table, when: When) -> tuple[Recognition, ...]:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from compat import api
+from compat.judge.diagnose import decided_by_when
+from compat.matrix import load_matrix
 from compat.model.curation import Validation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +64,11 @@ def test_site_page_count_is_what_the_site_writes(tmp_path: Path) -> None:
     written = api.matrix_site(api.SiteRequest(out=tmp_path / "public")).pages
     for page, m in claims:
         assert int(m.group(1)) == written, f"{page}: {m.group(0)!r}; `compat matrix site` writes {written}"
+
+
+def test_the_count_of_entries_doctor_decides_is_the_catalogs() -> None:
+    decided = sum(decided_by_when(sig) for sig in load_matrix().signatures)
+    claims = _claims(r"\b(\d+) entries doctor decides\b")
+    assert len(claims) >= 2  # doctor.md and explain.md state it
+    for page, m in claims:
+        assert int(m.group(1)) == decided, f"{page}: {m.group(0)!r}; doctor decides {decided} entries from their `when`"

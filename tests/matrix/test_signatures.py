@@ -74,7 +74,7 @@ def test_every_pattern_has_a_prefilter_literal():
 def test_every_pattern_compiles_on_the_automaton_engine():
     hyperscan = pytest.importorskip("hyperscan")
     for s in SIGS:
-        for p in (*s.patterns, *s.context):
+        for p in (*s.patterns, *s.context, *s.frame_patterns):
             hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(expressions=[p.encode()], ids=[0], flags=[hyperscan.HS_FLAG_MULTILINE])
 
 
@@ -82,7 +82,7 @@ def test_every_pattern_is_rewritten_for_coloured_logs_and_the_set_compiles():
     hyperscan = pytest.importorskip("hyperscan")
     from compat.explain.colour import tolerant
 
-    rewritten = [tolerant(p) for s in SIGS for p in (*s.patterns, *s.context)]
+    rewritten = [tolerant(p) for s in SIGS for p in (*s.patterns, *s.context, *s.frame_patterns)]
     assert None not in rewritten  # else every coloured block would be stripped first: slow
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=[r.encode() for r in rewritten], ids=list(range(len(rewritten))),

@@ -1,0 +1,106 @@
+"""An entry about one library's failure (`frames = ["trl"]`) fires only where the log shows that library:
+its saved real log (which comes with the library's frames) still matches, and the same message raised
+from user code alone does not."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from compat.errors import MatrixError
+from compat.explain.match import explain
+from compat.matrix import load_matrix
+from compat.matrix._toml import Table
+from compat.matrix.signatures import Signature, frame_pattern, load_signatures
+from tests.support.paths import LOGS
+
+MATRIX = load_matrix()
+LIBRARY_ENTRIES = [s for s in MATRIX.signatures if s.frames]
+
+USER_FRAMES = """Traceback (most recent call last):
+  File "/home/user/train.py", line 41, in <module>
+    main()
+  File "/home/user/train.py", line 37, in main
+    check(batch)
+  File "/home/user/mylib/checks.py", line 12, in check
+    raise_it()
+"""
+
+
+def _message_lines(sig: Signature) -> list[str]:
+    lines = (LOGS / f"{sig.id}.log").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if any(re.search(p, line, re.ASCII) for p in sig.patterns)]
+
+
+def _names_library(sig: Signature, line: str) -> bool:
+    return any(re.search(rf"\b{name}\b", line, re.IGNORECASE) for name in sig.frames)
+
+
+def _ids(text: str) -> list[str]:
+    return [m.signature.id for m in explain([text], MATRIX).matches]
+
+
+def test_generic_messages_of_a_library_declare_it() -> None:
+    """The entries whose message user code could raise too say whose failure it is (the list may only grow)."""
+    assert {"online-dpo-dataparallel-config", "grpo-fsdp-ref-model-on-cpu", "grpo-fsdp2-ref-model-fsdp1-wrapper",
+            "transformers-tokenizer-class-unknown", "peft-target-modules-not-found"} <= {s.id for s in LIBRARY_ENTRIES}
+
+
+@pytest.mark.parametrize("sig", LIBRARY_ENTRIES, ids=lambda s: s.id)
+def test_the_saved_real_log_shows_the_library_and_matches(sig: Signature) -> None:
+    text = (LOGS / f"{sig.id}.log").read_text(encoding="utf-8")
+    assert any(re.search(p, text, re.ASCII) for p in sig.frame_patterns), f"{sig.id}: its real log has no frame of {sig.frames}"
+    assert sig.id in _ids(text)
+
+
+@pytest.mark.parametrize("sig", LIBRARY_ENTRIES, ids=lambda s: s.id)
+def test_the_bare_message_in_a_user_only_traceback_does_not_match(sig: Signature) -> None:
+    lines = _message_lines(sig)
+    assert lines, f"{sig.id}: no line of its real log matches its patterns"
+    for line in lines:
+        user_only = USER_FRAMES + line + "\n"
+        assert (sig.id in _ids(user_only)) is _names_library(sig, line), line
+
+
+def test_a_matched_line_that_names_the_library_is_enough() -> None:
+    sig = next(s for s in LIBRARY_ENTRIES if s.id == "online-dpo-dataparallel-config")
+    line = "AttributeError: 'DataParallel' object has no attribute 'config'"
+    assert sig.id not in _ids(USER_FRAMES + line + "\n")
+    assert sig.id in _ids(USER_FRAMES + line + " (raised in trl's OnlineDPOTrainer)\n")
+    log = USER_FRAMES + '  File "/venv/lib/python3.11/site-packages/trl/trainer/online_dpo_trainer.py", line 452\n' + line
+    assert sig.id in _ids(log)
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ('  File "/venv/lib/python3.11/site-packages/vllm/engine/llm_engine.py", line 3', True),
+    ("INFO 05-01 12:00:00 vllm.worker.worker: loading", True),
+    (r'  File "C:\venv\Lib\site-packages\vllm\utils.py", line 3', True),
+    ('  File "/home/user/myvllm/run.py", line 3', False),
+    ("vllm_config = load()", False),
+])
+def test_a_frame_is_a_path_segment_or_a_dotted_module(text: str, shown: bool) -> None:
+    assert bool(re.search(frame_pattern("vllm"), text, re.ASCII)) is shown
+
+
+def _table(entry: dict) -> list[tuple[Table, str]]:
+    return [(Table({"signature": [entry]}, file="matrix/signatures/x.toml", path=""), "x")]
+
+
+GOOD = {
+    "id": "x-fails", "title": "X fails", "severity": "error", "patterns": ["X failed at \\d+"],
+    "when": {"packages": {"trl": "<0.1"}}, "cause": "because", "fix": {"requires": ["trl>=0.1"]},
+    "refs": ["huggingface/trl#1"],
+}
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"frames": ["flash-attn"]}, r"signature\[0\]\.frames\[0\]: 'flash-attn' is not an import name"),
+    ({"frames": "trl"}, r"signature\[0\]\.frames: expected a list of strings"),
+    ({"frames": ["trl"], "patterns": [], "doctor": True}, r"signature\[0\]\.frames: needs `patterns`"),
+])
+def test_a_bad_frames_list_is_refused_with_file_and_key(change: dict, message: str) -> None:
+    with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: " + message):
+        load_signatures(_table({**GOOD, **change}))
+    (sig,) = load_signatures(_table({**GOOD, "frames": ["trl"]}))
+    assert sig.frames == ("trl",) and sig.frame_patterns == (frame_pattern("trl"),)
