@@ -32,7 +32,7 @@ def install() -> None:
     typer_build = core.build_runtime_param
 
     @dataclass(frozen=True)
-    class _Deferred(_coercion.RuntimeParam):  # type: ignore[misc,name-defined]
+    class _Deferred(_coercion.RuntimeParam):
         descriptor: Any = None
         built: list[Any] = field(default_factory=list)  # typer's own RuntimeParam, built when first needed
 
