@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import CompatError
@@ -38,6 +37,8 @@ from compat.timeline.links import ApiSource
 from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
     from compat.matrix import Matrix
 
 MAX_LINES_PER_MATCH = 5
@@ -468,6 +469,8 @@ def _rank(sig: Signature, a: _Acc, facts: Facts | None, matrix: Matrix) -> Match
 def tailor_fix(sig: Signature, facts: Facts, matrix: Matrix | None = None) -> list[str]:
     """The fix's requirements compared with what is installed, and what a pinned fix would
     pull in ("vllm 0.7.2 requires torch==2.5.1; you have torch 2.5.1")."""
+    from packaging.requirements import Requirement  # only a ranked match with a fix needs it
+
     notes: list[str] = []
     for text in sig.fix.requires:
         req = Requirement(text)
