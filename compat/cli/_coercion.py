@@ -74,5 +74,7 @@ def _plain(descriptor: Any, value: Any, param: Any, ctx: Any, types: Any) -> Any
         raise _NotPlain
     if isinstance(annotation, type) and issubclass(annotation, Path) and types.routes_to_path(annotation, info):
         path_type = info.path_type if info.path_type is not None else annotation
+        if path_type is Path and isinstance(value, str) and value:
+            value = Path(value)  # what pydantic's TypeAdapter(Path), which typer asks here, makes of a string
         return types.coerce_cli_path(value, info, path_type=path_type, param=param, ctx=ctx)
     raise _NotPlain

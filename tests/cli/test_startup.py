@@ -61,3 +61,17 @@ def test_explain_on_a_pasted_log_imports_nothing_it_does_not_use(tmp_path):
 def test_the_check_would_see_a_forbidden_import():
     assert _forbidden(["pydantic.main", "compat.resolve.provider", "compat.explain", "pydantic_settings"]) == [
         "pydantic.main", "compat.resolve.provider"]
+
+
+def test_doctor_on_a_requirements_file_coerces_its_options_without_pydantic(tmp_path):
+    # typer's pydantic adapters are for the values compat.cli._coercion leaves to typer; a path and a format are not
+    from bench.startup import requirements
+
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text(requirements())
+    modules, code = _modules(tmp_path, "doctor", "-r", str(reqs), "--format", "json")
+    assert code in (0, 1)  # a verdict, not a usage error or a bug
+    assert "compat.judge.diagnose" in modules
+    assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
+    missing, code = _modules(tmp_path, "doctor", "-r", str(tmp_path / "absent.txt"))
+    assert code == 2  # typer's own answer to a path that does not exist still comes
