@@ -73,5 +73,5 @@ def test_doctor_on_a_requirements_file_coerces_its_options_without_pydantic(tmp_
     assert code in (0, 1)  # a verdict, not a usage error or a bug
     assert "compat.judge.diagnose" in modules
     assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
-    missing, code = _modules(tmp_path, "doctor", "-r", str(tmp_path / "absent.txt"))
+    _, code = _modules(tmp_path, "doctor", "-r", str(tmp_path / "absent.txt"))
     assert code == 2  # typer's own answer to a path that does not exist still comes
