@@ -29,44 +29,102 @@ request and result records, `environment.py` which environment is judged (config
 fleet, `stack.py` smoke, `curation.py` the matrix commands.
 """
 
-from compat.api.curation import (
-    matrix_api,
-    matrix_refresh,
-    matrix_refresh_api,
-    matrix_show,
-    matrix_site,
-    matrix_validate,
-)
-from compat.api.diagnosis import doctor
-from compat.api.environment import facts, read_config
-from compat.api.locking import lock, lock_full, lock_verify, plan
-from compat.api.logs import explain, log_size, read_log
-from compat.api.nodes import fleet, fleet_torch
-from compat.api.requests import (
-    ApiRefreshRequest,
-    ApiRequest,
-    Conflict,
-    DoctorRequest,
-    DoctorResult,
-    Environment,
-    ExplainRequest,
-    FactsRequest,
-    FleetRequest,
-    LockRequest,
-    PlanRequest,
-    RefreshRequest,
-    ShowRequest,
-    SiteRequest,
-    SiteResult,
-    SmokeRequest,
-    ValidateRequest,
-    VerifyRequest,
-)
-from compat.api.stack import smoke
-from compat.model.curation import Refreshed
-from compat.model.lock import FullLock, Installer, Lock, Plan
-from compat.sources.declared import Declared
-from compat.sources.settings import Settings, read_settings
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The names are imported when first used (PEP 562), so a command pays only for the modules it calls:
+# `compat explain` on a pasted log must not import the resolver, the site renderer or the fleet code.
+if TYPE_CHECKING:
+    from compat.api.curation import (
+        matrix_api,
+        matrix_refresh,
+        matrix_refresh_api,
+        matrix_show,
+        matrix_site,
+        matrix_validate,
+    )
+    from compat.api.diagnosis import doctor
+    from compat.api.environment import facts, read_config
+    from compat.api.locking import lock, lock_full, lock_verify, plan
+    from compat.api.logs import explain, log_size, read_log
+    from compat.api.nodes import fleet, fleet_torch
+    from compat.api.requests import (
+        ApiRefreshRequest,
+        ApiRequest,
+        Conflict,
+        DoctorRequest,
+        DoctorResult,
+        Environment,
+        ExplainRequest,
+        FactsRequest,
+        FleetRequest,
+        LockRequest,
+        PlanRequest,
+        RefreshRequest,
+        ShowRequest,
+        SiteRequest,
+        SiteResult,
+        SmokeRequest,
+        ValidateRequest,
+        VerifyRequest,
+    )
+    from compat.api.stack import smoke
+    from compat.model.curation import Refreshed
+    from compat.model.lock import FullLock, Installer, Lock, Plan
+    from compat.sources.declared import Declared
+    from compat.sources.settings import Settings, read_settings
+
+_HOMES = {
+    "ApiRefreshRequest": "compat.api.requests",
+    "ApiRequest": "compat.api.requests",
+    "Conflict": "compat.api.requests",
+    "Declared": "compat.sources.declared",
+    "DoctorRequest": "compat.api.requests",
+    "DoctorResult": "compat.api.requests",
+    "Environment": "compat.api.requests",
+    "ExplainRequest": "compat.api.requests",
+    "FactsRequest": "compat.api.requests",
+    "FleetRequest": "compat.api.requests",
+    "FullLock": "compat.model.lock",
+    "Installer": "compat.model.lock",
+    "Lock": "compat.model.lock",
+    "LockRequest": "compat.api.requests",
+    "Plan": "compat.model.lock",
+    "PlanRequest": "compat.api.requests",
+    "RefreshRequest": "compat.api.requests",
+    "Refreshed": "compat.model.curation",
+    "Settings": "compat.sources.settings",
+    "ShowRequest": "compat.api.requests",
+    "SiteRequest": "compat.api.requests",
+    "SiteResult": "compat.api.requests",
+    "SmokeRequest": "compat.api.requests",
+    "ValidateRequest": "compat.api.requests",
+    "VerifyRequest": "compat.api.requests",
+    "doctor": "compat.api.diagnosis",
+    "explain": "compat.api.logs",
+    "facts": "compat.api.environment",
+    "fleet": "compat.api.nodes",
+    "fleet_torch": "compat.api.nodes",
+    "lock": "compat.api.locking",
+    "lock_full": "compat.api.locking",
+    "lock_verify": "compat.api.locking",
+    "log_size": "compat.api.logs",
+    "matrix_api": "compat.api.curation",
+    "matrix_refresh": "compat.api.curation",
+    "matrix_refresh_api": "compat.api.curation",
+    "matrix_show": "compat.api.curation",
+    "matrix_site": "compat.api.curation",
+    "matrix_validate": "compat.api.curation",
+    "plan": "compat.api.locking",
+    "read_config": "compat.api.environment",
+    "read_log": "compat.api.logs",
+    "read_settings": "compat.sources.settings",
+    "smoke": "compat.api.stack",
+}
+"""Where each public name lives: the module imported the first time the name is asked for."""
+
 
 __all__ = [
     "ApiRefreshRequest",
@@ -116,3 +174,16 @@ __all__ = [
     "smoke",
 ]
 
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'compat.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # asked once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

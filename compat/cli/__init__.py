@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from compat import __version__
+from compat.cli import _coercion
 from compat.cli.exit_codes import ExitCode
 from compat.errors import CompatError
 
@@ -26,6 +27,7 @@ def _plain_argument_help() -> None:
 
 
 _plain_argument_help()
+_coercion.install()  # strings, paths and choices coerced without importing pydantic (see compat.cli._coercion)
 
 app = typer.Typer(
     name="compat",

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from compat.errors import CompatError
@@ -25,7 +24,7 @@ from compat.explain.drift import question
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.records import Explanation, Match, MatchedLine, RootError
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
-from compat.explain.scan import LINE_CAP, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
+from compat.explain.scan import LINE_CAP, MAX_LINE, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
 from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues, decide
 from compat.explain.versions import check, stated_versions
 from compat.judge.conditions import Outcome, evaluate, in_spec
@@ -38,6 +37,8 @@ from compat.timeline.links import ApiSource
 from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
     from compat.matrix import Matrix
 
 MAX_LINES_PER_MATCH = 5
@@ -226,7 +227,7 @@ def read_log(
     for si in context_seen & set(acc):
         acc[si].context = True
     drafts = builder.drafts()
-    _match_wrapped(drafts, signatures, acc, context_seen, frames_seen)
+    _match_wrapped(drafts, signatures, acc, context_seen, frames_seen, scanner, keys)
     for si in [si for si in acc if signatures[si].context_required and si not in context_seen]:
         del acc[si]  # required context absent: the signature does not fire
     for si in [si for si in acc if not _library_shown(signatures[si], acc[si], si in frames_seen)]:
@@ -278,7 +279,7 @@ def _library_shown(sig: Signature, a: _Acc, frames_seen: bool) -> bool:
 
 
 def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], acc: dict[int, _Acc], context_seen: set[int],
-                   frames_seen: set[int]) -> None:
+                   frames_seen: set[int], scanner: Scanner | HyperscanScanner, keys: _Keys) -> None:
     """A message wrapped over several lines matched nowhere line by line: try each error's
     message lines joined back (word wrap and terminal wrap)."""
     compiled: dict[int, list[re.Pattern[str]]] = {}
@@ -288,24 +289,43 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
             if len(parts) < 2:
                 continue
             head = f"{raised.type}: {parts[0]}" if raised.type else parts[0]
+            candidates = [joined([head, *parts[1:k]]) for k in range(2, len(parts) + 1)]
+            possible = _possible(scanner, keys, [t for texts in candidates for t in texts])
             for si, sig in enumerate(signatures):
                 if si in acc and any(raised.line <= n <= raised.line + len(parts) for n, _ in acc[si].at):
                     continue
+                if possible is not None and si not in possible and si not in acc:
+                    continue  # none of its patterns matches any reading, and no other line of it needs its context
                 rxs = compiled.get(si)
                 if rxs is None:
-                    rxs = compiled[si] = [re.compile(p, re.ASCII) for p in sig.patterns]
+                    rxs = compiled[si] = []
                     for c in sig.context:
                         if re.search(c, "\n".join(d.lines)):
                             context_seen.add(si)
                     if any(re.search(f, "\n".join(d.lines), re.ASCII) for f in sig.frame_patterns):
                         frames_seen.add(si)
+                if possible is not None and si not in possible:
+                    continue  # none of its patterns matches any reading: nothing to compile
+                if not rxs:
+                    rxs.extend(re.compile(p, re.ASCII) for p in sig.patterns)
                 # The fewest lines that match: what follows the wrapped line is another message.
-                texts = next((t for t in (joined([head, *parts[1:k]]) for k in range(2, len(parts) + 1))
-                              if any(rx.search(x) for rx in rxs for x in t)), None)
+                texts = next((t for t in candidates if any(rx.search(x) for rx in rxs for x in t)), None)
                 if texts is not None:
                     _record(acc, si, raised.line, texts[0])
                     acc[si].at[-1] = (raised.line, d.stream)
                     acc[si].context = si in context_seen
+
+
+def _possible(scanner: Scanner | HyperscanScanner, keys: _Keys, texts: list[str]) -> set[int] | None:
+    """The signatures with a pattern that matches one of `texts`, found by the log's own scanner (which compiles
+    only the patterns its automaton or literals point at); None when the scanner would not read a text whole."""
+    if any(len(t) * 4 >= MAX_LINE // 2 or "\x1b" in t for t in texts):
+        # the scanner reads a window around each hit and removes colours: every pattern reads such a text itself
+        return None
+    # A budget no text can spend: a spent key would make the automaton build another database without it.
+    caps = [max(LINE_CAP, len(texts) + 1)] * len(keys.owner)
+    hits, _ = scanner.scan("\n".join(texts), 1, caps)
+    return {keys.owner[hit.key][1] for hit in hits if keys.owner[hit.key][0] == "pattern"}
 
 
 _SCANNERS: dict[tuple[tuple[str, ...], Engine | None], Scanner | HyperscanScanner] = {}
@@ -469,6 +489,8 @@ def _rank(sig: Signature, a: _Acc, facts: Facts | None, matrix: Matrix) -> Match
 def tailor_fix(sig: Signature, facts: Facts, matrix: Matrix | None = None) -> list[str]:
     """The fix's requirements compared with what is installed, and what a pinned fix would
     pull in ("vllm 0.7.2 requires torch==2.5.1; you have torch 2.5.1")."""
+    from packaging.requirements import Requirement  # only a ranked match with a fix needs it
+
     notes: list[str] = []
     for text in sig.fix.requires:
         req = Requirement(text)

@@ -9,10 +9,8 @@ from __future__ import annotations
 import builtins
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
-from packaging.markers import InvalidMarker, Marker
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -20,10 +18,12 @@ from compat.errors import MatrixError
 from compat.regular_file import MIB, read_regular
 from compat.version_text import short
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
+# The TOML parser and packaging's marker and requirement grammars are imported where a file is parsed: a
+# compiled matrix (compat.matrix.compiled) is read back without them on every warm start.
 
 _MISSING: Any = object()
 D = TypeVar("D")
@@ -38,6 +38,11 @@ def read_toml(path: Path, *, label: str | None = None) -> Table:
         raw = read_regular(path, limit=MAX_BYTES)
     except OSError as exc:
         raise MatrixError(name, "", f"cannot read: {exc.strerror or exc}") from exc
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -205,6 +210,8 @@ class Table:
     @overload
     def marker(self, key: builtins.str, default: D) -> Marker | D: ...
     def marker(self, key: builtins.str, default: object = _MISSING) -> object:
+        from packaging.markers import InvalidMarker, Marker
+
         text = self.str(key, default)
         if text is default or not isinstance(text, str):
             return default
@@ -220,6 +227,8 @@ class Table:
     @overload
     def requirements(self, key: builtins.str, default: D) -> tuple[Requirement, ...] | D: ...
     def requirements(self, key: builtins.str, default: object = _MISSING) -> object:
+        from packaging.requirements import InvalidRequirement, Requirement
+
         texts = self.strs(key, default)
         if texts is default or not isinstance(texts, tuple):
             return default

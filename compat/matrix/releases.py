@@ -32,8 +32,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -42,6 +42,9 @@ from compat.atomic import write_atomic
 from compat.errors import MatrixError
 from compat.matrix._toml import Table, read_toml
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 TRACKED: tuple[str, ...] = (
     "accelerate",
@@ -105,6 +108,8 @@ class Release:
         """
         if self.requires_text is None:
             return None
+        from packaging.requirements import InvalidRequirement, Requirement  # a compiled matrix loads without it
+
         out = []
         for i, text in enumerate(self.requires_text):
             req = _PARSED.get(text)
@@ -387,6 +392,8 @@ def _array(items: Iterable[str], indent: str = "") -> str:
 def release_requires_text(release: Release) -> list[str] | None:
     if release.requires is None:
         return None
+    from packaging.requirements import Requirement
+
     return sorted({str(r) for r in release.requires}, key=lambda s: (canonicalize_name(Requirement(s).name), s))
 
 

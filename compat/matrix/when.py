@@ -7,12 +7,15 @@ closed sets. No eval, no expression language.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
 from compat.matrix._toml import Table, parse_specifier
 from compat.model.facts import Launcher, canonical
+
+if TYPE_CHECKING:
+    from packaging.markers import Marker  # parsed by Table.marker; a compiled matrix is read back without it
 
 
 @dataclass(frozen=True, kw_only=True)

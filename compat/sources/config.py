@@ -16,11 +16,6 @@ from compat.errors import UsageError
 from compat.model.config import Config, Ignore
 from compat.model.findings import Severity
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 _KEYS = {"gpus", "driver", "launcher", "fail-on", "strict", "ignore", "report-url"}
 _IGNORE_KEYS = {"id", "reason", "until"}
 
@@ -54,6 +49,11 @@ def load_config(path: Path) -> Config:
 
 
 def _parse(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: most commands run where no config file is found
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

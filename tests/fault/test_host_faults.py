@@ -201,3 +201,27 @@ def test_lying_nvidia_smi_output_is_a_value_error_at_worst(text):
             parse(text)
         except ValueError:
             pass
+
+
+def test_without_nvmls_library_the_child_is_not_started_and_says_the_same(tmp_path, monkeypatch):
+    from compat.sources.probe.nvidia import NVML_LIBRARY, NVML_LIBRARY_NOT_FOUND, nvml_library_absent
+
+    cache = tmp_path / "ld.so.cache"
+    cache.write_bytes(b"glibc-ld.so.cache1.1\0libc.so.6\0")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    assert nvml_library_absent(cache=cache, search=(str(lib),), environ={})
+    assert not nvml_library_absent(cache=cache, search=(str(lib),), environ={"PYTHONPATH": str(tmp_path)})
+    assert not nvml_library_absent(cache=tmp_path / "missing", search=(str(lib),), environ={})
+    (lib / NVML_LIBRARY).write_bytes(b"")
+    assert not nvml_library_absent(cache=cache, search=(str(lib),), environ={})
+    cache.write_bytes(b"glibc-ld.so.cache1.1\0" + NVML_LIBRARY.encode() + b"\0")
+    assert not nvml_library_absent(cache=cache, search=(), environ={})
+    # On a host without the library the real child gives the reason the shortcut gives.
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    if not nvml_library_absent():
+        pytest.skip("NVML's library is installed here")
+    import sys
+
+    assert fetch_nvml(timeout=10, python=sys.executable) == (None, NVML_LIBRARY_NOT_FOUND)
+    assert fetch_nvml(timeout=10) == (None, NVML_LIBRARY_NOT_FOUND)

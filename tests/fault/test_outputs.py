@@ -160,7 +160,10 @@ def test_a_signal_to_compat_ends_its_probe_children(tmp_path, signum):
         "end_children_on_signals()\n"
         f"run(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 60'], timeout=60)\n"
     )
-    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)})
+    # The signal's default action, whatever the suite inherited: under nohup SIGHUP is ignored, and compat rightly
+    # leaves an ignored signal ignored (that run's compat would outlive the hangup, as nohup asks).
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
+                              preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while not (pidfile.exists() and pidfile.read_text().strip()):
         assert time.monotonic() < deadline and parent.poll() is None

@@ -98,9 +98,13 @@ def test_help_names_no_python_types(command):
     assert not re.search(r"<(str|int|float|bool|list\[[^>]*\]|path|[a-z]+ range)>", result.stdout), result.stdout
 
 
-def test_completion_is_enabled():
+def test_completion_is_enabled(monkeypatch):
     result = CliRunner().invoke(app, ["--help"])
     assert "--install-completion" in result.stdout and "--show-completion" in result.stdout
+    # typer detects the user's shell from the process's ancestors; a test run with no shell above it (nohup, a CI
+    # runner, an orphaned worker) detects none and exits 1. typer's own switch makes --show-completion take the
+    # shell as its value instead, so the script asked for does not depend on how the suite was started.
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
     shown = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="compat")
     assert "complete -o default -F _compat_completion compat" in shown.stdout
     # what the shell asks when the user types `compat doc<TAB>`

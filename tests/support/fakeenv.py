@@ -13,11 +13,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from compat.matrix import load_matrix
+from tests.support.matrix import shipped_matrix
 
 
 def requires_of(name: str, version: str) -> list[str]:
-    releases = load_matrix().releases.get(name)
+    releases = shipped_matrix().releases.get(name)
     if releases is None:
         return []
     base = Version(version.split("+")[0])

@@ -337,12 +337,51 @@ nvml_child_main()
 """
 
 
+NVML_LIBRARY_NOT_FOUND = "NVML: NVML Shared Library Not Found"
+"""The NVML child's reason when pynvml cannot load the driver library (pynvml's text for NVML_ERROR_LIBRARY_NOT_FOUND)."""
+
+NVML_LIBRARY = "libnvidia-ml.so.1"
+"""The name pynvml asks the dynamic loader for on Linux."""
+
+
+def nvml_library_absent(
+    *, cache: Path = Path("/etc/ld.so.cache"), search: tuple[str, ...] | None = None, environ: dict[str, str] | None = None,
+) -> bool:
+    """Whether the dynamic loader certainly cannot find NVML's library here, so the NVML child would only report
+    NVML_LIBRARY_NOT_FOUND: no file of that name where the loader looks (LD_LIBRARY_PATH, the interpreter's own
+    lib directories, the default directories and their per-architecture subdirectories) and no mention of it in
+    the loader's cache. Any doubt (another system, an unreadable cache, a PYTHONPATH that may hold another pynvml)
+    is False: the child is asked."""
+    import glob
+    import os
+
+    if not sys.platform.startswith("linux"):
+        return False
+    env = os.environ if environ is None else environ
+    if env.get("PYTHONPATH"):
+        return False
+    try:
+        if NVML_LIBRARY.encode() in cache.read_bytes():
+            return False
+    except OSError:
+        return False
+    if search is None:
+        search = (
+            *[d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d],
+            os.path.join(sys.prefix, "lib"), os.path.join(sys.base_prefix, "lib"),
+            "/lib", "/usr/lib", "/lib64", "/usr/lib64", "/lib/*", "/usr/lib/*", "/usr/local/lib", "/usr/local/nvidia/lib*",
+        )
+    return not any(glob.glob(os.path.join(glob.escape(d) if "*" not in d else d, NVML_LIBRARY)) for d in search)
+
+
 def fetch_nvml(*, timeout: float, python: str | None = None) -> tuple[Hardware | None, str]:
     """Hardware facts from NVML, asked in a child process; (None, why) when NVML gave none.
 
     A blocking init is killed at `timeout`, a crash (SIGSEGV in the driver library) ends only
     the child, and a report that does not decode into Hardware is refused: each is a reason.
     """
+    if python is None and nvml_library_absent():
+        return None, NVML_LIBRARY_NOT_FOUND  # the child's answer on such a host, without starting it
     root = str(Path(__file__).resolve().parents[3])
     result = run([python or sys.executable, "-c", _NVML_CHILD.format(root=root)], timeout=timeout)
     return parse_nvml_report(result)
