@@ -36,6 +36,10 @@ _ON_DEMAND: tuple[tuple[str, str], ...] = (
     ("vllm.transformers_utils.processors.", "loaded only for the model that uses that processor"),
     # transformers' _LazyModule imports a model's module on first use of one of its classes.
     ("transformers.models.", "loaded only when that model is used"),
+    # Liger's ORPO trainer: only its own package (liger_kernel/transformers/trainer/__init__.py) imports it, and no
+    # module of liger-kernel 0.1.0 - 0.8.x, trl or transformers imports that package (liger_kernel.transformers'
+    # __getattr__ loads auto_model and monkey_patch alone): `import liger_kernel` never loads trl.
+    ("liger_kernel.transformers.trainer.", "loaded only when LigerORPOTrainer is imported"),
 )
 
 

@@ -119,3 +119,27 @@ def test_names_only_newer_providers_have_are_no_finding_and_no_veto():
     # A removed name is still the evidence: trl 0.7.10's top_k_top_p_filtering.
     (removed,) = broken_links(source, "trl", "0.7.10", "transformers", "4.39.0", frozenset({ImportKind.TOP_LEVEL}))
     assert removed.breaks_import and not removed.added_later
+
+
+def test_liger_orpo_trainer_link_is_feature_only_for_lock_and_doctor_alike():
+    # liger_kernel/transformers/trainer/orpo_trainer.py imports ORPOTrainer from trl.trainer at its top, but only
+    # liger_kernel.transformers.trainer imports that module and nothing imports the package: `import liger_kernel`
+    # and trl's own liger paths (chunked_loss, AutoLigerKernelForCausalLM) never load it. trl 0.29 removed ORPOTrainer.
+    from compat.resolve.links import links_for
+    from compat.timeline.links import on_demand
+
+    assert on_demand("liger_kernel.transformers.trainer.orpo_trainer") is not None
+    assert on_demand("liger_kernel.transformers.monkey_patch") is None and on_demand("liger_kernel.chunked_loss.orpo_loss") is None
+    source = ApiSource()
+    for liger, trl in (("0.8.5", "1.16.0"), ("0.7.0", "1.2.0")):
+        links = broken_links(source, "liger-kernel", liger, "trl", trl)
+        assert not isinstance(links, Unknown)
+        (orpo,) = [x for x in links if x.key == "trl.trainer:ORPOTrainer"]
+        assert orpo.on_demand is not None and not orpo.breaks_import
+        assert links_for(None).broken("liger-kernel", liger, "trl", trl) is None  # the lock accepts the pair
+        facts = _facts({"liger-kernel": liger, "trl": trl})
+        assert [f for f in check_import_links(facts, load_matrix()) if "ORPOTrainer" in f.title] == []  # doctor too
+        (listed,) = [f for f in check_import_links(facts, load_matrix(), feature_links=True) if "ORPOTrainer" in f.title]
+        assert (listed.id, listed.severity) == (GUARDED, Severity.INFO)
+    # With trl 0.28.0 the name is there: no link at all.
+    assert [x for x in broken_links(source, "liger-kernel", "0.8.5", "trl", "0.28.0") if x.key == "trl.trainer:ORPOTrainer"] == []
