@@ -169,11 +169,19 @@ def search(state: State, s: Search) -> Found:
 
 
 def still_matching(mapping: Resolved, facts: Facts, matrix: Matrix) -> tuple[LockNote, ...]:
-    """Known failures with a version fix that the set still meets (every way out of them failed to resolve)."""
+    """Known failures the set still meets: those with a version fix that every way out failed to resolve (a pinned
+    target holds the set on them), and those doctor reports as a warning or an error that no version fix clears (the
+    hardware makes them true: vLLM's bfloat16 on a V100). The lock states each, so the gate's finding is never news."""
     installed = facts_with(facts, mapping)
     out = []
     for sig in sorted(matrix.signatures, key=lambda s: s.id):
-        if sig.when.packages and sig.fix.requires and evaluate(_exposure(sig.when, facts), installed).matched:
+        if not sig.when.packages:
+            continue
+        if sig.fix.requires:
+            matched = evaluate(_exposure(sig.when, facts), installed).matched
+        else:  # judged as doctor judges it: a script condition the lock cannot see is not met
+            matched = vetoes(sig) and evaluate(sig.when, installed).matched
+        if matched:
             out.append(LockNote(kind=LockNoteKind.STILL_MATCHES, signature=sig.id, title=sig.title,
                                 advice=sig.fix.advice or None, requires=tuple(sig.fix.requires)))
     return tuple(out)
