@@ -143,3 +143,28 @@ def test_liger_orpo_trainer_link_is_feature_only_for_lock_and_doctor_alike():
         assert (listed.id, listed.severity) == (GUARDED, Severity.INFO)
     # With trl 0.28.0 the name is there: no link at all.
     assert [x for x in broken_links(source, "liger-kernel", "0.8.5", "trl", "0.28.0") if x.key == "trl.trainer:ORPOTrainer"] == []
+
+
+def test_what_a_provider_lacks_is_read_from_spans_as_resolves_answers_release_by_release():
+    # ApiSource.lacking answers from each key's spans over the index (_lacking_indexed); the release-by-release walk
+    # it replaced (resolves, and _missing's added_later) must give the same releases, for every import of a few pairs
+    # whose answers cover each branch: gone modules, torch's C names, names added later, fallbacks, private names.
+    from compat.timeline.links import _lacking_indexed, _missing, resolves
+
+    source = ApiSource()
+    checked = differ = 0
+    seen: dict[bool, int] = {False: 0, True: 0}
+    for importer, provider in (("accelerate", "transformers"), ("liger-kernel", "trl"), ("deepspeed", "torch"),
+                               ("peft", "transformers"), ("trl", "vllm")):
+        a, b = source.get(importer), source.get(provider)
+        edges = {(e.target, e.name, e.kind): e for r in a.releases[::4] for e in a.imports(r, provider)}
+        for edge in edges.values():
+            for breaking_only in (False, True):
+                walked = frozenset(r for r in b.releases if resolves(edge, b, r) is False
+                                   and not (breaking_only and _missing(edge, b, r, r)[3]))
+                checked += 1
+                seen[breaking_only] += len(walked)
+                differ += walked != _lacking_indexed(edge, b, breaking_only)
+                assert walked == _lacking_indexed(edge, b, breaking_only), (importer, edge, breaking_only)
+    assert checked > 200 and differ == 0
+    assert seen[False] > seen[True] > 0  # some releases lack a name, and some of those only lack one added later
