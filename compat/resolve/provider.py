@@ -84,6 +84,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._matches: dict[tuple[str, frozenset[Need]], _Matches] = {}
         self._deps: dict[tuple[str, Version, frozenset[str], TorchVariant | None], tuple[Need, ...]] = {}
         self._uploaded: dict[tuple[str, Version], str | None] = {}
+        self._evidence: dict[tuple[str, Version | None, tuple[tuple[str, Version], ...]], tuple[int, PinReason]] = {}
         self.links = links_for(getattr(matrix, "roots", None))
 
     # resolvelib interface -------------------------------------------------
@@ -270,17 +271,27 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             return found  # nothing to choose between: the requirements pinned it
         window = self._window(anchors)
         ranked = []
+        judged = tuple(sorted(anchors.items()))
         for cand in found:
-            shared, why = self._tested(name, cand, anchors)
-            why = why or self._contemporary(name, cand, anchors, window)
-            # A stack that ran more of the targets is better evidence than one that ran fewer.
-            rank = -shared if shared else 1 if why is not None else 2
-            if why is None:
-                first = sorted(anchors)[0]
-                why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
+            # The same release is ranked against the same anchors each time its asks change: judged once.
+            key = (name, cand.version, judged)
+            known = self._evidence.get(key)
+            if known is None:
+                known = self._evidence[key] = self._evidence_for(name, cand, anchors, window)
+            rank, why = known
             ranked.append((rank, dataclasses.replace(cand, evidence=why)))
         ranked.sort(key=lambda rc: rc[0])
         return [c for _, c in ranked]
+
+    def _evidence_for(self, name: str, cand: Candidate, anchors: Mapping[str, Version], window: str | None) -> tuple[int, PinReason]:
+        shared, why = self._tested(name, cand, anchors)
+        why = why or self._contemporary(name, cand, anchors, window)
+        # A stack that ran more of the targets is better evidence than one that ran fewer.
+        rank = -shared if shared else 1 if why is not None else 2
+        if why is None:
+            first = sorted(anchors)[0]
+            why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
+        return rank, why
 
     def _tested(self, name: str, cand: Candidate, anchors: Mapping[str, Version]) -> tuple[int, PinReason | None]:
         """How well a stack vouches for this release (the targets it ran with it at the same minor, then those at the
