@@ -46,11 +46,12 @@ def test_torch_2_10_cu129_with_flash_attn_says_which_wheel_is_missing():
 
 def test_a_2026_vllm_flash_attn_deepspeed_stack_locks_on_8xh100_r570():
     got = _lock(["vllm", "flash-attn", "deepspeed"], R570)
-    # R570 runs CUDA <= 12.8, so no CUDA 13 build: vLLM 0.30.0's +cu129 release asset (the newest vLLM with a CUDA 12
-    # build known) beside torch 2.13.0's cu126 build; flashinfer-python's wheels are pure Python and pair with it
+    # R570 runs CUDA <= 12.8, so no CUDA 13 build: vLLM 0.31.0's +cu129 release asset (the newest vLLM with a CUDA 12
+    # build known: 0.32.0's is not established, 0.33.0 has none) beside torch 2.13.0's cu126 build; flashinfer-python's
+    # wheels are pure Python and pair with it
     vllm = got.pin("vllm")
-    assert vllm.version == "0.30.0" and vllm.wheel == (
-        "https://github.com/vllm-project/vllm/releases/download/v0.30.0/vllm-0.30.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl")
+    assert vllm.version == "0.31.0" and vllm.wheel == (
+        "https://github.com/vllm-project/vllm/releases/download/v0.31.0/vllm-0.31.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl")
     assert got.pin("torch").full_version == "2.13.0+cu126"
     flash = got.pin("flash-attn")
     assert flash.version == "2.8.3" and flash.after_torch
