@@ -97,3 +97,41 @@ def test_a_lock_does_not_pair_transformers_5_6_with_a_peft_that_cannot_load_its_
     assert [n.signature for n in got.notes if n.kind is LockNoteKind.STILL_MATCHES] == ["transformers-load-adapter-needs-peft-019"]
     # a bare peft beside a new transformers takes a PEFT that loads its adapters
     assert Version(_lock(["peft", "transformers==5.10.2"], R580).pin("peft").version) >= Version("0.19.0")
+
+
+def test_the_lock_judges_every_pair_of_the_set_as_doctor_does():
+    # The provider checks a link between a requirement and its asker; the set as a whole is judged like doctor's
+    # installed set, so a package that imports one it does not declare is held to it too.
+    from compat.resolve.links import links_for
+
+    links = links_for(None)
+    broken = links.set_breaks({"trl": "0.7.10", "transformers": "4.39.0"})
+    assert broken is not None and broken.key == "transformers:top_k_top_p_filtering"
+    assert links.set_breaks({"liger-kernel": "0.8.5", "trl": "1.16.0"}) is None  # feature-only: LigerORPOTrainer
+
+
+def test_a_start_up_link_between_undeclared_packages_is_kept_off(monkeypatch):
+    # liger-kernel does not declare trl. Were its trl import a start-up one, the lock must not pair the two: a stand-in
+    # index that calls liger-kernel 0.8.5 with any trl >= 0.29 broken moves the lock off liger-kernel 0.8.5.
+    from compat.resolve.links import Links
+    from compat.timeline.links import ApiSource, broken_links
+    from compat.timeline.records import ImportKind
+
+    real = Links.set_breaks
+
+    def stand_in(self, pins):
+        if pins.get("liger-kernel") == "0.8.5" and Version(pins.get("trl", "0")) >= Version("0.29"):
+            (link,) = [x for x in broken_links(ApiSource(), "liger-kernel", "0.8.5", "trl", pins["trl"],
+                                               frozenset({ImportKind.TOP_LEVEL})) if x.key == "trl.trainer:ORPOTrainer"]
+            return link
+        return real(self, pins)
+
+    monkeypatch.setattr(Links, "set_breaks", stand_in)
+    got = resolve(["trl[vllm]>=0.14", "deepspeed", "peft", "liger-kernel"],
+                  make_facts(gpus=8, cc="9.0", driver=R580, python="3.12"), load_matrix())
+    liger, trl = got.pin("liger-kernel").version, got.pin("trl").version
+    assert not (liger == "0.8.5" and Version(trl) >= Version("0.29")), (liger, trl)
+    # with both pinned exactly there is no way around it: no set, and the conflict names the link
+    with pytest.raises(ResolutionError) as err:
+        resolve(["trl==1.16.0", "liger-kernel==0.8.5"], make_facts(gpus=8, cc="9.0", driver=R580, python="3.12"), load_matrix())
+    assert "ORPOTrainer" in render_conflict(["trl==1.16.0", "liger-kernel==0.8.5"], err.value)
