@@ -40,6 +40,10 @@ _ON_DEMAND: tuple[tuple[str, str], ...] = (
     # module of liger-kernel 0.1.0 - 0.8.x, trl or transformers imports that package (liger_kernel.transformers'
     # __getattr__ loads auto_model and monkey_patch alone): `import liger_kernel` never loads trl.
     ("liger_kernel.transformers.trainer.", "loaded only when LigerORPOTrainer is imported"),
+    # Liger's per-model forwards: only its monkey_patch imports them, which liger_kernel.transformers imports lazily
+    # from 0.5.7 (its __getattr__) and which trl and transformers load only with use_liger_kernel; the catalog's
+    # liger-transformers-mismatch judges a script that turns the patches on (NeMo-RL ran 0.5.8 with transformers 4.53).
+    ("liger_kernel.transformers.model.", "loaded only when Liger's patches for that model are applied"),
 )
 
 

@@ -108,6 +108,7 @@ def test_the_lock_judges_every_pair_of_the_set_as_doctor_does():
     broken = links.set_breaks({"trl": "0.7.10", "transformers": "4.39.0"})
     assert broken is not None and broken.key == "transformers:top_k_top_p_filtering"
     assert links.set_breaks({"liger-kernel": "0.8.5", "trl": "1.16.0"}) is None  # feature-only: LigerORPOTrainer
+    assert links.set_breaks({"liger-kernel": "0.5.8", "transformers": "4.53.3"}) is None  # NeMo-RL ran it: Liger's patches
 
 
 def test_a_start_up_link_between_undeclared_packages_is_kept_off(monkeypatch):
