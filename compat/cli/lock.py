@@ -117,6 +117,9 @@ def lock(
         typer.echo(render_conflict(result.targets, result.error), err=True, nl=False)
         raise typer.Exit(ExitCode.VERDICT)
     text = render("lock", opts.format, result)
+    from compat.report.lock import render_still_applies
+
+    typer.echo(render_still_applies(result.lock if isinstance(result, api.FullLock) else result), err=True, nl=False)
     if isinstance(result, api.FullLock) and result.text is None:
         typer.echo(f"compat: partial lock (--allow-partial): only the {len(result.lock.pins)} tracked pins, "
                    "unhashed; uv pip compile could not close the set", err=True)

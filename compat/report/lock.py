@@ -350,6 +350,13 @@ def _asks_text(asks: Sequence[Ask]) -> list[str]:
     return out
 
 
+def render_still_applies(lock: Lock) -> str:
+    """The known failures the written set still meets, one line each, for the terminal: doctor will report them on
+    this lock, and a person who reads only the terminal learns it when the lock is made, not from the gate."""
+    return "".join(f"compat: the lock could not keep off this: {note_text(n)}\n" for n in lock.notes
+                   if n.kind is LockNoteKind.STILL_MATCHES)
+
+
 def render_conflict(targets: Sequence[str], error: ResolutionError) -> str:
     """What `compat lock` and `compat plan` print on stderr when no set exists: one cause a line."""
     if error.causes and all(c.kind is ConflictKind.TOO_DEEP for c in error.causes):

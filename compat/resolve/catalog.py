@@ -30,14 +30,16 @@ from compat.matrix.releases import PackageReleases
 from compat.matrix.signatures import Signature
 from compat.matrix.when import ScriptWhen, When
 from compat.model.asker import Asker, AskerKind
-from compat.model.conflict import ConflictCause, ConflictKind
+from compat.model.conflict import ConflictCause, ConflictKind, Shortfall
 from compat.model.facts import Distribution, Facts, TorchBuild, TorchSource
 from compat.model.findings import Severity
 from compat.model.lock import Constraint, ConstraintKind, LockNote, LockNoteKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.unknown import Unknown
 from compat.resolve.filters import Filters
+from compat.resolve.links import links_for
 from compat.resolve.provider import Candidate, Need, Provider, is_exact
+from compat.timeline.records import BrokenLink
 
 Resolved = Mapping[str, Candidate]
 
@@ -149,6 +151,10 @@ def search(state: State, s: Search) -> Found:
         s.filters.rejected[(name, version)] = wrong_cuda
         excluded = {**state.excluded, name: state.excluded.get(name, ()) + (SpecifierSet(f"=={version}"),)}
         return search(dataclasses.replace(state, excluded=excluded), s)
+    broken = links_for(getattr(s.matrix, "roots", None)).set_breaks(
+        {c.name: str(c.version) for ident, c in mapping.items() if "[" not in ident and c.version is not None})
+    if broken is not None:
+        return _around_link(broken, state, s)
     hit = _known_failure(mapping, s.facts, s.matrix, state.tried, s.avoid_risks)
     if hit is None:
         return Found(mapping=mapping, criteria=criteria, imposed=state.imposed)
@@ -168,12 +174,45 @@ def search(state: State, s: Search) -> Found:
     raise first_error
 
 
+def _around_link(link: BrokenLink, state: State, s: Search) -> Found:
+    """A set where one package imports, at start-up, a name the other's release lacks (doctor's error), between two
+    packages no requirement ties (the provider checks those as it goes): without the importer's release, else without
+    the provider's; a release the targets pin exactly is not moved."""
+    user = {n.name: n.specifier for n in s.needs}
+    rejection = Rejection(kind=RejectionKind.BROKEN_LINK, package=link.provider, version=link.provider_version,
+                          asker=Asker(kind=AskerKind.PACKAGE, package=link.importer, version=link.importer_version),
+                          imported=link.key)
+    first_error: Exception | None = None
+    for name, version in ((link.importer, link.importer_version), (link.provider, link.provider_version)):
+        if name in user and is_exact(user[name]):
+            continue
+        s.filters.rejected[(name, version)] = rejection
+        excluded = {**state.excluded, name: state.excluded.get(name, ()) + (SpecifierSet(f"=={version}"),)}
+        try:
+            return search(dataclasses.replace(state, excluded=excluded), s)
+        except (Conflict, ResolutionError) as exc:
+            first_error = first_error or exc
+    if first_error is None:
+        raise ResolutionError((ConflictCause(kind=ConflictKind.REQUIREMENTS, package=link.provider,
+                                             specifier=f"=={link.provider_version}", shortfall=Shortfall.REJECTED,
+                                             rejections=(rejection,)),))
+    raise first_error
+
+
 def still_matching(mapping: Resolved, facts: Facts, matrix: Matrix) -> tuple[LockNote, ...]:
-    """Known failures with a version fix that the set still meets (every way out of them failed to resolve)."""
+    """Known failures the set still meets: those with a version fix that every way out failed to resolve (a pinned
+    target holds the set on them), and those doctor reports as a warning or an error that no version fix clears (the
+    hardware makes them true: vLLM's bfloat16 on a V100). The lock states each, so the gate's finding is never news."""
     installed = facts_with(facts, mapping)
     out = []
     for sig in sorted(matrix.signatures, key=lambda s: s.id):
-        if sig.when.packages and sig.fix.requires and evaluate(_exposure(sig.when, facts), installed).matched:
+        if not sig.when.packages:
+            continue
+        if sig.fix.requires:
+            matched = evaluate(_exposure(sig.when, facts), installed).matched
+        else:  # judged as doctor judges it: a script condition the lock cannot see is not met
+            matched = vetoes(sig) and evaluate(sig.when, installed).matched
+        if matched:
             out.append(LockNote(kind=LockNoteKind.STILL_MATCHES, signature=sig.id, title=sig.title,
                                 advice=sig.fix.advice or None, requires=tuple(sig.fix.requires)))
     return tuple(out)

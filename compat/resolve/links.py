@@ -4,6 +4,8 @@ another tracked package, and the other's release lacks (compat/timeline/links.py
 The provider asks `broken` for every requirement a pinned release makes: a candidate that lacks a
 name its asker imports unguarded at top level is dropped (a BROKEN_LINK rejection, shown in the
 conflict chain), and an already chosen one no longer satisfies that asker, so the resolver backtracks.
+A package can import another it does not declare (liger-kernel imports trl): the search asks `set_breaks` of each
+set it resolves, every ordered pair as doctor does, and goes around a pair that breaks (compat/resolve/catalog.py).
 Guarded and lazy imports never rule a pair out, nor does a top-level import in a module that loads on
 demand (one model's module, an experimental one: `BrokenLink.on_demand`), nor one of a name that only
 newer provider releases have (`BrokenLink.added_later`: the declared requirements decide those): they
@@ -12,7 +14,7 @@ break a feature, not the import. What rules a pair out is a name the provider re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from compat.model.asker import Asker, AskerKind
@@ -30,6 +32,7 @@ class Links:
     def __init__(self, source: ApiSource) -> None:
         self._source = source
         self._pairs: dict[tuple[str, str, str, str], BrokenLink | None] = {}
+        self._names: frozenset[str] | None = None
 
     def broken(self, importer: str, importer_version: str, provider: str, provider_version: str) -> BrokenLink | None:
         """The first top-level import of `importer_version` that `provider_version` lacks; None when the
@@ -51,6 +54,20 @@ class Links:
         return Rejection(kind=RejectionKind.BROKEN_LINK, package=name, version=version,
                          asker=Asker(kind=AskerKind.PACKAGE, package=asker.package, version=asker.version),
                          imported=link.key)
+
+    def set_breaks(self, pins: Mapping[str, str]) -> BrokenLink | None:
+        """The first link of a whole resolved set (`{package: version}`) that breaks importing a package, judged as
+        doctor judges an installed set (compat/timeline/links.py `installed_set_links`): every ordered pair of indexed
+        packages, not only a requirement and its asker: a package that imports another it does not declare
+        (liger-kernel's trl integration) is held to it too."""
+        indexed = sorted(p for p in pins if p in self._indexed())
+        return next((link for a in indexed for b in indexed
+                     if a != b and (link := self.broken(a, pins[a], b, pins[b])) is not None), None)
+
+    def _indexed(self) -> frozenset[str]:
+        if self._names is None:
+            self._names = frozenset(self._source.indexed())
+        return self._names
 
 
 _LINKS: dict[tuple[Path, ...], Links] = {}

@@ -82,6 +82,9 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._depth: dict[str, int] = {}
         self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
         self._matches: dict[tuple[str, frozenset[Need]], _Matches] = {}
+        self._deps: dict[tuple[str, Version, frozenset[str], TorchVariant | None], tuple[Need, ...]] = {}
+        self._uploaded: dict[tuple[str, Version], str | None] = {}
+        self._evidence: dict[tuple[str, Version | None, tuple[tuple[str, Version], ...]], tuple[int, PinReason]] = {}
         self.links = links_for(getattr(matrix, "roots", None))
 
     # resolvelib interface -------------------------------------------------
@@ -268,17 +271,27 @@ class Provider(AbstractProvider[Need, Candidate, str]):
             return found  # nothing to choose between: the requirements pinned it
         window = self._window(anchors)
         ranked = []
+        judged = tuple(sorted(anchors.items()))
         for cand in found:
-            shared, why = self._tested(name, cand, anchors)
-            why = why or self._contemporary(name, cand, anchors, window)
-            # A stack that ran more of the targets is better evidence than one that ran fewer.
-            rank = -shared if shared else 1 if why is not None else 2
-            if why is None:
-                first = sorted(anchors)[0]
-                why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
+            # The same release is ranked against the same anchors each time its asks change: judged once.
+            key = (name, cand.version, judged)
+            known = self._evidence.get(key)
+            if known is None:
+                known = self._evidence[key] = self._evidence_for(name, cand, anchors, window)
+            rank, why = known
             ranked.append((rank, dataclasses.replace(cand, evidence=why)))
         ranked.sort(key=lambda rc: rc[0])
         return [c for _, c in ranked]
+
+    def _evidence_for(self, name: str, cand: Candidate, anchors: Mapping[str, Version], window: str | None) -> tuple[int, PinReason]:
+        shared, why = self._tested(name, cand, anchors)
+        why = why or self._contemporary(name, cand, anchors, window)
+        # A stack that ran more of the targets is better evidence than one that ran fewer.
+        rank = -shared if shared else 1 if why is not None else 2
+        if why is None:
+            first = sorted(anchors)[0]
+            why = PinReason(kind=PinReasonKind.NEWEST, parent=first, parent_version=str(anchors[first]))
+        return rank, why
 
     def _tested(self, name: str, cand: Candidate, anchors: Mapping[str, Version]) -> tuple[int, PinReason | None]:
         """How well a stack vouches for this release (the targets it ran with it at the same minor, then those at the
@@ -310,17 +323,24 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     def _contemporary(self, name: str, cand: Candidate, anchors: Mapping[str, Version], window: str | None) -> PinReason | None:
         if window is None or cand.version is None:
             return None
-        releases = self.releases(name)
-        mine = releases.find(cand.version) if releases else None
-        if mine is None or not isinstance(mine.uploaded, str) or mine.uploaded >= window:
+        mine = self._upload(name, cand.version)
+        if mine is None or mine >= window:
             return None
         pkg = sorted(anchors)[0]
-        theirs = self.releases(pkg)
-        anchor = theirs.find(anchors[pkg]) if theirs else None
-        if anchor is None or not isinstance(anchor.uploaded, str):
+        anchor = self._upload(pkg, anchors[pkg])
+        if anchor is None:
             return None
-        days = (datetime.date.fromisoformat(mine.uploaded) - datetime.date.fromisoformat(anchor.uploaded)).days
+        days = (datetime.date.fromisoformat(mine) - datetime.date.fromisoformat(anchor)).days
         return PinReason(kind=PinReasonKind.CONTEMPORARY, parent=pkg, parent_version=str(anchors[pkg]), days=days)
+
+    def _upload(self, name: str, version: Version) -> str | None:
+        """The upload date of a recorded release (None when not recorded), looked up once per release."""
+        key = (name, version)
+        if key not in self._uploaded:
+            releases = self.releases(name)
+            release = releases.find(version) if releases else None
+            self._uploaded[key] = release.uploaded if release is not None and isinstance(release.uploaded, str) else None
+        return self._uploaded[key]
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         if candidate.version is None:
@@ -337,6 +357,16 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     def get_dependencies(self, candidate: Candidate) -> list[Need]:
         if candidate.version is None:
             return []
+        # Asked again for the same release each time the resolver comes back to it (ten times over in a hard lock);
+        # what a release needs is fixed by its name, version, extras and build.
+        key = (candidate.name, candidate.version, candidate.extras, candidate.variant)
+        found = self._deps.get(key)
+        if found is None:
+            found = self._deps[key] = tuple(self._dependencies(candidate))
+        return list(found)
+
+    def _dependencies(self, candidate: Candidate) -> list[Need]:
+        assert candidate.version is not None
         deps: list[Need] = []
         if candidate.extras:
             deps.append(Need(name=candidate.name, extras=frozenset(), specifier=SpecifierSet(f"=={candidate.version}"),

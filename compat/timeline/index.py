@@ -186,6 +186,10 @@ class PackageApi:
             spans = self._decoded[(stem, key)] = decode_spans(text) if text else ()
         return spans
 
+    def spans(self, kind: ApiKind, key: str) -> tuple[tuple[int, int], ...]:
+        """Inclusive ranges of positions in `releases` where `key` exists; empty when it never does."""
+        return self._spans(kind.value, key)
+
     def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
         """Inclusive ranges of indexed releases where `key` exists; empty when it never does."""
         found = self._present.get((kind, key))

@@ -36,6 +36,14 @@ _ON_DEMAND: tuple[tuple[str, str], ...] = (
     ("vllm.transformers_utils.processors.", "loaded only for the model that uses that processor"),
     # transformers' _LazyModule imports a model's module on first use of one of its classes.
     ("transformers.models.", "loaded only when that model is used"),
+    # Liger's ORPO trainer: only its own package (liger_kernel/transformers/trainer/__init__.py) imports it, and no
+    # module of liger-kernel 0.1.0 - 0.8.x, trl or transformers imports that package (liger_kernel.transformers'
+    # __getattr__ loads auto_model and monkey_patch alone): `import liger_kernel` never loads trl.
+    ("liger_kernel.transformers.trainer.", "loaded only when LigerORPOTrainer is imported"),
+    # Liger's per-model forwards: only its monkey_patch imports them, which liger_kernel.transformers imports lazily
+    # from 0.5.7 (its __getattr__) and which trl and transformers load only with use_liger_kernel; the catalog's
+    # liger-transformers-mismatch judges a script that turns the patches on (NeMo-RL ran 0.5.8 with transformers 4.53).
+    ("liger_kernel.transformers.model.", "loaded only when Liger's patches for that model are applied"),
 )
 
 
@@ -171,6 +179,8 @@ class ApiSource:
         imported by most releases of the importer."""
         key = (id(provider), edge.target, edge.name, breaking_only)
         found = self._lacking.get(key)
+        if found is None and isinstance(provider, PackageApi):
+            found = self._lacking[key] = _lacking_indexed(edge, provider, breaking_only)
         if found is None:
             found = self._lacking[key] = frozenset(
                 r for r in provider.releases if self.resolves(edge, provider, r) is False
@@ -310,6 +320,37 @@ def broken_links(
             added_later=added_later,
         ))
     return tuple(out)
+
+
+def _lacking_indexed(edge: ImportEdge, api: PackageApi, breaking_only: bool) -> frozenset[str]:
+    """`ApiSource.lacking` over the index, from each key's spans at once: what `resolves` and `_missing` answer release
+    by release, for every release (a lock asks it for each import of each importer release it tries, and a walk over
+    a provider's 250 releases per import was a third of a hard lock). The index's releases are oldest first."""
+    everything = range(len(api.releases))
+
+    def covered(kind: ApiKind, key: str) -> set[int]:
+        return {i for a, b in api.spans(kind, key) for i in range(a, b + 1)}
+
+    module = covered(ApiKind.MODULE, edge.target) if edge.name is not None else set()
+    lacking = {i for i in everything if i not in module} if edge.name is not None and module else set()
+    private = edge.name is not None and edge.name.startswith("_")
+    native = edge.name is not None and canonicalize_name(api.package) in NATIVE_NAMES
+    keys = [(k, key) for k, key in _keys(edge) if api.spans(k, key)]
+    if keys and not private and not native:  # those answer Unknown where the module is there: never False
+        has = set().union(*(covered(k, key) for k, key in keys))
+        lacking |= {i for i in everything if i not in has}
+    if breaking_only and lacking:
+        # `_missing`'s added_later: the missing key's every span begins after the release
+        first = {(k, key): min((a for a, _ in api.spans(k, key)), default=None) for k, key in (*_keys(edge), (ApiKind.MODULE, edge.target))}
+        fallback = next(((k, key) for k, key in _keys(edge) if api.spans(k, key)), _keys(edge)[0])
+        later = set()
+        for i in lacking:
+            gone = edge.name is not None and i not in module
+            start = first[(ApiKind.MODULE, edge.target) if gone else fallback]
+            if start is not None and i < start:
+                later.add(i)
+        lacking -= later
+    return frozenset(api.releases[i] for i in lacking)
 
 
 def _missing(edge: ImportEdge, provider: ReleaseApi, spelled: str, version: str) -> tuple[ApiKind, str, tuple[Span, ...], bool]:

@@ -46,11 +46,12 @@ def test_torch_2_10_cu129_with_flash_attn_says_which_wheel_is_missing():
 
 def test_a_2026_vllm_flash_attn_deepspeed_stack_locks_on_8xh100_r570():
     got = _lock(["vllm", "flash-attn", "deepspeed"], R570)
-    # R570 runs CUDA <= 12.8, so no CUDA 13 build: vLLM 0.30.0's +cu129 release asset (the newest vLLM with a CUDA 12
-    # build known) beside torch 2.13.0's cu126 build; flashinfer-python's wheels are pure Python and pair with it
+    # R570 runs CUDA <= 12.8, so no CUDA 13 build: vLLM 0.31.0's +cu129 release asset (the newest vLLM with a CUDA 12
+    # build known: 0.32.0's is not established, 0.33.0 has none) beside torch 2.13.0's cu126 build; flashinfer-python's
+    # wheels are pure Python and pair with it
     vllm = got.pin("vllm")
-    assert vllm.version == "0.30.0" and vllm.wheel == (
-        "https://github.com/vllm-project/vllm/releases/download/v0.30.0/vllm-0.30.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl")
+    assert vllm.version == "0.31.0" and vllm.wheel == (
+        "https://github.com/vllm-project/vllm/releases/download/v0.31.0/vllm-0.31.0+cu129-cp38-abi3-manylinux_2_28_x86_64.whl")
     assert got.pin("torch").full_version == "2.13.0+cu126"
     flash = got.pin("flash-attn")
     assert flash.version == "2.8.3" and flash.after_torch
@@ -96,3 +97,42 @@ def test_a_lock_does_not_pair_transformers_5_6_with_a_peft_that_cannot_load_its_
     assert [n.signature for n in got.notes if n.kind is LockNoteKind.STILL_MATCHES] == ["transformers-load-adapter-needs-peft-019"]
     # a bare peft beside a new transformers takes a PEFT that loads its adapters
     assert Version(_lock(["peft", "transformers==5.10.2"], R580).pin("peft").version) >= Version("0.19.0")
+
+
+def test_the_lock_judges_every_pair_of_the_set_as_doctor_does():
+    # The provider checks a link between a requirement and its asker; the set as a whole is judged like doctor's
+    # installed set, so a package that imports one it does not declare is held to it too.
+    from compat.resolve.links import links_for
+
+    links = links_for(None)
+    broken = links.set_breaks({"trl": "0.7.10", "transformers": "4.39.0"})
+    assert broken is not None and broken.key == "transformers:top_k_top_p_filtering"
+    assert links.set_breaks({"liger-kernel": "0.8.5", "trl": "1.16.0"}) is None  # feature-only: LigerORPOTrainer
+    assert links.set_breaks({"liger-kernel": "0.5.8", "transformers": "4.53.3"}) is None  # NeMo-RL ran it: Liger's patches
+
+
+def test_a_start_up_link_between_undeclared_packages_is_kept_off(monkeypatch):
+    # liger-kernel does not declare trl. Were its trl import a start-up one, the lock must not pair the two: a stand-in
+    # index that calls liger-kernel 0.8.5 with any trl >= 0.29 broken moves the lock off liger-kernel 0.8.5.
+    from compat.resolve.links import Links
+    from compat.timeline.links import ApiSource, broken_links
+    from compat.timeline.records import ImportKind
+
+    real = Links.set_breaks
+
+    def stand_in(self, pins):
+        if pins.get("liger-kernel") == "0.8.5" and Version(pins.get("trl", "0")) >= Version("0.29"):
+            (link,) = [x for x in broken_links(ApiSource(), "liger-kernel", "0.8.5", "trl", pins["trl"],
+                                               frozenset({ImportKind.TOP_LEVEL})) if x.key == "trl.trainer:ORPOTrainer"]
+            return link
+        return real(self, pins)
+
+    monkeypatch.setattr(Links, "set_breaks", stand_in)
+    got = resolve(["trl[vllm]>=0.14", "deepspeed", "peft", "liger-kernel"],
+                  make_facts(gpus=8, cc="9.0", driver=R580, python="3.12"), load_matrix())
+    liger, trl = got.pin("liger-kernel").version, got.pin("trl").version
+    assert not (liger == "0.8.5" and Version(trl) >= Version("0.29")), (liger, trl)
+    # with both pinned exactly there is no way around it: no set, and the conflict names the link
+    with pytest.raises(ResolutionError) as err:
+        resolve(["trl==1.16.0", "liger-kernel==0.8.5"], make_facts(gpus=8, cc="9.0", driver=R580, python="3.12"), load_matrix())
+    assert "ORPOTrainer" in render_conflict(["trl==1.16.0", "liger-kernel==0.8.5"], err.value)

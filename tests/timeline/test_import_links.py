@@ -119,3 +119,57 @@ def test_names_only_newer_providers_have_are_no_finding_and_no_veto():
     # A removed name is still the evidence: trl 0.7.10's top_k_top_p_filtering.
     (removed,) = broken_links(source, "trl", "0.7.10", "transformers", "4.39.0", frozenset({ImportKind.TOP_LEVEL}))
     assert removed.breaks_import and not removed.added_later
+
+
+def test_liger_orpo_trainer_link_is_feature_only_for_lock_and_doctor_alike():
+    # liger_kernel/transformers/trainer/orpo_trainer.py imports ORPOTrainer from trl.trainer at its top, but only
+    # liger_kernel.transformers.trainer imports that module and nothing imports the package: `import liger_kernel`
+    # and trl's own liger paths (chunked_loss, AutoLigerKernelForCausalLM) never load it. trl 0.29 removed ORPOTrainer.
+    from compat.resolve.links import links_for
+    from compat.timeline.links import on_demand
+
+    assert on_demand("liger_kernel.transformers.trainer.orpo_trainer") is not None
+    assert on_demand("liger_kernel.transformers.monkey_patch") is None and on_demand("liger_kernel.chunked_loss.orpo_loss") is None
+    # Liger's per-model forwards load with its patches only: NeMo-RL ran liger-kernel 0.5.8 with transformers 4.53.3,
+    # whose model modules no longer have the *_INPUTS_DOCSTRING names they import
+    assert on_demand("liger_kernel.transformers.model.gemma") is not None
+    assert [f for f in check_import_links(_facts({"liger-kernel": "0.5.8", "transformers": "4.53.3"}), load_matrix())
+            if f.id == BROKEN] == []
+    source = ApiSource()
+    for liger, trl in (("0.8.5", "1.16.0"), ("0.7.0", "1.2.0")):
+        links = broken_links(source, "liger-kernel", liger, "trl", trl)
+        assert not isinstance(links, Unknown)
+        (orpo,) = [x for x in links if x.key == "trl.trainer:ORPOTrainer"]
+        assert orpo.on_demand is not None and not orpo.breaks_import
+        assert links_for(None).broken("liger-kernel", liger, "trl", trl) is None  # the lock accepts the pair
+        facts = _facts({"liger-kernel": liger, "trl": trl})
+        assert [f for f in check_import_links(facts, load_matrix()) if "ORPOTrainer" in f.title] == []  # doctor too
+        (listed,) = [f for f in check_import_links(facts, load_matrix(), feature_links=True) if "ORPOTrainer" in f.title]
+        assert (listed.id, listed.severity) == (GUARDED, Severity.INFO)
+    # With trl 0.28.0 the name is there: no link at all.
+    assert [x for x in broken_links(source, "liger-kernel", "0.8.5", "trl", "0.28.0") if x.key == "trl.trainer:ORPOTrainer"] == []
+
+
+def test_what_a_provider_lacks_is_read_from_spans_as_resolves_answers_release_by_release():
+    # ApiSource.lacking answers from each key's spans over the index (_lacking_indexed); the release-by-release walk
+    # it replaced (resolves, and _missing's added_later) must give the same releases, for every import of a few pairs
+    # whose answers cover each branch: gone modules, torch's C names, names added later, fallbacks, private names.
+    from compat.timeline.links import _lacking_indexed, _missing, resolves
+
+    source = ApiSource()
+    checked = differ = 0
+    seen: dict[bool, int] = {False: 0, True: 0}
+    for importer, provider in (("accelerate", "transformers"), ("liger-kernel", "trl"), ("deepspeed", "torch"),
+                               ("peft", "transformers"), ("trl", "vllm")):
+        a, b = source.get(importer), source.get(provider)
+        edges = {(e.target, e.name, e.kind): e for r in a.releases[::4] for e in a.imports(r, provider)}
+        for edge in edges.values():
+            for breaking_only in (False, True):
+                walked = frozenset(r for r in b.releases if resolves(edge, b, r) is False
+                                   and not (breaking_only and _missing(edge, b, r, r)[3]))
+                checked += 1
+                seen[breaking_only] += len(walked)
+                differ += walked != _lacking_indexed(edge, b, breaking_only)
+                assert walked == _lacking_indexed(edge, b, breaking_only), (importer, edge, breaking_only)
+    assert checked > 200 and differ == 0
+    assert seen[False] > seen[True] > 0  # some releases lack a name, and some of those only lack one added later
