@@ -210,6 +210,8 @@ class ApiRefreshRequest:
     timeout: float = 60.0
     limit: int | None = None
     """Extract at most the newest N releases not yet indexed (a sample)."""
+    backfill: int | None = None
+    """Extract the newest N indexed releases again, to record the kinds added since (`LATE_KINDS`)."""
     settings: Settings = field(default_factory=Settings)
 
 
