@@ -141,9 +141,10 @@ def signature(args: ast.arguments, *, method: bool) -> str:
 
 def _self_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The public `self.x` an `__init__` assigns (anywhere in its body, branches included)."""
-    if not init.args.args:
+    positional = [*init.args.posonlyargs, *init.args.args]
+    if not positional:
         return []
-    me = init.args.args[0].arg
+    me = positional[0].arg
     out = []
     for node in ast.walk(init):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []

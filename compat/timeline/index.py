@@ -256,8 +256,8 @@ class PackageApi:
             return Unknown(reason=f"{self.package} {release} is not indexed ({why})")
         return i
 
-    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown:
-        """Whether `key` exists in `release`; Unknown when that release is not indexed (for `kind`)."""
+    def position(self, kind: ApiKind, release: str) -> int | Unknown:
+        """The index of `release` among the releases; Unknown when it is not indexed, or not for `kind`."""
         i = self._release_index(release)
         if isinstance(i, Unknown):
             return i
@@ -265,6 +265,13 @@ class PackageApi:
         if start is None or i < start:
             since = f"since {self.since[kind.value]}" if start is not None else "for no release"
             return Unknown(reason=f"{self.package}'s {kind.value} keys are indexed {since}, not for {release}")
+        return i
+
+    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown:
+        """Whether `key` exists in `release`; Unknown when that release is not indexed (for `kind`)."""
+        i = self.position(kind, release)
+        if isinstance(i, Unknown):
+            return i
         if kind is ApiKind.MEMBER:
             return i in self._member(key)
         return any(a <= i <= b for a, b in self._spans(kind.value, key))
@@ -427,6 +434,7 @@ def indexed_packages(base: Path | None = None) -> tuple[str, ...]:
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _MODULE = rf"{_IDENT}(\.{_IDENT})*"
+_PARAM = rf"({_IDENT}=?|/|\*|\*args|\*\*kwargs)"
 _KEY_SHAPES = {
     ApiKind.MODULE: re.compile(rf"^{_MODULE}$"),
     ApiKind.NAME: re.compile(rf"^{_MODULE}:{_IDENT}$"),
@@ -435,7 +443,7 @@ _KEY_SHAPES = {
     ApiKind.MODEL_TYPE: re.compile(r"^[\w.-]+$"),
     ApiKind.MEMBER: re.compile(rf"^{_MODULE}:{_IDENT}\.{_IDENT}$"),
     ApiKind.BASE: re.compile(rf"^{_MODULE}:{_IDENT}<{_MODULE}(:{_IDENT})?$"),
-    ApiKind.SIGNATURE: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})?\[(({_IDENT}=?|/|\*|\*args|\*\*kwargs)(,({_IDENT}=?|/|\*|\*args|\*\*kwargs))*)?\]$"),
+    ApiKind.SIGNATURE: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})?\[({_PARAM}(,{_PARAM})*)?\]$"),
 }
 _IMPORT_KEY = re.compile(rf"^{_MODULE} {_MODULE} ({_IDENT}|\*) (top_level|guarded|lazy)$")
 
@@ -462,10 +470,7 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
         problems.append(str(MatrixError(f"{label}/releases.json", "files", "not one file per release")))
     if not isinstance(meta.get("missing", {}), dict):
         problems.append(str(MatrixError(f"{label}/releases.json", "missing", "not an object")))
-    since = meta.get("since", {})
-    late = {k.value for k in LATE_KINDS}
-    if not isinstance(since, dict) or not all(k in late and v in releases for k, v in since.items()):
-        problems.append(str(MatrixError(f"{label}/releases.json", "since", "not {late kind: an indexed release}")))
+    problems.extend(_check_since(meta, label))
     stems = [k.value for k in ApiKind] + [IMPORTS]
     shards = meta.get("shards", {})
     if not isinstance(shards, dict) or not all(
@@ -494,6 +499,14 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
                 continue
             problems.extend(_check_table(table, stem, file, len(releases), (i, shards.get(stem, []))))
     return problems
+
+
+def _check_since(meta: dict[str, Any], label: str) -> list[str]:
+    since = meta.get("since", {})
+    late = {k.value for k in LATE_KINDS}
+    if not isinstance(since, dict) or not all(k in late and v in meta["releases"] for k, v in since.items()):
+        return [str(MatrixError(f"{label}/releases.json", "since", "not {late kind: an indexed release}"))]
+    return []
 
 
 def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, shard: tuple[int, list[str]]) -> list[str]:

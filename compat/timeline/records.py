@@ -155,6 +155,10 @@ class Missing(str, Enum):
     """An argument the callee does not accept."""
     POSITIONAL = "positional"
     """A required argument the caller does not pass."""
+    MEMBER = "member"
+    """An attribute of an object or class (`'Trainer' object has no attribute 'tokenizer'`)."""
+    POSITIONAL_COUNT = "positional-count"
+    """More positional arguments than the callee takes (`takes 3 positional arguments but 4 were given`)."""
     CLI_CHOICE = "cli-choice"
     MODEL_TYPE = "model-type"
 
