@@ -153,6 +153,8 @@ def works(api: PackageApi, q: ApiQuestion, key: str) -> tuple[Span, ...]:
         params = match.key[match.key.index("[") + 1:-1].split(",")
         if q.missing is Missing.POSITIONAL_COUNT:
             ok = "*args" in params or _capacity(params) + method >= int(q.name)
+        elif q.name not in params and ("*args" in params or "**kwargs" in params):
+            continue  # it may forward the call (a shim): this signature decides nothing
         else:
             ok = q.name not in params  # absent, or with a default ("name=")
         if ok:
