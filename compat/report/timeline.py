@@ -19,7 +19,7 @@ _KIND_WORDS = {
     ApiKind.CLI: "command",
     ApiKind.MODEL_TYPE: "model type",
     ApiKind.MEMBER: "member",
-    ApiKind.BASE: "base class",
+    ApiKind.BASE: "base",
     ApiKind.SIGNATURE: "signature",
 }
 
