@@ -5,6 +5,7 @@ parallel wrappers are a launch mistake, never API drift."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -13,6 +14,7 @@ from compat.explain.drift import question
 from compat.explain.match import explain
 from compat.explain.roots import Raised
 from compat.explain.verdict import ErrorVerdict
+from compat.model.unknown import Unknown
 from compat.report.explain import render_text
 from compat.timeline.drift import answer
 from compat.timeline.links import ApiSource
@@ -94,3 +96,40 @@ def test_a_parallel_wrapper_attribute_is_a_launch_mistake_not_drift(catalog, shi
     (error,) = result.errors
     assert error.api is None and error.verdict is ErrorVerdict.KNOWN_USAGE
     assert "model-attribute-read-through-parallel-wrapper" in error.signatures
+
+
+def test_matrix_api_answers_a_member_and_its_signatures_from_the_real_wheels(cli):
+    # Read by hand from the wheels: Trainer.compute_loss(self, model, inputs, return_outputs=False,
+    # num_items_in_batch=None) in transformers 4.57.1 and 5.0.0; num_items_in_batch since 4.46.0.
+    code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss")
+    lines = out.splitlines()
+    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.56.2 .. 5.23.0"
+    assert "  (members are indexed from 4.56.2 on: older releases are not read for them)" in lines
+    assert "  (model, inputs, return_outputs=, num_items_in_batch=)  4.56.2 .. 5.23.0" in lines
+    code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss(num_items_in_batch)", "--json")
+    doc = json.loads(out)
+    assert doc["kind"] == "param" and doc["present"] == [{"first": "4.46.0", "last": "5.23.0"}]
+    assert doc["signatures"][0]["signature"] == "model, inputs, return_outputs=, num_items_in_batch="
+
+
+def test_real_wheel_facts_about_trainer_members(shipped):
+    api = shipped.get("transformers")
+    # transformers 4.57.1's Trainer has the deprecated `tokenizer` property; 5.0.0's has none
+    assert api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.57.1") is True
+    assert api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "5.0.0") is False
+    # Trainer.log(self, logs, start_time=None) in both
+    assert api.has(ApiKind.SIGNATURE, "transformers:Trainer.log[logs,start_time=]", "4.57.1") is True
+    assert api.has(ApiKind.SIGNATURE, "transformers:Trainer.log[logs,start_time=]", "5.0.0") is True
+    # members before the first backfilled release are unknown, not absent
+    assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.46.0"), Unknown)
+
+
+def test_a_member_removed_from_the_callee_names_the_release(catalog, shipped):
+    # vllm-project/llm-compressor#1895: "'Trainer' object has no attribute 'tokenizer'" on transformers 5
+    result = _run(catalog, "trainer-tokenizer-attribute.log", _facts({"transformers": "5.0.0"}), shipped)
+    a = result.errors[0].api
+    assert a is not None and a.question.missing is Missing.MEMBER
+    assert (a.key, a.drift, a.removed_in, a.fix) == (
+        "transformers:Trainer.tokenizer", Drift.CALLEE_TOO_NEW, "5.0.0", ("transformers<5.0.0",))
+    assert result.errors[0].verdict is ErrorVerdict.KNOWN
+    assert "api: your transformers 5.0.0 no longer has `transformers:Trainer.tokenizer` (removed in 5.0.0" in render_text(result)
