@@ -120,6 +120,8 @@ def api_text(a: ApiAnswer) -> list[str]:
             why = ""
             if a.caller and req.startswith(f"{a.caller}>="):
                 why = f" (the first {a.caller} release that stopped importing it)"
+            elif a.caller and req.startswith(f"{a.caller}<") and a.kind is ApiKind.SIGNATURE:
+                why = f" ({a.caller} releases from before it made this call)"
             elif a.caller and req.startswith(f"{a.caller}<"):
                 why = f" ({a.caller} releases from before it started importing it)"
             fixes.append(f"{req}{why}")

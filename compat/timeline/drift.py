@@ -203,7 +203,36 @@ def _callee_too_old(api: PackageApi, source: ApiSource, base: ApiAnswer) -> ApiA
         if since is not None:
             fix.append(f"{base.caller}<{since}")
             base = replace(base, caller_since=since)
+    if base.kind is ApiKind.SIGNATURE and base.question.missing is Missing.POSITIONAL_COUNT:
+        since = _caller_call_since(api, source, base)
+        if since is not None:
+            fix.append(f"{base.caller}<{since}")
+            base = replace(base, caller_since=since)
     return replace(base, caller_import=caller_import, caller_fixed_in=None, drift=Drift.CALLEE_TOO_OLD, fix=tuple(fix))
+
+
+def _caller_call_since(api: PackageApi, source: ApiSource, base: ApiAnswer) -> str | None:
+    """An override called with more arguments than it takes, by its base class in the caller's
+    package (trl's DPOTrainer.log called by transformers' Trainer as `self.log(logs, start_time)`):
+    the base calls its method the way its own signature reads, so the first caller release whose
+    signature takes that many is the one that started the call; None when the installed caller is
+    older, or the index cannot say."""
+    if base.caller is None or base.key is None or base.caller_installed is None:
+        return None
+    caller = source.get(base.caller)
+    if isinstance(caller, Unknown):
+        return None
+    cls, _, method = base.key.partition(":")[2].partition(".")
+    bases = api.bases(f"{base.key.partition(':')[0]}:{cls}", base.installed or api.releases[-1])
+    root = (caller.top_level or import_names(caller.package))[0]
+    for written in () if isinstance(bases, Unknown) else bases:
+        callable_key = f"{root}:{written.rsplit('.', 1)[-1]}.{method}"
+        calls = works(caller, base.question, callable_key)
+        if not calls or newer(calls[0].first, base.caller_installed):
+            continue
+        # the first release whose signatures are read says nothing about when the call started
+        return calls[0].first if caller.releases.index(calls[0].first) > (caller.start(ApiKind.SIGNATURE) or 0) else None
+    return None
 
 
 def _positional(api: PackageApi, base: ApiAnswer, present: tuple[Span, ...]) -> ApiAnswer:

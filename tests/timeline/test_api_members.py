@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 
+from compat.explain.drift import question
+from compat.explain.roots import Frame, Raised
 from compat.maintain.index import IndexClient
 from compat.model.unknown import Unknown
+from compat.report.explain import api_text
 from compat.sources.http import HttpClient
+from compat.timeline.drift import answer
 from compat.timeline.extract import extract_module
 from compat.timeline.index import check_api_dir, load_api, lookup
-from compat.timeline.records import ApiKind, Span
+from compat.timeline.links import ApiSource
+from compat.timeline.records import ApiKind, Drift, Span
 from compat.timeline.refresh import refresh_package
+from tests.explain.test_explain import _facts
 
 SOURCE = b'''
 class Base:
@@ -109,3 +115,26 @@ def test_an_index_built_before_members_says_unknown_until_backfilled(api_index, 
     # a member present from the first backfilled release on is not "added" there
     assert api.present(ApiKind.MEMBER, "trl:Base.added") == (Span(first="1.1", last="1.2"),)
     assert check_api_dir(directory, "matrix/api/trl") == []
+
+
+def test_an_override_called_with_more_arguments_names_both_sides(api_index, tmp_path):
+    # transformers' Trainer starts calling self.log(logs, start_time) in 1.1; trl's override takes it from 0.2
+    for v, sig in (("1.0", "self, logs"), ("1.1", "self, logs, start_time=None")):
+        api_index.add_wheel("transformers", v, {
+            "transformers/__init__.py": "from .trainer import Trainer\n",
+            "transformers/trainer.py": f"class Trainer:\n    def log({sig}):\n        pass\n"})
+    for v, sig in (("0.1", "self, logs"), ("0.2", "self, logs, start_time=None")):
+        api_index.add_wheel("trl", v, {
+            "trl/__init__.py": "from .dpo import DPOTrainer\n",
+            "trl/dpo.py": f"from transformers import Trainer\nclass DPOTrainer(Trainer):\n    def log({sig}):\n        pass\n"})
+    for package in ("transformers", "trl"):
+        refresh_package(_client(api_index), package, tmp_path / "api" / package)
+    source = ApiSource((tmp_path,))
+    frames = (Frame(file="/venv/lib/python3.11/site-packages/transformers/trainer.py", line=3047, function="_maybe_log",
+                    package="transformers"),)
+    q = question(Raised(type="TypeError", message="DPOTrainer.log() takes 2 positional arguments but 3 were given", frames=frames, line=1))
+    assert q is not None and q.caller == "transformers"
+    a = answer(q, _facts({"trl": "0.1", "transformers": "1.1"}), source)
+    assert a is not None and (a.drift, a.caller, a.caller_since) == (Drift.CALLEE_TOO_OLD, "transformers", "1.1")
+    assert a.fix == ("trl>=0.2", "transformers<1.1")
+    assert "transformers<1.1 (transformers releases from before it made this call)" in "\n".join(api_text(a))
