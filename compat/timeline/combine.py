@@ -264,7 +264,10 @@ def _param_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int,
 
 
 def _member_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int, str, str]]) -> dict[ApiKind, set[str]]:
-    """Each public class's own members and bases, and each public callable's signature, keyed like parameters."""
+    """The own members and bases of each class, and the signature of each callable, that the package
+    exports at its top level (`transformers:Trainer`), keyed like parameters. Only those: the classes
+    of public submodules (every model's attention and MLP layers) would triple transformers' index,
+    and drift looks callees up at the top level."""
     out: dict[ApiKind, set[str]] = {ApiKind.MEMBER: set(), ApiKind.BASE: set(), ApiKind.SIGNATURE: set()}
 
     def prefix(module: str, name: str) -> str:
@@ -272,7 +275,7 @@ def _member_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int
         return f"{where}:{alias}"
 
     def keyed(module: str, name: str) -> bool:
-        return bool(PUBLIC_NAME.match(name)) and ((module, name) in exposers or not _private(module))
+        return bool(PUBLIC_NAME.match(name)) and "." not in prefix(module, name).partition(":")[0]
 
     for module, info in release.modules.items():
         public = [name for name in (*(n for n, _ in info.functions), *(n for n, _ in info.classes)) if keyed(module, name)]
@@ -292,8 +295,8 @@ def _member_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int
                 found = _resolve_origin(release, module, base)
                 if found is not None and keyed(*found):
                     out[ApiKind.BASE].add(f"{key}<{prefix(*found)}")
-                elif found is not None:  # a private base: its members are not keyed, so it stays unresolved
-                    out[ApiKind.BASE].add(f"{key}<{found[0]}.{found[1]}")
+                elif found is not None:  # not exported at the top: its members are not keyed, so it stays unresolved
+                    out[ApiKind.BASE].add(f"{key}<{prefix(*found).replace(':', '.')}")
                 elif base not in _NO_MEMBERS and re.fullmatch(r"[A-Za-z_][\w.]*", base):
                     out[ApiKind.BASE].add(f"{key}<{base}")
     return out

@@ -103,12 +103,12 @@ def test_matrix_api_answers_a_member_and_its_signatures_from_the_real_wheels(cli
     # num_items_in_batch=None) in transformers 4.57.1 and 5.0.0; num_items_in_batch since 4.46.0.
     code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss")
     lines = out.splitlines()
-    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.56.2 .. 5.23.0"
+    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.56.2 .. 5.24.0"
     assert "  (members are indexed from 4.56.2 on: older releases are not read for them)" in lines
-    assert "  (model, inputs, return_outputs=, num_items_in_batch=)  4.56.2 .. 5.23.0" in lines
+    assert "  (model, inputs, return_outputs=, num_items_in_batch=)  4.56.2 .. 5.24.0" in lines
     code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss(num_items_in_batch)", "--json")
     doc = json.loads(out)
-    assert doc["kind"] == "param" and doc["present"] == [{"first": "4.46.0", "last": "5.23.0"}]
+    assert doc["kind"] == "param" and doc["present"] == [{"first": "4.46.0", "last": "5.24.0"}]
     assert doc["signatures"][0]["signature"] == "model, inputs, return_outputs=, num_items_in_batch="
 
 
