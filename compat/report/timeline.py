@@ -51,7 +51,7 @@ def render_api_lookup(found: ApiLookup) -> str:
     if found.since is not None:
         lines.append(f"  (members are indexed from {found.since} on: older releases are not read for them)")
     if found.signatures:
-        lines.append("signatures:")
+        lines.append("call signatures:")
         lines += [f"  ({_signature(m.key)})  {_spans(m.present)}" for m in found.signatures]
     elsewhere = [m for m in others if m.present]
     if elsewhere:
