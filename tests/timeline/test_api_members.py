@@ -138,3 +138,17 @@ def test_an_override_called_with_more_arguments_names_both_sides(api_index, tmp_
     assert a is not None and (a.drift, a.caller, a.caller_since) == (Drift.CALLEE_TOO_OLD, "transformers", "1.1")
     assert a.fix == ("trl>=0.2", "transformers<1.1")
     assert "transformers<1.1 (transformers releases from before it made this call)" in "\n".join(api_text(a))
+
+
+def test_cli_backfill_reads_indexed_releases_again(api_index, tmp_path, cli):
+    for v in ("1.0", "1.1"):
+        api_index.add_wheel("trl", v, {k.replace("pkg", "trl"): t.replace("pkg", "trl") for k, t in _pkg(v).items()})
+    out = tmp_path / "api"
+    code, _ = cli("matrix", "refresh", "--api", "trl", "--index-url", api_index.url, "--out", str(out))
+    assert code == 0
+    (out / "trl" / "member.json.gz").unlink()
+    (out / "trl" / "base.json.gz").unlink()
+    (out / "trl" / "signature.json.gz").unlink()
+    code, text = cli("matrix", "refresh", "--api", "trl", "--backfill", "1", "--index-url", api_index.url, "--out", str(out))
+    assert code == 0 and "1 extracted now" in text
+    assert json.loads((out / "trl" / "releases.json").read_text())["since"] == {"base": "1.1", "member": "1.1", "signature": "1.1"}
