@@ -397,6 +397,16 @@ def _todo(client: IndexClient, package: str, timeline: _Timeline, limit: int | N
     return {v: by_version[v] for v in todo}
 
 
+def _without_late_kinds(timeline: _Timeline) -> list[str]:
+    """The indexed releases, oldest first, that do not have the late kinds: those before `since`
+    (a backfill extends the range downwards), or all when no release has them."""
+    since = timeline.since.get(ApiKind.MEMBER.value)
+    ordered = sorted(timeline.releases, key=Version)
+    if since is None:  # recorded from the first release (no entry): nothing to backfill
+        return []
+    return [r for r in ordered if since == "" or Version(r) < Version(since)]
+
+
 def _backfill(client: IndexClient, package: str, timeline: _Timeline, redo: list[str]) -> dict[Version, list[IndexFile]]:
     """Forget `redo` (indexed releases) and return them with their files, to extract them again."""
     wanted = {Version(r) for r in redo}
@@ -465,7 +475,7 @@ def refresh_package(
     package = canonicalize_name(package)
     timeline = _Timeline.read(directory, package, tables=False)
     todo = _todo(client, package, timeline, limit)
-    redo = sorted(timeline.releases, key=Version)[-backfill:] if backfill else []
+    redo = _without_late_kinds(timeline)[-backfill:] if backfill else []
     added = 0
     if todo or redo:  # with nothing new the index stays byte for byte as it is
         timeline = _Timeline.read(directory, package)
