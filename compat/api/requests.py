@@ -211,7 +211,7 @@ class ApiRefreshRequest:
     limit: int | None = None
     """Extract at most the newest N releases not yet indexed (a sample)."""
     backfill: int | None = None
-    """Extract the newest N indexed releases again, to record the kinds added since (`LATE_KINDS`)."""
+    """Extract again the newest N indexed releases that lack the kinds added late (`LATE_KINDS`)."""
     settings: Settings = field(default_factory=Settings)
 
 

@@ -85,7 +85,7 @@ def refresh(
     )] = None,
     backfill: Annotated[int | None, typer.Option(
         "--backfill", min=1, metavar="N",
-        help="With --api: read the newest N indexed releases again (class members, bases and signatures, indexed since).",
+        help="With --api: read again the newest N indexed releases that lack class members, bases and signatures.",
     )] = None,
 ) -> None:
     """Regenerate matrix/releases/<package>.toml (or, with --api, extend matrix/api) from the package index."""
