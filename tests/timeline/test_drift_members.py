@@ -42,9 +42,11 @@ def test_too_many_positional_arguments_names_the_release_that_added_the_paramete
     a = error.api
     assert a is not None and a.question.missing is Missing.POSITIONAL_COUNT and a.question.caller == "transformers"
     assert (a.package, a.kind, a.key) == ("trl", ApiKind.SIGNATURE, "trl:DPOTrainer.log")
-    assert (a.drift, a.added_in, a.fix) == (Drift.CALLEE_TOO_OLD, "0.13.0", ("trl>=0.13.0",))
+    assert (a.drift, a.added_in, a.fix) == (Drift.CALLEE_TOO_OLD, "0.13.0", ("trl>=0.13.0", "transformers<4.47.0"))
+    assert a.caller_since == "4.47.0"  # transformers' own Trainer.log took start_time from 4.47.0
     assert error.verdict is ErrorVerdict.KNOWN
     assert "your trl 0.12.1 does not have a `trl:DPOTrainer.log` that takes 3 positional arguments yet (added in 0.13.0" in render_text(result)
+    assert "or transformers<4.47.0 (transformers releases from before it made this call)" in render_text(result)
 
 
 def test_a_missing_required_argument_is_read_from_the_signatures(catalog, shipped):
@@ -103,9 +105,9 @@ def test_matrix_api_answers_a_member_and_its_signatures_from_the_real_wheels(cli
     # num_items_in_batch=None) in transformers 4.57.1 and 5.0.0; num_items_in_batch since 4.46.0.
     code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss")
     lines = out.splitlines()
-    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.56.2 .. 5.24.0"
-    assert "  (members are indexed from 4.56.2 on: older releases are not read for them)" in lines
-    assert "  (model, inputs, return_outputs=, num_items_in_batch=)  4.56.2 .. 5.24.0" in lines
+    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.46.0 .. 5.24.0"
+    assert "  (members are indexed from 4.46.0 on: older releases are not read for them)" in lines
+    assert "  (model, inputs, return_outputs=, num_items_in_batch=)  4.46.0 .. 5.24.0" in lines
     code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss(num_items_in_batch)", "--json")
     doc = json.loads(out)
     assert doc["kind"] == "param" and doc["present"] == [{"first": "4.46.0", "last": "5.24.0"}]
@@ -121,7 +123,7 @@ def test_real_wheel_facts_about_trainer_members(shipped):
     assert api.has(ApiKind.SIGNATURE, "transformers:Trainer.log[logs,start_time=]", "4.57.1") is True
     assert api.has(ApiKind.SIGNATURE, "transformers:Trainer.log[logs,start_time=]", "5.0.0") is True
     # members before the first backfilled release are unknown, not absent
-    assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.46.0"), Unknown)
+    assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.45.2"), Unknown)
 
 
 def test_a_member_removed_from_the_callee_names_the_release(catalog, shipped):
