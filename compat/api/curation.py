@@ -124,7 +124,8 @@ def matrix_refresh_api(request: ApiRefreshRequest) -> tuple[tuple[ApiOutcome, ..
     if not url:
         raise UsageError("no package index to read: pass --index-url URL or set PIP_INDEX_URL")
     client = IndexClient(url, http=HttpClient(timeout=request.timeout))
-    outcomes = refresh_api(request.packages, out_dir=request.out or api_dir(), client=client, workers=request.workers, limit=request.limit)
+    outcomes = refresh_api(request.packages, out_dir=request.out or api_dir(), client=client, workers=request.workers, limit=request.limit,
+                           backfill=request.backfill)
     return outcomes, redact(url)
 
 

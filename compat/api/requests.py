@@ -210,6 +210,8 @@ class ApiRefreshRequest:
     timeout: float = 60.0
     limit: int | None = None
     """Extract at most the newest N releases not yet indexed (a sample)."""
+    backfill: int | None = None
+    """Extract again the newest N indexed releases that lack the kinds added late (`LATE_KINDS`)."""
     settings: Settings = field(default_factory=Settings)
 
 

@@ -83,6 +83,10 @@ def refresh(
     limit: Annotated[int | None, typer.Option(
         "--limit", min=1, metavar="N", help="With --api: only the newest N releases not yet indexed.",
     )] = None,
+    backfill: Annotated[int | None, typer.Option(
+        "--backfill", min=1, metavar="N",
+        help="With --api: read again the newest N indexed releases that lack class members, bases and signatures.",
+    )] = None,
 ) -> None:
     """Regenerate matrix/releases/<package>.toml (or, with --api, extend matrix/api) from the package index."""
     from compat import api
@@ -93,7 +97,8 @@ def refresh(
 
         outcomes, index = api.matrix_refresh_api(api.ApiRefreshRequest(
             packages=tuple(packages or ()), index_url=index_url, out=out, workers=min(workers, 8),
-            timeout=max(timeout, 60.0), limit=limit, settings=settings(),
+            timeout=max(timeout, 60.0), limit=limit, backfill=backfill,
+            settings=settings(),
         ))
         typer.echo(render_api_refresh(outcomes, index), nl=False)
         return

@@ -17,6 +17,13 @@ _IMPORT_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)'")
 _ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 _KEYWORD = re.compile(r"(?:^|[\s(])([\w.]+)\(\) got an unexpected keyword argument '(\w+)'")
+_OBJECT = re.compile(r"(?:type object '(\w+)'|'(\w+)' object) has no attribute '(\w+)'")
+_TOO_MANY = re.compile(r"(?:^|[\s(])([\w.]+)\(\) takes (?:from \d+ to )?\d+ positional arguments? but (\d+) (?:were|was) given")
+_WRAPPER = re.compile(r"DataParallel|DistributedDataParallel|FullyShardedDataParallel|FSDP[A-Z]?\w*|OptimizedModule|"
+                      r"ModuleDict|ModuleList|Sequential|ParameterList|ParameterDict")
+"""torch.nn's wrappers and containers (FSDP2 names its class FSDP<Model>): an attribute the model has is
+missing from its wrapper because of how the program runs (plain `python` on several GPUs wraps the
+model in DataParallel), not because a release dropped it; the timeline is not asked."""
 _POSITIONAL = re.compile(r"(?:^|[\s(])([\w.]+)\(\) missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
 # Bounded repeats: a program name may hold spaces, so an unbounded one is tried from every space of a
 # long line to its end (quadratic).
@@ -45,6 +52,10 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
         return ApiQuestion(missing=Missing.KEYWORD, name=m.group(2), module=m.group(1), caller=caller)
     if m := _POSITIONAL.search(text):
         return ApiQuestion(missing=Missing.POSITIONAL, name=m.group(2), module=m.group(1), caller=caller)
+    if m := _TOO_MANY.search(text):
+        return ApiQuestion(missing=Missing.POSITIONAL_COUNT, name=m.group(2), module=m.group(1), caller=caller)
+    if (m := _OBJECT.search(text)) and _is_class_of_a_package(cls := m.group(1) or m.group(2)):
+        return ApiQuestion(missing=Missing.MEMBER, name=m.group(3), module=cls, caller=caller)
     if "invalid choice" in text and (m := _CHOICE.search(text)):
         prog = usage or (m.group(1) or "").strip() or None
         return ApiQuestion(missing=Missing.CLI_CHOICE, name=m.group(2), module=prog, caller=None)
@@ -58,6 +69,11 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
         if re.fullmatch(r"[\w.-]+", key):
             return ApiQuestion(missing=Missing.MODEL_TYPE, name=key, module="transformers", caller=None)
     return None
+
+
+def _is_class_of_a_package(name: str) -> bool:
+    """A class name the timeline may index: capitalised (not a builtin's `str`), not NoneType, not a torch wrapper."""
+    return name[:1].isupper() and name != "NoneType" and not _WRAPPER.fullmatch(name)
 
 
 def _top(package: str | None) -> str | None:

@@ -404,7 +404,8 @@ def _root_error(
     versions = tuple(check(v, facts) for v in stated_versions(text))
     found = clues(d.kind, chain, versions)
     root_ids = [sid for sid in ids if sid not in wrappers]
-    drift = _api_answer(chain, facts, source) if source is not None else None
+    stated = {v.subject: v.found for v in versions if v.found}
+    drift = _api_answer(chain, facts, source, stated) if source is not None else None
     verdict, reasons = decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.
@@ -417,7 +418,7 @@ def _root_error(
     )
 
 
-def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSource) -> ApiAnswer | None:
+def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSource, stated: dict[str, str]) -> ApiAnswer | None:
     """The first exception of the chain (innermost first) that the API timeline answers."""
     first: ApiAnswer | None = None
     for raised in chain:
@@ -425,7 +426,7 @@ def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSourc
         if q is None:
             continue
         try:
-            a = answer(q, facts, source)
+            a = answer(q, facts, source, stated)
         except CompatError:
             continue  # a corrupt index answers nothing; `compat matrix validate` names it
         if a is not None and a.decided:

@@ -11,7 +11,7 @@ from compat.explain.roots import Raised
 from compat.explain.stated import Change, StatedVersion
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.printable import one_line
-from compat.timeline.records import ApiAnswer, Drift
+from compat.timeline.records import ApiAnswer, ApiKind, Drift, Missing
 
 SCHEMA_VERSION = 1
 
@@ -92,6 +92,10 @@ def _ranges(a: ApiAnswer) -> str:
 def api_text(a: ApiAnswer) -> list[str]:
     """The API timeline's answer in words: which side is too old or too new, and the fix."""
     what = f"`{a.key}`"
+    if a.kind is ApiKind.SIGNATURE and a.question.missing is Missing.POSITIONAL_COUNT:
+        what = f"a `{a.key}` that takes {a.question.name} positional arguments"
+    elif a.kind is ApiKind.SIGNATURE:
+        what = f"a `{a.key}` that does not require `{a.question.name}`"
     yours = f"your {a.package} {a.installed}" if a.installed else a.package
     out: list[str] = []
     if a.drift is Drift.NEVER:
@@ -116,6 +120,8 @@ def api_text(a: ApiAnswer) -> list[str]:
             why = ""
             if a.caller and req.startswith(f"{a.caller}>="):
                 why = f" (the first {a.caller} release that stopped importing it)"
+            elif a.caller and req.startswith(f"{a.caller}<") and a.kind is ApiKind.SIGNATURE:
+                why = f" ({a.caller} releases from before it made this call)"
             elif a.caller and req.startswith(f"{a.caller}<"):
                 why = f" ({a.caller} releases from before it started importing it)"
             fixes.append(f"{req}{why}")

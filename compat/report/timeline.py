@@ -18,6 +18,9 @@ _KIND_WORDS = {
     ApiKind.PARAM: "parameter",
     ApiKind.CLI: "command",
     ApiKind.MODEL_TYPE: "model type",
+    ApiKind.MEMBER: "member",
+    ApiKind.BASE: "base",
+    ApiKind.SIGNATURE: "signature",
 }
 
 
@@ -45,11 +48,21 @@ def render_api_lookup(found: ApiLookup) -> str:
         return "\n".join(lines) + "\n"
     first, *others = found.matches
     lines.append(_match_line(first))
+    if found.since is not None:
+        lines.append(f"  (members are indexed from {found.since} on: older releases are not read for them)")
+    if found.signatures:
+        lines.append("call signatures:")
+        lines += [f"  ({_signature(m.key)})  {_spans(m.present)}" for m in found.signatures]
     elsewhere = [m for m in others if m.present]
     if elsewhere:
         lines.append("also:")
         lines += [f"  {_match_line(m)}" for m in elsewhere]
     return "\n".join(lines) + "\n"
+
+
+def _signature(key: str) -> str:
+    """"pkg:f[a,b=,*,c]" -> "a, b=, *, c"."""
+    return key[key.index("[") + 1:-1].replace(",", ", ")
 
 
 def _match_json(match: ApiMatch) -> dict:
@@ -75,6 +88,10 @@ def render_api_lookup_json(found: ApiLookup) -> str:
         doc["query"] = found.query
         doc.update(_match_json(first))
         doc["elsewhere"] = [_match_json(m) for m in others if m.present]
+        if found.signatures:
+            doc["signatures"] = [{"signature": _signature(m.key), "present": _match_json(m)["present"]} for m in found.signatures]
+        if found.since is not None:
+            doc["indexed_since"] = found.since
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 

@@ -208,6 +208,9 @@ def combine(
     out.keys[ApiKind.NAME], exposers = _names(release, params=params)
     if params:
         out.keys[ApiKind.PARAM] = _param_keys(release, exposers)
+        members = _member_keys(release, exposers)
+        for kind in (ApiKind.MEMBER, ApiKind.BASE, ApiKind.SIGNATURE):
+            out.keys[kind] = members[kind]
     for info in modules.values():
         for imp in info.imports:
             if imp.target.split(".")[0] in others:
@@ -260,6 +263,49 @@ def _param_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int,
     return keys
 
 
+def _member_keys(release: _Release, exposers: Mapping[tuple[str, str], tuple[int, str, str]]) -> dict[ApiKind, set[str]]:
+    """The own members and bases of each class, and the signature of each callable, that the package
+    exports at its top level (`transformers:Trainer`), keyed like parameters. Only those: the classes
+    of public submodules (every model's attention and MLP layers) would triple transformers' index,
+    and drift looks callees up at the top level."""
+    out: dict[ApiKind, set[str]] = {ApiKind.MEMBER: set(), ApiKind.BASE: set(), ApiKind.SIGNATURE: set()}
+
+    def prefix(module: str, name: str) -> str:
+        _, where, alias = exposers.get((module, name), (0, module, name))
+        return f"{where}:{alias}"
+
+    def keyed(module: str, name: str) -> bool:
+        return bool(PUBLIC_NAME.match(name)) and "." not in prefix(module, name).partition(":")[0]
+
+    for module, info in release.modules.items():
+        public = [name for name in (*(n for n, _ in info.functions), *(n for n, _ in info.classes)) if keyed(module, name)]
+        signatures = dict(info.signatures)
+        classes = dict(info.classes)
+        for name in public:
+            key = prefix(module, name)
+            if name not in classes:
+                if name in signatures:
+                    out[ApiKind.SIGNATURE].add(f"{key}[{signatures[name]}]")
+                continue
+            cls = classes[name]
+            out[ApiKind.MEMBER].update(f"{key}.{m}" for m in cls.members)
+            for method, sig in cls.signatures:
+                out[ApiKind.SIGNATURE].add(f"{key}[{sig}]" if method == "__init__" else f"{key}.{method}[{sig}]")
+            for base in cls.bases:
+                found = _resolve_origin(release, module, base)
+                if found is not None and keyed(*found):
+                    out[ApiKind.BASE].add(f"{key}<{prefix(*found)}")
+                elif found is not None:  # not exported at the top: its members are not keyed, so it stays unresolved
+                    out[ApiKind.BASE].add(f"{key}<{prefix(*found).replace(':', '.')}")
+                elif base not in _NO_MEMBERS and re.fullmatch(r"[A-Za-z_][\w.]*", base):
+                    out[ApiKind.BASE].add(f"{key}<{base}")
+    return out
+
+
+_NO_MEMBERS = frozenset({"object", "Generic", "ABC", "abc.ABC", "typing.Generic", "Protocol", "typing.Protocol"})
+"""Bases that give a class no public member worth recording."""
+
+
 def _cli_keys(
     package: str, modules: Mapping[str, ModuleInfo], *, entry_points: str | None, scripts: Iterable[str], own_roots: set[str],
 ) -> set[str]:
@@ -304,6 +350,15 @@ def _init_params(release: _Release, module: str, cls: ClassInfo, depth: int = 0)
 
 
 def _resolve_class(release: _Release, module: str, base: str) -> tuple[str, ClassInfo] | None:
+    origin = _resolve_origin(release, module, base)
+    if origin is None:
+        return None
+    found = dict(release.modules[origin[0]].classes).get(origin[1])
+    return (origin[0], found) if found is not None else None
+
+
+def _resolve_origin(release: _Release, module: str, base: str) -> tuple[str, str] | None:
+    """The (module, name) of this release that defines the class `base` as `module` spells it."""
     head, _, rest = base.partition(".")
     info = release.modules.get(module)
     if info is None:
@@ -315,11 +370,9 @@ def _resolve_class(release: _Release, module: str, base: str) -> tuple[str, Clas
         origin = release.origin(source, rest) if source and source in release.modules else None
     else:
         origin = release.origin(module, head)
-    if origin is None:
+    if origin is None or origin[1] not in dict(release.modules[origin[0]].classes):
         return None
-    classes = dict(release.modules[origin[0]].classes)
-    found = classes.get(origin[1])
-    return (origin[0], found) if found is not None else None
+    return origin
 
 
 __all__ = ["ReleaseApi", "combine"]

@@ -11,13 +11,14 @@ takes `**kwargs`, or a module the index does not know leaves the answer undecide
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from packaging.utils import canonicalize_name
 
 from compat.model.facts import Facts
 from compat.model.unknown import Unknown
-from compat.timeline.index import TOP_LEVEL_NAMES, PackageApi, import_names
+from compat.timeline.index import TOP_LEVEL_NAMES, PackageApi, decode_spans, encode_spans, import_names, signatures_of
 from compat.timeline.links import NATIVE_NAMES, ApiSource, after, newer
 from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, ImportKind, Missing, Span
 
@@ -39,13 +40,19 @@ def _installed(facts: Facts | None, package: str | None) -> str | None:
     return dist.public_version
 
 
-def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer | None:
-    """The index's answer; None when no indexed package is the callee."""
+def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None = None) -> ApiAnswer | None:
+    """The index's answer; None when no indexed package is the callee. `stated`: versions the log
+    states it found ({"transformers": "4.46.0"}), used for a package the facts do not give."""
     found = _locate(q, source)
     if found is None:
         return None
     api, kind, key, callable_known = found
     base = _unjudged(q, facts, api, kind, key)
+    if stated:
+        base = replace(base, installed=base.installed or stated.get(api.package),
+                       caller_installed=base.caller_installed or (stated.get(base.caller) if base.caller else None))
+    if kind is ApiKind.MEMBER:
+        base = _member_known(api, base)
     settled = _settled(api, base, kind, key, callable_known)
     if settled is not None:
         return settled
@@ -55,15 +62,19 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource) -> ApiAnswer 
 
 
 def _unjudged(q: ApiQuestion, facts: Facts | None, api: PackageApi, kind: ApiKind, key: str) -> ApiAnswer:
-    """What the index and the host say about the key, before any verdict."""
-    present = api.present(kind, key)
+    """What the index and the host say about the key, before any verdict.
+
+    For a call's shape (SIGNATURE: too many positional arguments, a required one missing) the key is
+    the callable and `present` the releases whose signature accepts the call."""
+    present = works(api, q, key) if kind is ApiKind.SIGNATURE else api.present(kind, key)
+    first = api.releases[api.start(kind) or 0]
     caller_dist = distribution_of(q.caller) if q.caller else None
     if caller_dist == api.package:
         caller_dist = None  # a package importing itself: the callee's own release is at fault
     return ApiAnswer(question=q, package=api.package, kind=kind, key=key, present=present,
                      installed=_installed(facts, api.package),
                      removed_in=after(api, present[-1].last) if present else None,
-                     added_in=present[0].first if present and present[0].first != api.releases[0] else None,
+                     added_in=present[0].first if present and present[0].first != first else None,
                      caller=caller_dist, caller_installed=_installed(facts, caller_dist),
                      caller_import=None, caller_fixed_in=None, drift=Drift.UNDECIDED, fix=())
 
@@ -71,6 +82,8 @@ def _unjudged(q: ApiQuestion, facts: Facts | None, api: PackageApi, kind: ApiKin
 def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable_known: bool) -> ApiAnswer | None:
     """The answer when it needs no fix (unknowable, never existed, installed has it); None otherwise."""
     present, installed = base.present, base.installed
+    if base.reason is not None:
+        return base
     if kind is ApiKind.NAME and api.package in NATIVE_NAMES:
         return replace(base, reason=f"{api.package} defines most names in its C extension, which the index cannot read")
     if not present:
@@ -78,11 +91,14 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
             return replace(base, reason=f"no indexed {api.package} release has {key}, but the callable may take it as **kwargs")
         if not callable_known:
             return replace(base, reason=f"{api.package}'s index does not know the owner of {key}")
+        if api.start(kind) != 0:
+            since = api.releases[api.start(kind) or 0]
+            return replace(base, reason=f"no {api.package} release since {since} has it, and older ones are not read for {kind.value}s")
         return replace(base, drift=Drift.NEVER)
-    if base.question.missing is Missing.POSITIONAL:
+    if base.question.missing is Missing.POSITIONAL and kind is ApiKind.PARAM:
         return _positional(api, base, present)
     if installed is not None:
-        has = api.has(kind, key, installed)
+        has = _has(api, kind, key, present, installed)
         if isinstance(has, Unknown):
             return replace(base, reason=has.reason)
         if has:
@@ -90,6 +106,72 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
     elif base.removed_in is None and base.added_in is None:
         return replace(base, reason=f"every indexed {api.package} release has it")
     return None
+
+
+def _has(api: PackageApi, kind: ApiKind, key: str, present: tuple[Span, ...], release: str) -> bool | Unknown:
+    if kind is not ApiKind.SIGNATURE:
+        return api.has(kind, key, release)
+    i = api.position(kind, release)
+    if isinstance(i, Unknown):
+        return i
+    return any(api.position(kind, s.first) <= i <= api.position(kind, s.last) for s in present)  # type: ignore[operator]
+
+
+def _member_known(api: PackageApi, base: ApiAnswer) -> ApiAnswer:
+    """A member no release has is conclusive only when the class's bases are all read (the same package)."""
+    if base.present or base.key is None or api.start(ApiKind.MEMBER) is None:
+        return base
+    cls = base.key.rpartition(".")[0]
+    release = base.installed or api.releases[-1]
+    bases = api.bases(cls, release)
+    if isinstance(bases, Unknown):
+        return replace(base, reason=bases.reason)
+    outside = _outside_bases(api, cls, release)
+    if outside:
+        return replace(base, reason=f"{cls} inherits from {outside[0]}, whose members the index does not read")
+    return base
+
+
+def _outside_bases(api: PackageApi, cls: str, release: str, depth: int = 0) -> list[str]:
+    """The bases of `cls` (and of its in-package bases) outside the package, in `release`."""
+    bases = api.bases(cls, release)
+    if isinstance(bases, Unknown) or depth > 12:
+        return []
+    out = [b for b in bases if ":" not in b]
+    for b in bases:
+        if ":" in b:
+            out += _outside_bases(api, b, release, depth + 1)
+    return out
+
+
+def works(api: PackageApi, q: ApiQuestion, key: str) -> tuple[Span, ...]:
+    """The releases whose signature of callable `key` accepts the call the question describes: `q.name`
+    positional arguments (self counted, as Python counts it), or a call without argument `q.name`."""
+    method = "." in key.partition(":")[2] or (q.module is not None and q.module.endswith(".__init__"))
+    good: list[tuple[str, str]] = []
+    for match in signatures_of(api, key):
+        params = match.key[match.key.index("[") + 1:-1].split(",")
+        if q.missing is Missing.POSITIONAL_COUNT:
+            ok = "*args" in params or _capacity(params) + method >= int(q.name)
+        elif q.name not in params and ("*args" in params or "**kwargs" in params):
+            continue  # it may forward the call (a shim): this signature decides nothing
+        else:
+            ok = q.name not in params  # absent, or with a default ("name=")
+        if ok:
+            good += [(s.first, s.last) for s in match.present]
+    indices = {i for first, last in good for i in range(api.releases.index(first), api.releases.index(last) + 1)}
+    runs = decode_spans(encode_spans(indices)) if indices else ()
+    return tuple(Span(first=api.releases[a], last=api.releases[b]) for a, b in runs)
+
+
+def _capacity(params: list[str]) -> int:
+    """How many positional arguments a signature takes (self not counted)."""
+    count = 0
+    for p in params:
+        if p in ("*", "*args", "**kwargs"):
+            break
+        count += p not in ("/", "")
+    return count
 
 
 def _too_new(base: ApiAnswer) -> bool:
@@ -121,7 +203,36 @@ def _callee_too_old(api: PackageApi, source: ApiSource, base: ApiAnswer) -> ApiA
         if since is not None:
             fix.append(f"{base.caller}<{since}")
             base = replace(base, caller_since=since)
+    if base.kind is ApiKind.SIGNATURE and base.question.missing is Missing.POSITIONAL_COUNT:
+        since = _caller_call_since(api, source, base)
+        if since is not None:
+            fix.append(f"{base.caller}<{since}")
+            base = replace(base, caller_since=since)
     return replace(base, caller_import=caller_import, caller_fixed_in=None, drift=Drift.CALLEE_TOO_OLD, fix=tuple(fix))
+
+
+def _caller_call_since(api: PackageApi, source: ApiSource, base: ApiAnswer) -> str | None:
+    """An override called with more arguments than it takes, by its base class in the caller's
+    package (trl's DPOTrainer.log called by transformers' Trainer as `self.log(logs, start_time)`):
+    the base calls its method the way its own signature reads, so the first caller release whose
+    signature takes that many is the one that started the call; None when the installed caller is
+    older, or the index cannot say."""
+    if base.caller is None or base.key is None or base.caller_installed is None:
+        return None
+    caller = source.get(base.caller)
+    if isinstance(caller, Unknown):
+        return None
+    cls, _, method = base.key.partition(":")[2].partition(".")
+    bases = api.bases(f"{base.key.partition(':')[0]}:{cls}", base.installed or api.releases[-1])
+    root = (caller.top_level or import_names(caller.package))[0]
+    for written in () if isinstance(bases, Unknown) else bases:
+        callable_key = f"{root}:{written.rsplit('.', 1)[-1]}.{method}"
+        calls = works(caller, base.question, callable_key)
+        if not calls or newer(calls[0].first, base.caller_installed):
+            continue
+        # the first release whose signatures are read says nothing about when the call started
+        return calls[0].first if caller.releases.index(calls[0].first) > (caller.start(ApiKind.SIGNATURE) or 0) else None
+    return None
 
 
 def _positional(api: PackageApi, base: ApiAnswer, present: tuple[Span, ...]) -> ApiAnswer:
@@ -148,6 +259,8 @@ def _locate(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str
         return None if isinstance(api, Unknown) else (api, ApiKind.MODEL_TYPE, q.name, bool(api.keys(ApiKind.MODEL_TYPE)))
     if q.missing is Missing.CLI_CHOICE:
         return _locate_cli(q, source)
+    if q.missing is Missing.MEMBER:
+        return _locate_member(q, source)
     return _locate_param(q, source)
 
 
@@ -168,25 +281,41 @@ def _locate_cli(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind,
     return fallback
 
 
+def _locate_member(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
+    assert q.module is not None
+    for api, root in _owners(q.module, q.caller, source):
+        key = f"{root}:{q.module}.{q.name}"
+        return api, ApiKind.MEMBER, key, api.start(ApiKind.MEMBER) is not None
+    return None
+
+
+def _owners(head: str, caller_import: str | None, source: ApiSource) -> Iterator[tuple[PackageApi, str]]:
+    """The indexed packages exposing `head` at their root, the caller's own package last (a package
+    calling its own callable wrongly is a bug, not drift)."""
+    caller = distribution_of(caller_import) if caller_import else None
+    order = [p for p in source.indexed() if p != caller] + ([caller] if caller in source.indexed() else [])
+    for package in order:
+        # Two lookups per package, never a listing of every key (transformers' parameters alone are megabytes).
+        api = source.get(package)
+        if isinstance(api, Unknown):
+            continue
+        root = (api.top_level or import_names(package))[0]
+        if api.present(ApiKind.NAME, f"{root}:{head}"):
+            yield api, root
+
+
 def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
     assert q.module is not None
     qual = q.module.removesuffix(".__init__")
     if "." not in q.module and not qual[:1].isupper():
         return None  # a bare function name: too common a name to find its owner
     head = qual.split(".", 1)[0]
-    caller = distribution_of(q.caller) if q.caller else None
-    # The caller's own package last: a package calling its own callable wrongly is a bug, not drift.
-    order = [p for p in source.indexed() if p != caller] + ([caller] if caller in source.indexed() else [])
-    for package in order:
-        # A callable's parameters are keyed under the shortest public module exposing it, the package
-        # itself for what it re-exports ("transformers:Trainer"): two lookups per package, never a
-        # listing of every parameter (transformers' alone are megabytes).
-        api = source.get(package)
-        if isinstance(api, Unknown):
-            continue
-        root = (api.top_level or import_names(package))[0]
-        if not api.present(ApiKind.NAME, f"{root}:{head}"):
-            continue
+    for api, root in _owners(head, q.caller, source):
+        shaped = q.missing is Missing.POSITIONAL_COUNT or (q.missing is Missing.POSITIONAL and api.start(ApiKind.SIGNATURE) is not None)
+        if shaped and signatures_of(api, f"{root}:{qual}"):
+            return api, ApiKind.SIGNATURE, f"{root}:{qual}", True
+        if q.missing is Missing.POSITIONAL_COUNT:
+            return None
         key = f"{root}:{qual}({q.name})"
         # A parameter no release has may still be taken by **kwargs or missed: never "no release has it".
         return api, ApiKind.PARAM, key, bool(api.present(ApiKind.PARAM, key))

@@ -42,6 +42,11 @@ class ClassInfo:
     """`__init__` parameters when the class defines one ("*", "**" for *args, **kwargs)."""
     methods: tuple[tuple[str, tuple[str, ...]], ...]
     """Public methods (and `__call__`) with their parameters, without self/cls."""
+    members: tuple[str, ...] = ()
+    """Public members the class body defines: methods, properties, class attributes, dataclass fields
+    and the `self.x = ...` attributes its `__init__` sets."""
+    signatures: tuple[tuple[str, str], ...] = ()
+    """(method, signature) for `__init__`, `__call__` and the public methods (see `signature`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +79,8 @@ class ModuleInfo:
     getattr_names: tuple[tuple[str, str], ...] = ()
     """(name, origin "module:attr" or "") answered by a module `__getattr__`."""
     functions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    signatures: tuple[tuple[str, str], ...] = ()
+    """(function, signature) of the module-level functions (see `signature`)."""
     classes: tuple[tuple[str, ClassInfo], ...] = ()
     imports: tuple[ImportInfo, ...] = ()
     subcommands: tuple[str, ...] = ()
@@ -108,6 +115,68 @@ def _params(args: ast.arguments, *, method: bool) -> tuple[str, ...]:
     if args.kwarg:
         names.append("**")
     return tuple(names)
+
+
+def signature(args: ast.arguments, *, method: bool) -> str:
+    """A callable's parameters with their kind and whether they are required, in Python's order and
+    notation, names only: "a,b=,/,c,*args,d,e=,**kwargs" (positional-only before "/", keyword-only
+    after "*" (the bare marker) or "*args"; "=" marks a default). `*args` and `**kwargs` are spelled
+    so whatever their names. self/cls dropped."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [False] * (len(positional) - len(args.defaults)) + [True] * len(args.defaults)
+    parts = [f"{a.arg}=" if d else a.arg for a, d in zip(positional, defaults, strict=True)]
+    if args.posonlyargs:
+        parts.insert(len(args.posonlyargs), "/")
+    if method and positional:
+        parts.pop(0)
+        if parts and parts[0] == "/":
+            parts.pop(0)
+    if args.vararg or args.kwonlyargs:
+        parts.append("*args" if args.vararg else "*")
+    parts += [f"{a.arg}=" if d is not None else a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    if args.kwarg:
+        parts.append("**kwargs")
+    return ",".join(parts)
+
+
+def _self_attributes(init: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The public `self.x` an `__init__` assigns (anywhere in its body, branches included)."""
+    positional = [*init.args.posonlyargs, *init.args.args]
+    if not positional:
+        return []
+    me = positional[0].arg
+    out = []
+    for node in ast.walk(init):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            for t in target.elts if isinstance(target, ast.Tuple) else [target]:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me and PUBLIC_NAME.match(t.attr):
+                    out.append(t.attr)
+    return out
+
+
+def _class_members(node: ast.ClassDef) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """A class body's public members and its methods' signatures (`ClassInfo.members`, `.signatures`)."""
+    members: dict[str, None] = {}
+    signatures: dict[str, str] = {}
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if PUBLIC_NAME.match(stmt.name):
+                members[stmt.name] = None
+            accessor = any((_dotted(d) or "").endswith(("property", ".setter", ".getter")) for d in stmt.decorator_list)
+            if (PUBLIC_NAME.match(stmt.name) or stmt.name in ("__init__", "__call__")) and not accessor:
+                static = any((_dotted(d) or "") == "staticmethod" for d in stmt.decorator_list)
+                signatures[stmt.name] = signature(stmt.args, method=not static)
+            if stmt.name == "__init__":
+                members.update(dict.fromkeys(_self_attributes(stmt)))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                for t in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(t, ast.Name) and PUBLIC_NAME.match(t.id):
+                        members[t.id] = None
+        elif isinstance(stmt, ast.ClassDef) and PUBLIC_NAME.match(stmt.name):
+            members[stmt.name] = None
+    return tuple(members), tuple(signatures.items())
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -164,6 +233,7 @@ class _Reader:
         self.define_structure: dict[str, None] = {}
         self.getattr_names: dict[tuple[str, str], None] = {}
         self.functions: dict[str, tuple[str, ...]] = {}
+        self.signatures: dict[str, str] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.imports: dict[ImportInfo, None] = {}
         self.subcommands: dict[str, None] = {}
@@ -183,6 +253,7 @@ class _Reader:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.defined[stmt.name] = None
             self.functions[stmt.name] = _params(stmt.args, method=False)
+            self.signatures[stmt.name] = signature(stmt.args, method=False)
             if stmt.name == "__getattr__":
                 self.module_getattr(stmt)
             self.nested(stmt.body)
@@ -418,7 +489,9 @@ class _Reader:
                 for sub in ast.walk(stmt):
                     if isinstance(sub, (ast.Import, ast.ImportFrom)):
                         self.import_(sub, ImportKind.GUARDED, bind=False)
-        return ClassInfo(bases=bases, dataclass=is_dataclass, fields=tuple(fields), init=init, methods=tuple(methods))
+        members, signatures = _class_members(node)
+        return ClassInfo(bases=bases, dataclass=is_dataclass, fields=tuple(fields), init=init, methods=tuple(methods),
+                         members=members, signatures=signatures)
 
     def info(self) -> ModuleInfo:
         return ModuleInfo(
@@ -430,6 +503,7 @@ class _Reader:
             define_structure=tuple(self.define_structure),
             getattr_names=tuple(self.getattr_names),
             functions=tuple(self.functions.items()),
+            signatures=tuple(self.signatures.items()),
             classes=tuple(self.classes.items()),
             imports=tuple(self.imports),
             subcommands=tuple(self.subcommands),

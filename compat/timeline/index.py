@@ -61,7 +61,7 @@ from packaging.version import Version
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
-from compat.timeline.records import ApiKind, ApiLookup, ApiMatch, ImportEdge, ImportKind, Span
+from compat.timeline.records import LATE_KINDS, ApiKind, ApiLookup, ApiMatch, ImportEdge, ImportKind, Span
 
 SCHEMA = 1
 IMPORTS = "imports"
@@ -151,6 +151,10 @@ class PackageApi:
         self._decoded: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
         self._import_rows: dict[tuple[str, ...], tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]] = {}
         self._present: dict[tuple[ApiKind, str], tuple[Span, ...]] = {}
+        self.since: dict[str, str] = dict(meta.get("since", {}))
+        """For the kinds added late (`LATE_KINDS`): the first release from which they are indexed."""
+        self._bases: dict[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]] | None = None
+        self._members: dict[str, frozenset[int]] = {}
 
     def _shard(self, stem: str, shard: int) -> dict[str, str]:
         name = f"{stem}.{shard}" if stem in self._shards else stem
@@ -191,12 +195,56 @@ class PackageApi:
         return self._spans(kind.value, key)
 
     def present(self, kind: ApiKind, key: str) -> tuple[Span, ...]:
-        """Inclusive ranges of indexed releases where `key` exists; empty when it never does."""
+        """Inclusive ranges of indexed releases where `key` exists; empty when it never does.
+
+        A MEMBER is present where the class has it or inherits it from a base of the same package."""
         found = self._present.get((kind, key))
         if found is None:
             # Asked for each import of every release pair a lock tries: the spans are built once per key.
-            found = self._present[(kind, key)] = tuple(
-                Span(first=self.releases[a], last=self.releases[b]) for a, b in self._spans(kind.value, key))
+            spans = _runs(self._member(key)) if kind is ApiKind.MEMBER else self._spans(kind.value, key)
+            found = self._present[(kind, key)] = tuple(Span(first=self.releases[a], last=self.releases[b]) for a, b in spans)
+        return found
+
+    def start(self, kind: ApiKind) -> int | None:
+        """The index of the first release whose keys of `kind` are recorded; None when none are."""
+        if kind not in LATE_KINDS:
+            return 0
+        first = self.since.get(kind.value)
+        if first is not None:
+            return self._index.get(first)
+        built = (self._dir / f"{kind.value}.json.gz").is_file() or kind.value in self._shards
+        return 0 if built else None  # an index written before the kind existed has no file of it
+
+    def bases(self, cls: str, release: str) -> tuple[str, ...] | Unknown:
+        """The bases of class `cls` ("transformers:Trainer") in `release`: "module:Name" within the
+        package, the dotted name as written for one outside it (whose members the index does not read)."""
+        i = self._release_index(release)
+        if isinstance(i, Unknown):
+            return i
+        return tuple(b for b, spans in self._base_table().get(cls, ()) if any(a <= i <= z for a, z in spans))
+
+    def _base_table(self) -> dict[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]]:
+        if self._bases is None:
+            table: dict[str, list[tuple[str, tuple[tuple[int, int], ...]]]] = {}
+            for key, text in self._table(ApiKind.BASE.value).items():
+                cls, _, base = key.partition("<")
+                table.setdefault(cls, []).append((base, decode_spans(text)))
+            self._bases = {k: tuple(v) for k, v in table.items()}
+        return self._bases
+
+    def _member(self, key: str, depth: int = 0) -> frozenset[int]:
+        """The releases where class member `key` ("pkg:Cls.name") exists, inherited from in-package bases included."""
+        found = self._members.get(key)
+        if found is not None:
+            return found
+        cls, _, name = key.rpartition(".")
+        out = {i for a, b in self._spans(ApiKind.MEMBER.value, key) for i in range(a, b + 1)}
+        self._members[key] = frozenset(out)  # a cycle of bases sees what is found so far
+        for base, spans in self._base_table().get(cls, ()):
+            if ":" in base and depth < 12:
+                inherited = self._member(f"{base}.{name}", depth + 1)
+                out |= {i for a, b in spans for i in range(a, b + 1) if i in inherited}
+        found = self._members[key] = frozenset(out)
         return found
 
     def _release_index(self, release: str) -> int | Unknown:
@@ -212,11 +260,24 @@ class PackageApi:
             return Unknown(reason=f"{self.package} {release} is not indexed ({why})")
         return i
 
-    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown:
-        """Whether `key` exists in `release`; Unknown when that release is not indexed."""
+    def position(self, kind: ApiKind, release: str) -> int | Unknown:
+        """The index of `release` among the releases; Unknown when it is not indexed, or not for `kind`."""
         i = self._release_index(release)
         if isinstance(i, Unknown):
             return i
+        start = self.start(kind)
+        if start is None or i < start:
+            since = f"since {self.since[kind.value]}" if start is not None else "for no release"
+            return Unknown(reason=f"{self.package}'s {kind.value} keys are indexed {since}, not for {release}")
+        return i
+
+    def has(self, kind: ApiKind, key: str, release: str) -> bool | Unknown:
+        """Whether `key` exists in `release`; Unknown when that release is not indexed (for `kind`)."""
+        i = self.position(kind, release)
+        if isinstance(i, Unknown):
+            return i
+        if kind is ApiKind.MEMBER:
+            return i in self._member(key)
         return any(a <= i <= b for a, b in self._spans(kind.value, key))
 
     def imports(self, release: str, other: str) -> tuple[ImportEdge, ...] | Unknown:
@@ -246,6 +307,11 @@ class PackageApi:
 _OTHER_MATCHES = 20
 
 
+def _runs(indices: frozenset[int]) -> tuple[tuple[int, int], ...]:
+    """Sorted indices as inclusive runs: {0, 1, 2, 5} -> ((0, 2), (5, 5))."""
+    return decode_spans(encode_spans(indices)) if indices else ()
+
+
 def lookup(api: PackageApi, query: str | None) -> ApiLookup:
     """Where a name, parameter, subcommand, module or model type exists, as release ranges.
 
@@ -266,29 +332,42 @@ def lookup(api: PackageApi, query: str | None) -> ApiLookup:
         return base
     candidates = _candidates(api, query.strip())
     matches = [ApiMatch(kind=k, key=key, present=api.present(k, key)) for k, key in candidates]
-    return ApiLookup(**{**base.__dict__, "matches": tuple(matches)})
+    first_kind, first_key = candidates[0]
+    signatures: tuple[ApiMatch, ...] = ()
+    if first_kind in (ApiKind.MEMBER, ApiKind.PARAM):
+        signatures = signatures_of(api, first_key.split("(", 1)[0])
+    since = api.since.get(ApiKind.MEMBER.value) if first_kind is ApiKind.MEMBER else None
+    return ApiLookup(**{**base.__dict__, "matches": tuple(matches), "signatures": signatures, "since": since})
+
+
+def signatures_of(api: PackageApi, callable_key: str) -> tuple[ApiMatch, ...]:
+    """The signatures a callable ("transformers:Trainer.compute_loss") had, oldest first."""
+    head = f"{callable_key}["
+    found = [ApiMatch(kind=ApiKind.SIGNATURE, key=key, present=api.present(ApiKind.SIGNATURE, key))
+             for key in api.keys(ApiKind.SIGNATURE) if key.startswith(head)]
+    return tuple(sorted((m for m in found if m.present), key=lambda m: api._index[m.present[0].first]))
 
 
 def _candidates(api: PackageApi, query: str) -> list[tuple[ApiKind, str]]:
     root = (api.top_level or import_names(api.package))[0]
     prefix, sep, rest = query.partition(":")
-    if sep and prefix in ("cli", "model_type", "module", "name", "param"):
+    if sep and prefix in ("cli", "model_type", "module", "name", "param", "member"):
         kind = {"cli": ApiKind.CLI, "model_type": ApiKind.MODEL_TYPE, "module": ApiKind.MODULE,
-                "name": ApiKind.NAME, "param": ApiKind.PARAM}[prefix]
+                "name": ApiKind.NAME, "param": ApiKind.PARAM, "member": ApiKind.MEMBER}[prefix]
         if kind is ApiKind.CLI and " " not in rest:
             scripts = [k for k in api._table(ApiKind.CLI.value) if " " not in k]
             main = next((s for s in scripts if s in (api.package, root)), scripts[0] if scripts else api.package)
             return [(kind, rest if rest in scripts else f"{main} {rest}")]
-        if kind in (ApiKind.NAME, ApiKind.PARAM) and ":" not in rest:
+        if kind in (ApiKind.NAME, ApiKind.PARAM, ApiKind.MEMBER) and ":" not in rest:
             return _candidates(api, rest)
         return [(kind, rest)]
     if sep and not prefix.isidentifier() and "." not in prefix:
         return [(ApiKind.CLI, query)]
     if sep:
-        return [(ApiKind.PARAM if "(" in rest else ApiKind.NAME, query)]
+        return [(ApiKind.PARAM if "(" in rest else ApiKind.MEMBER if "." in rest else ApiKind.NAME, query)]
     if " " in query:
         return [(ApiKind.CLI, query)]
-    kind = ApiKind.PARAM if "(" in query else ApiKind.NAME
+    kind = ApiKind.PARAM if "(" in query else ApiKind.MEMBER if "." in query else ApiKind.NAME
     if kind is ApiKind.NAME and api._get(ApiKind.MODULE.value, query) is not None:
         return [(ApiKind.MODULE, query)]
     if kind is ApiKind.NAME and query in api._table(ApiKind.MODEL_TYPE.value) and f"{root}:{query}" not in api._table(kind.value):
@@ -359,12 +438,16 @@ def indexed_packages(base: Path | None = None) -> tuple[str, ...]:
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _MODULE = rf"{_IDENT}(\.{_IDENT})*"
+_PARAM = rf"({_IDENT}=?|/|\*|\*args|\*\*kwargs)"
 _KEY_SHAPES = {
     ApiKind.MODULE: re.compile(rf"^{_MODULE}$"),
     ApiKind.NAME: re.compile(rf"^{_MODULE}:{_IDENT}$"),
     ApiKind.PARAM: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})*\(({_IDENT}|\*|\*\*)\)$"),
     ApiKind.CLI: re.compile(r"^[\w.-]+( [\w.:-]+)?$"),
     ApiKind.MODEL_TYPE: re.compile(r"^[\w.-]+$"),
+    ApiKind.MEMBER: re.compile(rf"^{_MODULE}:{_IDENT}\.{_IDENT}$"),
+    ApiKind.BASE: re.compile(rf"^{_MODULE}:{_IDENT}<{_MODULE}(:{_IDENT})?$"),
+    ApiKind.SIGNATURE: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})?\[({_PARAM}(,{_PARAM})*)?\]$"),
 }
 _IMPORT_KEY = re.compile(rf"^{_MODULE} {_MODULE} ({_IDENT}|\*) (top_level|guarded|lazy)$")
 
@@ -391,6 +474,7 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
         problems.append(str(MatrixError(f"{label}/releases.json", "files", "not one file per release")))
     if not isinstance(meta.get("missing", {}), dict):
         problems.append(str(MatrixError(f"{label}/releases.json", "missing", "not an object")))
+    problems.extend(_check_since(meta, label))
     stems = [k.value for k in ApiKind] + [IMPORTS]
     shards = meta.get("shards", {})
     if not isinstance(shards, dict) or not all(
@@ -419,6 +503,14 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
                 continue
             problems.extend(_check_table(table, stem, file, len(releases), (i, shards.get(stem, []))))
     return problems
+
+
+def _check_since(meta: dict[str, Any], label: str) -> list[str]:
+    since = meta.get("since", {})
+    late = {k.value for k in LATE_KINDS}
+    if not isinstance(since, dict) or not all(k in late and v in meta["releases"] for k, v in since.items()):
+        return [str(MatrixError(f"{label}/releases.json", "since", "not {late kind: an indexed release}"))]
+    return []
 
 
 def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, shard: tuple[int, list[str]]) -> list[str]:

@@ -17,6 +17,18 @@ class ApiKind(str, Enum):
     PARAM = "param"
     CLI = "cli"
     MODEL_TYPE = "model_type"
+    MEMBER = "member"
+    """A class's own public member: "transformers:Trainer.compute_loss" (inherited ones come from BASE)."""
+    BASE = "base"
+    """A class's base: "transformers:LlamaForCausalLM<transformers:LlamaPreTrainedModel" in the same
+    package, "transformers:PreTrainedModel<torch.nn.Module" (dotted as written) outside it."""
+    SIGNATURE = "signature"
+    """A callable's whole signature: "transformers:Trainer.compute_loss[model,inputs,return_outputs=,num_items_in_batch=]"."""
+
+
+LATE_KINDS = (ApiKind.MEMBER, ApiKind.BASE, ApiKind.SIGNATURE)
+"""Kinds added to the index after its first build: a package's index may hold them only from a
+release on (releases.json "since"); older releases are unknown for them, not absent."""
 
 
 class ImportKind(str, Enum):
@@ -79,6 +91,10 @@ class ApiLookup:
     """How many keys of each kind were ever present."""
     matches: tuple[ApiMatch, ...]
     """Best first: the exact key asked for (present or not), then the same name elsewhere."""
+    signatures: tuple[ApiMatch, ...] = ()
+    """For a method or parameter asked about: the callable's signatures, oldest first."""
+    since: str | None = None
+    """For a member asked about: the first release whose members are indexed (None: all are)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +155,10 @@ class Missing(str, Enum):
     """An argument the callee does not accept."""
     POSITIONAL = "positional"
     """A required argument the caller does not pass."""
+    MEMBER = "member"
+    """An attribute of an object or class (`'Trainer' object has no attribute 'tokenizer'`)."""
+    POSITIONAL_COUNT = "positional-count"
+    """More positional arguments than the callee takes (`takes 3 positional arguments but 4 were given`)."""
     CLI_CHOICE = "cli-choice"
     MODEL_TYPE = "model-type"
 

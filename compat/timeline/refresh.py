@@ -20,7 +20,7 @@ import tarfile
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from compat.matrix.releases import TRACKED
 from compat.timeline.combine import ReleaseApi, combine
 from compat.timeline.extract import ModuleInfo, extract_module, module_name
 from compat.timeline.index import IMPORTS, SCHEMA, check_api_dir, decode_spans, encode_spans, import_names
-from compat.timeline.records import ApiKind, ApiOutcome
+from compat.timeline.records import LATE_KINDS, ApiKind, ApiOutcome
 
 API_PACKAGES: tuple[str, ...] = (
     "accelerate",
@@ -76,6 +76,8 @@ class _Timeline:
         self.missing: dict[str, str] = {}
         self.tables: dict[str, dict[str, set[str]]] = {k.value: {} for k in ApiKind}
         self.tables[IMPORTS] = {}
+        self.since: dict[str, str] = {}
+        """Late kinds (`LATE_KINDS`) -> the first release from which they are recorded."""
 
     @classmethod
     def read(cls, directory: Path, package: str, *, tables: bool = True) -> _Timeline:
@@ -91,7 +93,12 @@ class _Timeline:
         releases = meta["releases"]
         timeline.releases = dict(zip(releases, meta["files"], strict=True))
         timeline.missing = dict(meta.get("missing", {}))
+        timeline.since = dict(meta.get("since", {}))
         shards = meta.get("shards", {})
+        for kind in LATE_KINDS:
+            if releases and kind.value not in timeline.since and kind.value not in shards \
+                    and not (directory / f"{kind.value}.json.gz").is_file():
+                timeline.since[kind.value] = ""  # an index built before the kind existed: no release has it yet
         for stem in timeline.tables if tables else ():
             names = [f"{stem}.{i}" for i in range(len(shards[stem]) + 1)] if stem in shards else [stem]
             for name in names:
@@ -107,12 +114,32 @@ class _Timeline:
     def add(self, release: str, file: str, api: ReleaseApi) -> None:
         self.releases[release] = file
         self.missing.pop(release, None)
+        for kind in LATE_KINDS:
+            since = self.since.get(kind.value)
+            if since == "" or (since and Version(release) < Version(since) and self._contiguous(release, since)):
+                self.since[kind.value] = release
         for kind, keys in api.keys.items():
             table = self.tables[kind.value]
             for key in keys:
                 table.setdefault(key, set()).add(release)
         for key in api.imports:
             self.tables[IMPORTS].setdefault(key, set()).add(release)
+
+    def _contiguous(self, release: str, since: str) -> bool:
+        """Whether no indexed release lies between `release` and `since` (both then have the late kinds)."""
+        return not any(Version(release) < Version(r) < Version(since) for r in self.releases)
+
+    def forget(self, releases: Iterable[str]) -> None:
+        """Drop these releases and their keys, to extract them again (a backfill of the late kinds).
+        Extracted again oldest first, each one joins the late kinds' range as `add` records it."""
+        gone = set(releases)
+        for table in self.tables.values():
+            for key in list(table):
+                table[key] -= gone
+                if not table[key]:
+                    del table[key]
+        for release in gone:
+            self.releases.pop(release, None)
 
     def join_param_families(self) -> None:
         """Give `M:Q(p)` the releases where any module's `Q(p)` exists while M still exposes Q.
@@ -144,6 +171,8 @@ class _Timeline:
         shards: dict[str, list[str]] = {}
         written = set()
         for stem, table in self.tables.items():
+            if self.since.get(stem) == "":
+                continue  # no release has this late kind yet: no file says so (PackageApi.start)
             parts: list[dict[str, str]] = [{}]
             size = 0
             for key in sorted(table):
@@ -167,6 +196,7 @@ class _Timeline:
             "releases": ordered,
             "files": [self.releases[r] for r in ordered],
             "missing": dict(sorted(self.missing.items(), key=lambda kv: Version(kv[0]))),
+            **({"since": since} if (since := {k: v for k, v in sorted(self.since.items()) if v and v != ordered[0]}) else {}),
             "shards": dict(sorted(shards.items())),
         }
         _write(directory / "releases.json", (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode())
@@ -367,6 +397,27 @@ def _todo(client: IndexClient, package: str, timeline: _Timeline, limit: int | N
     return {v: by_version[v] for v in todo}
 
 
+def _without_late_kinds(timeline: _Timeline) -> list[str]:
+    """The indexed releases, oldest first, that do not have the late kinds: those before `since`
+    (a backfill extends the range downwards), or all when no release has them."""
+    since = timeline.since.get(ApiKind.MEMBER.value)
+    ordered = sorted(timeline.releases, key=Version)
+    if since is None:  # recorded from the first release (no entry): nothing to backfill
+        return []
+    return [r for r in ordered if since == "" or Version(r) < Version(since)]
+
+
+def _backfill(client: IndexClient, package: str, timeline: _Timeline, redo: list[str]) -> dict[Version, list[IndexFile]]:
+    """Forget `redo` (indexed releases) and return them with their files, to extract them again."""
+    wanted = {Version(r) for r in redo}
+    files: dict[Version, list[IndexFile]] = {}
+    for f in client.project_files(package):
+        if f.version in wanted:
+            files.setdefault(f.version, []).append(f)
+    timeline.forget(str(v) for v in files)
+    return dict(sorted(files.items()))
+
+
 def _extract(
     client: IndexClient,
     package: str,
@@ -415,6 +466,7 @@ def refresh_package(
     workers: int = 4,
     checkpoint: int = 10,
     limit: int | None = None,
+    backfill: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ApiOutcome:
     """Extract the releases of one package not yet in `directory` and rewrite it; raises PackageIndexError."""
@@ -423,9 +475,12 @@ def refresh_package(
     package = canonicalize_name(package)
     timeline = _Timeline.read(directory, package, tables=False)
     todo = _todo(client, package, timeline, limit)
+    redo = _without_late_kinds(timeline)[-backfill:] if backfill else []
     added = 0
-    if todo:  # with nothing new the index stays byte for byte as it is
+    if todo or redo:  # with nothing new the index stays byte for byte as it is
         timeline = _Timeline.read(directory, package)
+        if redo:
+            todo = dict(sorted({**_backfill(client, package, timeline, redo), **todo}.items()))
         added = _extract(client, package, timeline, todo, directory=directory, workers=workers, checkpoint=checkpoint,
                          progress=progress)
         timeline.write(directory)
@@ -446,6 +501,7 @@ def refresh_api(
     client: IndexClient,
     workers: int = 4,
     limit: int | None = None,
+    backfill: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[ApiOutcome, ...]:
     """Extend the API index of each package (default: every package in API_PACKAGES)."""
@@ -454,7 +510,7 @@ def refresh_api(
     if unknown:
         raise UsageError(f"no API index for: {', '.join(unknown)} (indexed: {', '.join(API_PACKAGES)})")
     return tuple(
-        refresh_package(client, name, out_dir / name, workers=workers, limit=limit, progress=progress)
+        refresh_package(client, name, out_dir / name, workers=workers, limit=limit, backfill=backfill, progress=progress)
         for name in sorted(set(names))
     )
 

@@ -132,7 +132,7 @@ def test_a_notebook_traceback_reads_the_librarys_frames(catalog):
 
 
 def test_without_evidence_of_the_users_code_it_is_never_not_environment(catalog):
-    lone = explain([b"AttributeError: 'Qwen2VLForConditionalGeneration' object has no attribute 'get_rope_index'\n"], catalog)
+    lone = explain([b"AttributeError: 'RolloutWorker' object has no attribute 'sync_weights'\n"], catalog)
     assert lone.errors[0].verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.API in lone.errors[0].clues
     bare = explain([b"RuntimeError: something went wrong in the rollout\n"], catalog)
     assert bare.errors[0].verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT

@@ -98,6 +98,7 @@ SIGNATURE_IDS = (
     "meta-tensor-copy",
     "missing-requirement",
     "mkl-ijit-symbol-missing",
+    "model-attribute-read-through-parallel-wrapper",
     "more-processes-than-gpus",
     "multi-gpu-without-launcher",
     "nccl-backend-without-gpus",
