@@ -63,7 +63,8 @@ def _with_node_smoke(report: FleetReport, request: FleetRequest, members: list[F
         from compat.sources.fleet.slurm import slurm_out_dir
         from compat.sources.fleet.smoke import run_slurm_smoke
 
-        found, said = run_slurm_smoke(slurm_out_dir(request.out), timeout=request.node_smoke_budget + 60.0,
+        # Each node gathers its facts (bounded by --timeout) before its stages spend their budget.
+        found, said = run_slurm_smoke(slurm_out_dir(request.out), timeout=request.node_smoke_budget + request.timeout,
                                       budget=request.node_smoke_budget)
         problem = f"no smoke report from this node ({said})" if said else "no smoke report from this node"
     nodes = [node_smoke(name, got) for name, got in found]

@@ -122,21 +122,58 @@ def run_child(label: str, argv: list[str], *, cwd: Path, env: Mapping[str, str],
         out, err = proc.communicate(timeout=max(timeout, 0.1))
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc.pid)
-        out, err = proc.communicate()
+        _kill_tree(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=_DRAIN_SECONDS)
+        except subprocess.TimeoutExpired:  # something that left the tree still holds the pipes: stop waiting on it
+            proc.kill()
+            proc.wait()
+            out, err = "", "(its output was lost: a process it started kept the pipes open past its kill)"
     except BaseException:
-        _kill_group(proc.pid)  # interrupted: leave no child behind
+        _kill_tree(proc.pid)  # interrupted: leave no child behind
         proc.wait()
         raise
     return ChildOutput(command=label, returncode=None if timed_out else proc.returncode, stdout=out[-KEEP:],
                        stderr=err[-KEEP:], seconds=round(time.monotonic() - started, 3), timed_out=timed_out)
 
 
-def _kill_group(pid: int) -> None:
+_DRAIN_SECONDS = 5.0
+"""How long the output of a killed child is read before it is given up."""
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill the child's process group and every descendant, also those that started a session of their own
+    (torchrun's ranks): a rank left alive holds the output pipes open and the bound would not hold."""
+    descendants = _descendants(pid)
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    for child in descendants:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process under `pid`, read from /proc (empty where /proc has no children files)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            tasks = list(Path(f"/proc/{parent}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
 
 
 def run_stage(python: str, plan: StagePlan, *, root: Path, env: Mapping[str, str],

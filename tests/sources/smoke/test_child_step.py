@@ -20,6 +20,7 @@ def child(monkeypatch):
     spec = importlib.util.spec_from_file_location("compat_smoke_child_under_test", CHILD)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    module.FAILED.clear()  # the steps' record lives in child_steps, imported once per test process
     return module
 
 

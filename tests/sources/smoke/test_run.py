@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from compat.model.smoke import Stage, StagePlan, Status
+from compat.smoke.launch import train_launch
 from compat.smoke.parse import stage_result
 from compat.sources.smoke.run import CHILD, child_env, commands, run_child, run_stage, scratch
 
@@ -23,11 +24,13 @@ def test_collective_runs_under_torchrun_and_train_once_more_under_accelerate():
     (_label, argv), = commands("/venv/bin/python", StagePlan(stage=Stage.COLLECTIVE, processes=8))
     assert argv[:4] == ["/venv/bin/python", "-m", "torch.distributed.run", "--standalone"]
     assert "--nproc_per_node=8" in argv and argv[-2:] == [str(CHILD), "collective"]
-    runs = commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("dpo", "sft", "--lora"), processes=2))
+    launch = train_launch(config=None, deepspeed=None, processes=2, cpu=True)
+    runs = commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("dpo", "sft", "--lora"), processes=2, launch=launch))
     assert runs[0][1] == ["/venv/bin/python", str(CHILD), "train", "dpo", "sft", "--lora"]
     assert runs[1][1][2:4] == ["accelerate.commands.launch", "--multi_gpu"]
     assert runs[1][1][-3:] == ["train", "dpo", "--launched"] and "--num_processes=2" in runs[1][1]
-    assert len(commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("sft",), processes=1))) == 1
+    one = train_launch(config=None, deepspeed=None, processes=1, cpu=True)
+    assert len(commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("sft",), processes=1, launch=one))) == 1
 
 
 def test_a_child_past_its_bound_is_killed_and_a_missing_interpreter_reported(tmp_path):
@@ -52,3 +55,16 @@ def test_the_import_stage_of_this_interpreter_reports_each_module(tmp_path):
     assert statuses == {"import packaging": Status.PASS, "extension packaging.version": Status.PASS,
                         "import compat_no_such_module": Status.FAIL}
     assert result.status is Status.FAIL and "ModuleNotFoundError" in (result.output or "")
+
+
+def test_a_killed_child_takes_its_own_session_leaders_with_it(tmp_path):
+    # torchrun's ranks start sessions of their own; one left alive would hold the pipes open past the bound
+    script = ("import subprocess, sys, time\n"
+              "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], start_new_session=True)\n"
+              "print(p.pid, flush=True)\n"
+              "time.sleep(60)\n")
+    out = run_child("tree", [sys.executable, "-c", script], cwd=tmp_path, env={}, timeout=2)
+    assert out.timed_out
+    grandchild = int(out.stdout.split()[0])
+    status = Path(f"/proc/{grandchild}/status")
+    assert not status.exists() or "State:\tZ" in status.read_text()
