@@ -19,8 +19,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from compat.errors import UsageError
-from compat.model.smoke import ChildOutput, Stage, StagePlan
 from compat.model.facts import Launcher
+from compat.model.smoke import ChildOutput, Stage, StagePlan
 
 CHILD = Path(__file__).with_name("child.py")
 """The script each stage runs by path (it imports nothing of compat)."""
