@@ -45,8 +45,9 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
     if accelerate is not None and request.environment.accelerate_config is not None:
         accelerate = replace(accelerate, path=launch_file(request.environment.accelerate_config, "--accelerate-config"))
     deepspeed = None if request.deepspeed is None else launch_file(request.deepspeed, "--deepspeed")
+    launcher = None if isinstance(env.launch.launcher, Unknown) else env.launch.launcher
     plans = plan_stages(env, trainers=request.trainers, processes=request.processes, accelerate=accelerate,
-                        deepspeed=deepspeed)
+                        deepspeed=deepspeed, launcher=launcher)
     results = []
     with scratch() as root:
         child = child_env(this_environment(), root)

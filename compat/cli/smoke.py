@@ -12,7 +12,7 @@ from compat.cli.options import OUTPUT, Shared, shared
 
 
 @app.command()
-@shared("smoke", ("python", "script", "accelerate_config", "matrix"), OUTPUT)
+@shared("smoke", ("python", "script", "accelerate_config", "matrix", "launcher"), OUTPUT)
 def smoke(
     opts: Shared,
     trainer: str | None = typer.Option(
@@ -21,11 +21,11 @@ def smoke(
     ),
     processes: int = typer.Option(
         2, "--processes", min=1, metavar="N",
-        help="Processes of the `accelerate launch` training run (1: none; --accelerate-config's num_processes wins).",
+        help="Processes of the launched training run (1: none; --accelerate-config's num_processes wins).",
     ),
     deepspeed: Path | None = typer.Option(
         None, "--deepspeed", metavar="FILE",
-        help="DeepSpeed JSON config for the `accelerate launch` training run (on a CPU machine: not exercised, said why).",
+        help="DeepSpeed JSON config for the launched training run (on a CPU machine or under torchrun: not exercised, said why).",
     ),
     budget: float = typer.Option(
         900.0, "--budget", min=10.0, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",

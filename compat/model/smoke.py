@@ -40,13 +40,17 @@ class Status(str, enum.Enum):
         return self.value
 
 
+ACCELERATE_LAUNCH = "accelerate launch"
+"""The launched run's launcher unless the user's is torchrun."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class TrainLaunch:
     """How the train stage's launched run starts: the user's accelerate config or DeepSpeed file, and what of
     their settings this machine runs and what it does not."""
 
     launcher: str
-    """The launcher ("accelerate launch")."""
+    """The launcher that started the run: "accelerate launch" (ACCELERATE_LAUNCH) or "torchrun"."""
     processes: int
     """Processes it starts: the config's `num_processes`, else `--processes`."""
     config: str | None = None
@@ -60,6 +64,11 @@ class TrainLaunch:
     """`accelerate launch`'s arguments before the script (the config, the process count, what compat overrides)."""
     not_exercised: tuple[str, ...] = ()
     """What of the user's settings the run does not exercise here, each with why."""
+
+    @property
+    def default(self) -> bool:
+        """accelerate's run with nothing of the user's: its steps name it, the report adds nothing."""
+        return self.launcher == ACCELERATE_LAUNCH and not (self.config or self.deepspeed or self.not_exercised)
 
     @property
     def runs(self) -> bool:

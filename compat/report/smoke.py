@@ -68,8 +68,8 @@ def _cause_lines(d: Diagnosis) -> list[str]:
 
 def _launch_lines(launch: TrainLaunch | None) -> list[str]:
     """The launcher and the user's config a launched run used, and what it did not exercise; nothing for the default
-    launch (no config, no DeepSpeed file), whose steps name it ("accelerate launch x2: sft")."""
-    if launch is None or not (launch.config or launch.deepspeed or launch.not_exercised):
+    launch (accelerate's, no config, no DeepSpeed file), whose steps name it ("accelerate launch x2: sft")."""
+    if launch is None or launch.default:
         return []
     sharding = f" ({launch.distributed})" if launch.distributed else ""
     out = [f"launch: {launch.launcher} {' '.join(launch.arguments)}{sharding}" if launch.runs

@@ -1,19 +1,57 @@
-"""The train stage's launched run from the user's launch settings: their accelerate config (read by the
-probe) or DeepSpeed file, the process count, and what a CPU machine cannot run of them."""
+"""The train stage's launched run from the user's launch settings: their launcher (torchrun, else accelerate's),
+their accelerate config (read by the probe) or DeepSpeed file, the process count, and what a CPU machine cannot
+run of them."""
 
 from __future__ import annotations
 
-from compat.model.facts import AccelerateConfig
-from compat.model.smoke import TrainLaunch
+from dataclasses import replace
 
-LAUNCHER = "accelerate launch"
+from compat.model.facts import AccelerateConfig, Launcher
+from compat.model.smoke import ACCELERATE_LAUNCH, TrainLaunch
+
+TORCHRUN = Launcher.TORCHRUN.value
+
+_NOT_RUN = {
+    Launcher.DEEPSPEED: "the deepspeed launcher: it starts its ranks through pdsh and DeepSpeed's engine needs CUDA, "
+                        "so smoke does not run it; the launched run is accelerate's",
+    Launcher.SRUN: "srun: smoke does not start an srun step of its own (it needs a Slurm allocation, and inside a "
+                   "step the tasks are already placed), so the launched run is accelerate's",
+}
+"""Declared launchers smoke does not start itself, each with why."""
 
 _FULL = ("no", "none", "")
 """mixed_precision values that mean full precision."""
 
 
-def train_launch(*, config: AccelerateConfig | None, deepspeed: str | None, processes: int,
-                 cpu: bool) -> TrainLaunch:
+def train_launch(*, config: AccelerateConfig | None, deepspeed: str | None, processes: int, cpu: bool,
+                 launcher: Launcher | None = None) -> TrainLaunch:
+    """The launched run under the user's `launcher`: torchrun starts the child itself, deepspeed and srun are said
+    not exercised and replaced by accelerate's run, the others (and None) are accelerate's run."""
+    if launcher is Launcher.TORCHRUN:
+        return _torchrun(config=config, deepspeed=deepspeed, processes=processes)
+    launch = _accelerate(config=config, deepspeed=deepspeed, processes=processes, cpu=cpu)
+    why = _NOT_RUN.get(launcher) if launcher is not None else None
+    if why is None:
+        return launch
+    return replace(launch, not_exercised=(why, *launch.not_exercised))
+
+
+def _torchrun(*, config: AccelerateConfig | None, deepspeed: str | None, processes: int) -> TrainLaunch:
+    """`torchrun --standalone --nproc_per_node=N`: the ranks' accelerate state comes from the RANK/WORLD_SIZE/LOCAL_RANK
+    torchrun sets (gloo on a CPU machine). An accelerate config or DeepSpeed file is `accelerate launch`'s to read,
+    so under torchrun it only gives the process count, and what it asks beyond that is said."""
+    count = config.num_processes if config is not None and config.num_processes else processes
+    missing = [f"{name} ({path}): torchrun does not read it, so the launched run is torchrun's plain multi-process run"
+               for name, path in (("accelerate config", config.path if config is not None else None),
+                                  ("DeepSpeed file", deepspeed)) if path is not None]
+    if count < 2:
+        missing.append("torchrun with one process: no launched run")
+    return TrainLaunch(launcher=TORCHRUN, processes=count, config=config.path if config is not None else None,
+                       arguments=("--standalone", f"--nproc_per_node={count}"), not_exercised=tuple(missing))
+
+
+def _accelerate(*, config: AccelerateConfig | None, deepspeed: str | None, processes: int,
+                cpu: bool) -> TrainLaunch:
     """`accelerate launch` as the user would start it: `--config_file` their config, the DeepSpeed file, the config's
     process count (else `processes`). On a CPU machine DeepSpeed and mixed precision are replaced by what runs there
     (a plain multi-process run, full precision) and each replacement is said in `not_exercised`."""
@@ -52,6 +90,6 @@ def train_launch(*, config: AccelerateConfig | None, deepspeed: str | None, proc
     args.append(f"--num_processes={count}")
     if count < 2 and distributed is None and (config is not None or missing):
         missing.append(f"{config.path if config is not None else 'the launch'} starts one process: no launched run")
-    return TrainLaunch(launcher=LAUNCHER, processes=count, config=config.path if config is not None else None,
+    return TrainLaunch(launcher=ACCELERATE_LAUNCH, processes=count, config=config.path if config is not None else None,
                        deepspeed=deepspeed, distributed=distributed, arguments=tuple(args),
                        not_exercised=tuple(missing))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compat.errors import UsageError
-from compat.model.facts import AccelerateConfig, Facts
+from compat.model.facts import AccelerateConfig, Facts, Launcher
 from compat.model.smoke import Stage, StagePlan
 from compat.model.unknown import Unknown
 from compat.smoke.launch import train_launch
@@ -71,9 +71,10 @@ def _gpus(facts: Facts) -> int | None:
 
 
 def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 2,
-                accelerate: AccelerateConfig | None = None, deepspeed: str | None = None) -> tuple[StagePlan, ...]:
-    """Every stage in order, each with its arguments or why it is skipped. `accelerate` (the user's config) and
-    `deepspeed` (a DeepSpeed JSON) shape the train stage's launched run."""
+                accelerate: AccelerateConfig | None = None, deepspeed: str | None = None,
+                launcher: Launcher | None = None) -> tuple[StagePlan, ...]:
+    """Every stage in order, each with its arguments or why it is skipped. `launcher` (declared or probed),
+    `accelerate` (the user's config) and `deepspeed` (a DeepSpeed JSON) shape the train stage's launched run."""
     chosen = tuple(trainers) or script_trainers(facts) or ("sft",)
     gpus = _gpus(facts)
     cpu = gpus == 0
@@ -101,7 +102,7 @@ def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 
     args = runnable + (("--lora",) if _installed(facts, "peft") is not False else ())
     launch = None
     if _installed(facts, "accelerate") is not False:
-        launch = train_launch(config=accelerate, deepspeed=deepspeed, processes=processes, cpu=cpu)
+        launch = train_launch(config=accelerate, deepspeed=deepspeed, processes=processes, cpu=cpu, launcher=launcher)
     launched = launch.processes if launch is not None and launch.runs else 1
     plans.append(StagePlan(stage=Stage.TRAIN, args=args, processes=launched, seconds=SECONDS[Stage.TRAIN],
                            skip=train_skip, launch=launch))

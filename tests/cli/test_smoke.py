@@ -69,3 +69,37 @@ def test_lock_verify_and_full_are_one_or_the_other():
 
     result = CliRunner().invoke(app, ["lock", "trl", "--gpus", "cpu", "--python-version", "3.11", "--verify", "--full"])
     assert isinstance(result.exception, UsageError) and "--verify" in str(result.exception)  # main() makes it exit 2
+
+
+def test_the_declared_launcher_reaches_the_request(monkeypatch):
+    from compat.model.smoke import SmokeReport
+
+    seen = []
+
+    def record(request, progress=None):
+        seen.append(request)
+        return SmokeReport(python=sys.executable, stages=(), budget_s=request.budget, seconds=0.0, trainers=())
+
+    monkeypatch.setattr(api, "smoke", record)
+    result = CliRunner().invoke(app, ["smoke", "--launcher", "torchrun", "--budget", "10"])
+    assert result.exit_code == 0, result.output
+    assert seen[0].declared.launcher == "torchrun"
+
+
+def test_the_declared_launcher_reaches_the_plan(monkeypatch):
+    import pytest
+
+    import compat.smoke.plan
+    from compat.model.facts import Launcher
+
+    seen = {}
+
+    def record(env, **kwargs):
+        seen.update(kwargs)
+        raise LookupError("planned")
+
+    monkeypatch.setattr(compat.smoke.plan, "plan_stages", record)
+    with pytest.raises(LookupError, match="planned"):
+        api.smoke(api.SmokeRequest(environment=api.Environment(python=Path(sys.executable)),
+                                   declared=api.Declared(launcher="torchrun")))
+    assert seen["launcher"] is Launcher.TORCHRUN

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from compat.model.facts import AccelerateConfig, Distribution
-from compat.model.smoke import ChildOutput, SmokeReport, Stage, StageResult, Status, TrainLaunch
+from compat.model.facts import AccelerateConfig, Distribution, Launcher
+from compat.model.smoke import ChildOutput, SmokeReport, Stage, StagePlan, StageResult, Status, TrainLaunch
 from compat.report.smoke import render_junit, render_markdown, render_text
 from compat.smoke.launch import train_launch
 from compat.smoke.plan import plan_stages
-from compat.sources.smoke.run import commands
+from compat.sources.smoke.run import CHILD, commands
 from tests.golden.inputs import h100_box
 
 
@@ -119,3 +119,64 @@ def test_recorded_cpu_run_under_a_user_fsdp_config_ran_two_unsharded_ranks():
                                                     seconds=30.0),))
     assert result.status is Status.PASS
     assert result.steps[-1].detail == "2 steps, loss 3.553, 2 processes, MULTI_CPU"
+
+
+def test_under_torchrun_the_launched_run_is_torchruns_own_and_the_child_is_told():
+    launch = train_launch(config=None, deepspeed=None, processes=2, cpu=True, launcher=Launcher.TORCHRUN)
+    assert launch.launcher == "torchrun" and launch.runs and launch.not_exercised == ()
+    assert launch.arguments == ("--standalone", "--nproc_per_node=2")
+    label, argv = commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("dpo", "sft"), processes=2,
+                                                         launch=launch))[1]
+    assert argv == ["/venv/bin/python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(CHILD),
+                    "train", "dpo", "--launched", "--launcher=torchrun"]
+    assert label == "torchrun --standalone --nproc_per_node=2 child.py train dpo --launched --launcher=torchrun"
+    assert "launch: torchrun --standalone --nproc_per_node=2" in render_text(_report(launch))
+
+
+def test_under_torchrun_an_accelerate_config_gives_the_count_and_is_said_unread():
+    launch = train_launch(config=_config("FSDP", processes=4, fsdp=2), deepspeed="/cfg/ds.json", processes=2, cpu=False,
+                          launcher=Launcher.TORCHRUN)
+    assert launch.arguments == ("--standalone", "--nproc_per_node=4") and launch.distributed is None
+    assert launch.not_exercised == (
+        "accelerate config (/cfg/launch.yaml): torchrun does not read it, so the launched run is torchrun's plain "
+        "multi-process run",
+        "DeepSpeed file (/cfg/ds.json): torchrun does not read it, so the launched run is torchrun's plain "
+        "multi-process run",
+    )
+    assert not train_launch(config=None, deepspeed=None, processes=1, cpu=True, launcher=Launcher.TORCHRUN).runs
+
+
+def test_deepspeed_and_srun_launchers_are_not_run_and_accelerates_run_is_used_instead():
+    for launcher, why in ((Launcher.DEEPSPEED, "the deepspeed launcher: it starts its ranks through pdsh and "
+                           "DeepSpeed's engine needs CUDA, so smoke does not run it; the launched run is accelerate's"),
+                          (Launcher.SRUN, "srun: smoke does not start an srun step of its own (it needs a Slurm "
+                           "allocation, and inside a step the tasks are already placed), so the launched run is "
+                           "accelerate's")):
+        launch = train_launch(config=None, deepspeed=None, processes=2, cpu=True, launcher=launcher)
+        assert launch.launcher == "accelerate launch" and launch.not_exercised == (why,)
+        assert launch.arguments == train_launch(config=None, deepspeed=None, processes=2, cpu=True).arguments
+        assert f"not exercised: {why}" in render_text(_report(launch))
+    for plain in (None, Launcher.ACCELERATE, Launcher.PYTHON):
+        assert train_launch(config=None, deepspeed=None, processes=2, cpu=True, launcher=plain).default
+
+
+def test_the_plan_takes_the_launcher():
+    box = h100_box()
+    assert isinstance(box.packages, tuple)
+    gpus = dataclasses.replace(box, packages=(*box.packages, Distribution(name="accelerate", version="1.15.0", requires=())))
+    train = next(p for p in plan_stages(gpus, trainers=("sft",), processes=4, launcher=Launcher.TORCHRUN)
+                 if p.stage is Stage.TRAIN)
+    assert train.launch is not None and train.launch.launcher == "torchrun" and train.processes == 4
+
+
+def test_recorded_cpu_run_under_torchrun_passed_with_two_gloo_ranks():
+    from pathlib import Path
+
+    from compat.smoke.parse import stage_result
+
+    stdout = (Path(__file__).parent.parent / "data" / "smoke" / "train-torchrun-cpu.stdout").read_text()
+    result = stage_result(Stage.TRAIN, (ChildOutput(command="torchrun", returncode=0, stdout=stdout, stderr="",
+                                                    seconds=30.0),))
+    assert result.status is Status.PASS
+    assert [s.name for s in result.steps] == ["torchrun x2: tiny model", "torchrun x2: import trl", "torchrun x2: sft"]
+    assert result.steps[-1].detail.endswith(", 2 processes, MULTI_CPU")

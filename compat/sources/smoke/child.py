@@ -487,13 +487,16 @@ def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
 
 def stage_train(args: list[str]) -> None:
     """ARGS: the trainers (sft, dpo, grpo, online-dpo), then --lora to add a LoRA variant of the first, --launched under
-    a launcher, --distributed=KIND for the sharding the launch config asks for."""
+    a launcher (--launcher=torchrun when torchrun started it), --distributed=KIND for the sharding the launch config
+    asks for."""
     trainers = [a for a in args if not a.startswith("--")]
     launched = "--launched" in args
     # --distributed=FSDP|DEEPSPEED: the user's config shards the model; the run must really have used it.
     expected = next((a.partition("=")[2] for a in args if a.startswith("--distributed=")), None)
     where = os.getcwd()
-    prefix = f"accelerate launch x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
+    # --launcher=torchrun: torchrun started the ranks; accelerate's state reads the RANK/WORLD_SIZE/LOCAL_RANK it set.
+    launcher = next((a.partition("=")[2] for a in args if a.startswith("--launcher=")), "accelerate launch")
+    prefix = f"{launcher} x{os.environ.get('WORLD_SIZE', '?')}: " if launched else ""
     with step(prefix + "tiny model") as detail:
         # Under a launcher every rank builds the same files: each into its own folder.
         path = tiny_model(os.path.join(where, f"rank{_rank()}") if launched else where)
@@ -514,7 +517,7 @@ def stage_train(args: list[str]) -> None:
             processes = getattr(accelerator, "num_processes", 1)
             ran = getattr(getattr(accelerator, "distributed_type", None), "value", None)
             if launched and str(processes) != os.environ.get("WORLD_SIZE"):
-                raise RuntimeError(f"accelerate ran {processes} process(es), the launcher started {os.environ.get('WORLD_SIZE')}")
+                raise RuntimeError(f"accelerate ran {processes} process(es), {launcher} started {os.environ.get('WORLD_SIZE')}")
             if expected and ran != expected:
                 raise RuntimeError(f"accelerate ran {ran}, the launch config asked for {expected}")
             detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes, {ran}" if launched else ""))

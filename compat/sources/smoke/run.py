@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from compat.errors import UsageError
+from compat.model.facts import Launcher
 from compat.model.smoke import ChildOutput, Stage, StagePlan
 
 CHILD = Path(__file__).with_name("child.py")
@@ -88,7 +89,8 @@ def child_env(base: Mapping[str, str], root: Path) -> dict[str, str]:
 
 def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
     """The child processes of a stage: (what the report calls it, argv). Collective runs under torchrun;
-    train runs once plainly and, when asked, once more under `accelerate launch` on `plan.processes`."""
+    train runs once plainly and, when asked, once more under its launcher (torchrun or `accelerate launch`)
+    on `plan.processes`."""
     child = str(CHILD)
     stage = plan.stage.value
     if plan.stage is Stage.COLLECTIVE:
@@ -102,7 +104,11 @@ def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
     if plan.stage is Stage.TRAIN and launch is not None and launch.runs:
         first = next((a for a in plan.args if not a.startswith("--")), "sft")
         tail = [stage, first, "--launched", *([f"--distributed={launch.distributed}"] if launch.distributed else [])]
-        argv = [python, "-m", "accelerate.commands.launch", *launch.arguments, child, *tail]
+        torchrun = launch.launcher == Launcher.TORCHRUN.value
+        if torchrun:  # named so the child's steps say which launcher started them
+            tail.append(f"--launcher={Launcher.TORCHRUN.value}")
+        module = "torch.distributed.run" if torchrun else "accelerate.commands.launch"
+        argv = [python, "-m", module, *launch.arguments, child, *tail]
         runs.append((f"{launch.launcher} {' '.join(launch.arguments)} child.py {' '.join(tail)}", argv))
     return runs
 
