@@ -23,7 +23,7 @@ from compat.errors import UsageError
 from compat.model.facts import Distribution, Python
 from compat.model.unknown import Unknown
 from compat.sources.probe._run import RunResult, marked_json, run
-from compat.sources.probe.interpreter_report import MARK
+from compat.sources.probe.interpreter_report import MARK, NO_PACKAGES
 
 # Run first in every child: `-c` puts the current directory first on sys.path, where a json.py or
 # platform.py would be imported instead of the standard library's. Only builtins run before it.
@@ -70,23 +70,30 @@ class Interpreter:
     """A digest of torch's files (None when torch is not importable): the key of the torch cache."""
 
 
-def fetch_interpreter(python: Path, *, timeout: float, environ: Mapping[str, str] | None = None) -> Interpreter:
+def fetch_interpreter(
+    python: Path, *, timeout: float, environ: Mapping[str, str] | None = None, packages: bool = True,
+) -> Interpreter:
     """Read `python`'s report: in this process when `python` is the interpreter running compat (see
-    `own_search_path`), else by running it once; raises UsageError when it cannot be run at all."""
+    `own_search_path`), else by running it once; raises UsageError when it cannot be run at all.
+
+    `packages` False: the interpreter alone (no distributions, no torch stamp), for a requirements file."""
     env = os.environ if environ is None else environ
     # Another environment than this process's own (a caller's) may start the interpreter differently: run it.
     search = own_search_path(python, env) if environ is None else None
     if search is not None:
         from compat.sources.probe.interpreter_report import collect
 
-        return parse_report(collect([], search), python=python)
-    return fetch_interpreter_child(python, timeout=timeout, environ=env)
+        return parse_report(collect([], search, packages=packages), python=python)
+    return fetch_interpreter_child(python, timeout=timeout, environ=env, packages=packages)
 
 
-def fetch_interpreter_child(python: Path, *, timeout: float, environ: Mapping[str, str]) -> Interpreter:
+def fetch_interpreter_child(
+    python: Path, *, timeout: float, environ: Mapping[str, str], packages: bool = True,
+) -> Interpreter:
     """Run `python` once with the report's script; raises UsageError when it cannot be run at all."""
-    result = run([str(python), "-c", child_script(), *pythonpath_entries(environ)], timeout=timeout, env=child_env(environ))
-    return parse_interpreter(result, python=python)
+    mode = [] if packages else [NO_PACKAGES]
+    argv = [str(python), "-c", child_script(), *mode, *pythonpath_entries(environ)]
+    return parse_interpreter(run(argv, timeout=timeout, env=child_env(environ)), python=python)
 
 
 def own_search_path(python: Path, environ: Mapping[str, str]) -> list[str] | None:

@@ -134,14 +134,22 @@ def _stamp(name: str, search: "list[str] | None") -> "list[list[Any]] | None":
     return out
 
 
-def collect(first: "list[str]", search: "list[str] | None" = None) -> "dict[str, Any]":
+NO_PACKAGES = "--no-packages"
+"""The child's first argument when only the interpreter is asked for (a requirements file names the packages)."""
+
+
+def collect(first: "list[str]", search: "list[str] | None" = None, packages: bool = True) -> "dict[str, Any]":
     """The report: `first` (the PYTHONPATH entries, read for metadata only) searched before `search` (None:
-    sys.path, as the child sees it)."""
-    path = list(sys.path) if search is None else list(search)
-    dists, broken = _distributions(list(first) + path)
+    sys.path, as the child sees it). `packages` False: no distributions and no torch stamp, which is most of
+    the work (a requirements file judged on its own needs only the version, markers and platform)."""
+    dists: list[dict[str, Any]] = []
+    broken: list[str] = []
+    if packages:
+        path = list(sys.path) if search is None else list(search)
+        dists, broken = _distributions(list(first) + path)
     return {
         "platform": platform.platform(),
-        "torch_stamp": _stamp("torch", search),
+        "torch_stamp": _stamp("torch", search) if packages else None,
         "version": platform.python_version(),
         "implementation": sys.implementation.name,
         "executable": sys.executable,
@@ -154,4 +162,5 @@ def collect(first: "list[str]", search: "list[str] | None" = None) -> "dict[str,
 
 
 def main(argv: "list[str]") -> None:
-    print(MARK + json.dumps(collect(argv)))
+    packages = not (argv and argv[0] == NO_PACKAGES)
+    print(MARK + json.dumps(collect(argv if packages else argv[1:], packages=packages)))
