@@ -81,7 +81,9 @@ def _distributions(path: "list[str]") -> "tuple[list[dict[str, Any]], list[str]]
             dists.append({
                 "name": key,
                 "version": version,
-                "requires": list(dist.requires or []),
+                # dist.requires would parse the metadata a second time: the same headers, asked of this parse
+                # (egg-info's requires.txt only where the metadata names none, as dist.requires reads it).
+                "requires": list(meta.get_all("Requires-Dist") or dist.requires or []),
                 "installer": installer.strip() if installer and installer.strip() else None,
             })
         except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
