@@ -2,8 +2,8 @@
 
 `probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
-a training script. The slow parts run concurrently: the interpreter child, the torch child
-and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
+a training script. The slow parts run concurrently: the interpreter child (in-process for compat's own
+interpreter), the torch child and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
 """
 
 from __future__ import annotations

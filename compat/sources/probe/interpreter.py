@@ -1,4 +1,5 @@
-"""The target interpreter and its installed distributions, read by running it once.
+"""The target interpreter and its installed distributions, read by running it once (compat's own
+interpreter is read in-process instead, with the same report: see `own_search_path`).
 
 The child sees the user site exactly as that interpreter does (`pip install --user` is the usual
 install on a cluster's login node, and PYTHONUSERBASE / PYTHONNOUSERSITE are honoured), but no
