@@ -45,7 +45,8 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
     m = matrix_for(request.matrix, request.settings)
     cache = request.settings.cache_dir
     store = DirectoryStore(cache / "explain") if cache is not None else None
-    # The probe waits on a child interpreter: it runs while the log is read, which on a pasted log halves the wait.
+    # The probe waits on its children (and reads compat's own interpreter): it runs while the log is read, which on
+    # a pasted log halves the wait.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compat-probe") as pool:
         probed = pool.submit(_explain_environment, request, m)
         read = read_log(log, m, progress=progress, store=store)

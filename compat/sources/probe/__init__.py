@@ -2,8 +2,8 @@
 
 `probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
-a training script. The slow parts run concurrently: the interpreter child, the torch child
-and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
+a training script. The slow parts run concurrently: the interpreter child (in-process for compat's own
+interpreter), the torch child and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
 """
 
 from __future__ import annotations
@@ -70,7 +70,9 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     selected = select_interpreter(request.python)
     python = selected.python
     with ThreadPoolExecutor(max_workers=3) as pool:
-        interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout)
+        # A requirements file names the packages: the interpreter's own are not read at all.
+        installed = request.requirements is None
+        interpreter = pool.submit(fetch_interpreter, python, timeout=request.timeout, packages=installed)
         hardware = pool.submit(probe_hardware, timeout=request.timeout) if request.hardware and request.host else None
         tools = pool.submit(probe_system, timeout=request.timeout) if request.host else None
         launch = probe_launch(request.accelerate_config) if request.host else _file_launch(request.accelerate_config)
@@ -84,7 +86,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
             # training runs either: judge compat's own interpreter rather than stop.
             selected = Selected(python=selected.fallback, chosen=Chosen.OWN)
             python = selected.python
-            found = fetch_interpreter(python, timeout=request.timeout)
+            found = fetch_interpreter(python, timeout=request.timeout, packages=installed)
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requested, read_requirements
 

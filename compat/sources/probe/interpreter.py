@@ -1,4 +1,5 @@
-"""The target interpreter and its installed distributions, read by running it once.
+"""The target interpreter and its installed distributions, read by running it once (compat's own
+interpreter is read in-process instead, with the same report: see `own_search_path`).
 
 The child sees the user site exactly as that interpreter does (`pip install --user` is the usual
 install on a cluster's login node, and PYTHONUSERBASE / PYTHONNOUSERSITE are honoured), but no
@@ -17,13 +18,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compat.errors import UsageError
 from compat.model.facts import Distribution, Python
 from compat.model.unknown import Unknown
 from compat.sources.probe._run import RunResult, marked_json, run
-
-MARK = "COMPAT-INTERPRETER:"
+from compat.sources.probe.interpreter_report import MARK, NO_PACKAGES
 
 # Run first in every child: `-c` puts the current directory first on sys.path, where a json.py or
 # platform.py would be imported instead of the standard library's. Only builtins run before it.
@@ -48,104 +49,12 @@ def pythonpath_entries(environ: Mapping[str, str]) -> list[str]:
     return [os.path.abspath(p) for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 
-# Kept compatible with Python 3.8 so an old venv can still be inspected.
-CHILD = SAFE_PATH + r'''
-import json, os, platform, re
-import importlib.metadata as md
+_REPORT = Path(__file__).with_name("interpreter_report.py")
 
-def full(info):
-    v = "%d.%d.%d" % (info.major, info.minor, info.micro)
-    if info.releaselevel != "final":
-        v += info.releaselevel[0] + str(info.serial)
-    return v
 
-markers = {
-    "implementation_name": sys.implementation.name,
-    "implementation_version": full(sys.implementation.version),
-    "os_name": os.name,
-    "platform_machine": platform.machine(),
-    "platform_python_implementation": platform.python_implementation(),
-    "platform_release": platform.release(),
-    "platform_system": platform.system(),
-    "platform_version": platform.version(),
-    "python_full_version": platform.python_version(),
-    "python_version": ".".join(platform.python_version_tuple()[:2]),
-    "sys_platform": sys.platform,
-}
-glibc = None
-try:
-    text = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    if text.startswith("glibc "):
-        glibc = text.split()[1]
-except (AttributeError, ValueError, OSError):
-    pass
-if glibc is None:
-    lib, ver = platform.libc_ver()
-    if lib == "glibc" and ver:
-        glibc = ver
-
-dists, broken, seen = [], [], set()
-# argv: the PYTHONPATH entries, searched before sys.path as the interpreter would (metadata only).
-for dist in md.distributions(path=sys.argv[1:] + sys.path):
-    try:
-        meta = dist.metadata
-        name = meta["Name"] if meta is not None else None
-        version = meta["Version"] if meta is not None else None
-        if not name or not version:
-            broken.append(str(getattr(dist, "_path", "?")))
-            continue
-        key = re.sub(r"[-_.]+", "-", name).lower()
-        if key in seen:
-            continue  # shadowed by an earlier entry on sys.path, as import would see it
-        seen.add(key)
-        installer = dist.read_text("INSTALLER")
-        dists.append({
-            "name": key,
-            "version": version,
-            "requires": list(dist.requires or []),
-            "installer": installer.strip() if installer and installer.strip() else None,
-        })
-    except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
-        # unreadable or torn metadata (permissions, not UTF-8, a field missing): this one is broken, the rest are read
-        broken.append("%s: %s" % (getattr(dist, "_path", "?"), exc))
-def stamp(name):
-    # Size and mtime of the files whose change would change what importing `name` reports
-    # (its version file, compiled core, bundled libraries and the nvidia-* wheels beside it).
-    import glob, importlib.util
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin:
-        return None
-    root = os.path.dirname(spec.origin)
-    site = os.path.dirname(root)
-    files = [os.path.join(root, "version.py")]
-    for pattern in ("_C*.so", "lib/*.so*"):
-        files += sorted(glob.glob(os.path.join(root, pattern)))
-    files += sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", "*.so*")))
-    out = []
-    for f in files:
-        try:
-            st = os.stat(f)
-            out.append([f, st.st_size, st.st_mtime_ns])
-        except OSError:
-            out.append([f, None, None])
-    return out
-
-print("COMPAT-INTERPRETER:" + json.dumps({
-    "platform": platform.platform(),
-    "torch_stamp": stamp("torch"),
-    "version": platform.python_version(),
-    "implementation": sys.implementation.name,
-    "executable": sys.executable,
-    "markers": markers,
-    "glibc": glibc,
-    "is_linux": sys.platform.startswith("linux"),
-    "distributions": dists,
-    "broken": broken,
-}))
-'''
+def child_script() -> str:
+    """The child's program: SAFE_PATH, then interpreter_report.py's text and its `main` on the PYTHONPATH entries."""
+    return SAFE_PATH + _REPORT.read_text(encoding="utf-8") + "\nmain(sys.argv[1:])\n"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,11 +71,75 @@ class Interpreter:
     """A digest of torch's files (None when torch is not importable): the key of the torch cache."""
 
 
-def fetch_interpreter(python: Path, *, timeout: float, environ: Mapping[str, str] | None = None) -> Interpreter:
-    """Run `python` once; raises UsageError when it cannot be run at all."""
+def fetch_interpreter(
+    python: Path, *, timeout: float, environ: Mapping[str, str] | None = None, packages: bool = True,
+) -> Interpreter:
+    """Read `python`'s report: in this process when `python` is the interpreter running compat (see
+    `own_search_path`), else by running it once; raises UsageError when it cannot be run at all.
+
+    `packages` False: the interpreter alone (no distributions, no torch stamp), for a requirements file."""
     env = os.environ if environ is None else environ
-    result = run([str(python), "-c", CHILD, *pythonpath_entries(env)], timeout=timeout, env=child_env(env))
-    return parse_interpreter(result, python=python)
+    # Another environment than this process's own (a caller's) may start the interpreter differently: run it.
+    search = own_search_path(python, env) if environ is None else None
+    if search is not None:
+        from compat.sources.probe.interpreter_report import collect
+
+        return parse_report(collect([], search, packages=packages), python=python)
+    return fetch_interpreter_child(python, timeout=timeout, environ=env, packages=packages)
+
+
+def fetch_interpreter_child(
+    python: Path, *, timeout: float, environ: Mapping[str, str], packages: bool = True,
+) -> Interpreter:
+    """Run `python` once with the report's script; raises UsageError when it cannot be run at all."""
+    mode = [] if packages else [NO_PACKAGES]
+    argv = [str(python), "-c", child_script(), *mode, *pythonpath_entries(environ)]
+    return parse_interpreter(run(argv, timeout=timeout, env=child_env(environ)), python=python)
+
+
+def own_search_path(python: Path, environ: Mapping[str, str]) -> list[str] | None:
+    """The sys.path a child of `python` would have, when that child would be this very process's interpreter
+    started the same way; None when a child must be run.
+
+    Same interpreter: the same sys.executable text (the child reports it) and realpath, and the same sys.prefix
+    (a venv's symlink to the same binary is another environment). Started the same way: the child runs with no
+    flags and without PYTHONPATH, so this process must have none of the flags that change sys.path (-I, -S, -s,
+    -E, -P) and no PYTHONPATH; then its sys.path is the child's plus the one entry Python put first (the script's
+    directory, or the current one for -m), which the child's SAFE_PATH takes out too.
+    """
+    import sys
+
+    if os.path.abspath(python) != sys.executable or os.path.realpath(python) != os.path.realpath(sys.executable):
+        return None
+    if not _same_prefix(python):
+        return None
+    flags = sys.flags
+    user_site_off = bool(environ.get("PYTHONNOUSERSITE"))
+    if flags.isolated or flags.no_site or flags.ignore_environment or getattr(flags, "safe_path", False):
+        return None
+    if bool(flags.no_user_site) != user_site_off or environ.get("PYTHONPATH"):
+        return None
+    if not sys.path or not _python_put_first(sys.path[0], sys.argv):
+        return None  # a caller put its own entry first (a test runner, an embedding program): ask a child
+    return list(sys.path[1:])
+
+
+def _python_put_first(entry: str, argv: list[str]) -> bool:
+    # What Python itself prepends: "" for -c and the prompt, the current directory for -m, the script's directory.
+    if entry in ("", os.getcwd()):
+        return True
+    script = argv[0] if argv else ""
+    return bool(script) and entry == os.path.dirname(os.path.realpath(script))
+
+
+def _same_prefix(python: Path) -> bool:
+    # pyvenv.cfg beside or above the binary makes its directory the prefix; compat's own sys.prefix must be that.
+    import sys
+
+    for root in (python.parent, python.parent.parent):
+        if (root / "pyvenv.cfg").is_file():
+            return os.path.realpath(root) == os.path.realpath(sys.prefix)
+    return sys.prefix == sys.base_prefix
 
 
 def parse_interpreter(result: RunResult, *, python: Path) -> Interpreter:
@@ -175,6 +148,11 @@ def parse_interpreter(result: RunResult, *, python: Path) -> Interpreter:
     if data is None:
         why = result.problem or "it printed nothing compat could read"
         raise UsageError(f"cannot inspect the interpreter {python}: {why}")
+    return parse_report(data, python=python)
+
+
+def parse_report(data: dict[str, Any], *, python: Path) -> Interpreter:
+    """The report of interpreter_report.collect, read from the child's line or in-process (pure)."""
     try:
         markers = {str(k): str(v) for k, v in data["markers"].items()}
         glibc = data.get("glibc")
