@@ -78,7 +78,8 @@ def test_doctor_requirements_json_is_the_same_with_and_without_the_shortcut(tmp_
     env = {**_clean_env(), "COMPAT_CACHE_DIR": str(tmp_path / "cache")}
     out = {}
     for way in ("in-process", "child"):
-        done = subprocess.run([sys.executable, "-c", _DOCTOR, way, "doctor", "-r", str(reqs), "--json"],
+        done = subprocess.run([sys.executable, "-c", _DOCTOR, way, "doctor", "-r", str(reqs), "--json",
+                               "--python", sys.executable],
                               capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, check=False)
         assert done.returncode in (0, 1), done.stderr
         out[way] = done.stdout
