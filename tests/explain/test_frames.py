@@ -11,9 +11,9 @@ import pytest
 from compat.errors import MatrixError
 from compat.explain.match import explain
 from compat.matrix import load_matrix
-from compat.matrix._toml import Table
 from compat.matrix.signatures import Signature, frame_pattern, load_signatures
 from tests.support.paths import LOGS
+from tests.support.signature_entries import GOOD, entry_tables
 
 MATRIX = load_matrix()
 LIBRARY_ENTRIES = [s for s in MATRIX.signatures if s.frames]
@@ -83,15 +83,6 @@ def test_a_frame_is_a_path_segment_or_a_dotted_module(text: str, shown: bool) ->
     assert bool(re.search(frame_pattern("vllm"), text, re.ASCII)) is shown
 
 
-def _table(entry: dict) -> list[tuple[Table, str]]:
-    return [(Table({"signature": [entry]}, file="matrix/signatures/x.toml", path=""), "x")]
-
-
-GOOD = {
-    "id": "x-fails", "title": "X fails", "severity": "error", "patterns": ["X failed at \\d+"],
-    "when": {"packages": {"trl": "<0.1"}}, "cause": "because", "fix": {"requires": ["trl>=0.1"]},
-    "refs": ["huggingface/trl#1"],
-}
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -101,6 +92,6 @@ GOOD = {
 ])
 def test_a_bad_frames_list_is_refused_with_file_and_key(change: dict, message: str) -> None:
     with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: " + message):
-        load_signatures(_table({**GOOD, **change}))
-    (sig,) = load_signatures(_table({**GOOD, "frames": ["trl"]}))
+        load_signatures(entry_tables({**GOOD, **change}))
+    (sig,) = load_signatures(entry_tables({**GOOD, "frames": ["trl"]}))
     assert sig.frames == ("trl",) and sig.frame_patterns == (frame_pattern("trl"),)

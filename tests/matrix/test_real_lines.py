@@ -11,9 +11,9 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.matrix import load_matrix
-from compat.matrix._toml import Table
 from compat.matrix.signatures import Signature, load_signatures
 from tests.support.paths import LOGS
+from tests.support.signature_entries import GOOD, entry_tables
 
 MATRIX = load_matrix()
 BASELINE = LOGS / "fewer-than-three.txt"
@@ -48,15 +48,6 @@ def test_every_entry_with_patterns_has_at_least_one_real_line() -> None:
     assert [s.id for s in MATRIX.signatures if s.patterns and real_lines(s) == 0] == []
 
 
-def _table(entry: dict) -> list[tuple[Table, str]]:
-    return [(Table({"signature": [entry]}, file="matrix/signatures/x.toml", path=""), "x")]
-
-
-GOOD = {
-    "id": "x-fails", "title": "X fails", "severity": "error", "patterns": ["X failed at \\d+"],
-    "when": {"packages": {"trl": "<0.1"}}, "cause": "because", "fix": {"requires": ["trl>=0.1"]},
-    "refs": ["huggingface/trl#1"],
-}
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -66,6 +57,6 @@ GOOD = {
 ])
 def test_a_bad_few_lines_reason_is_refused_with_file_and_key(change: dict, message: str) -> None:
     with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: " + message):
-        load_signatures(_table({**GOOD, **change}))
-    (sig,) = load_signatures(_table({**GOOD, "few_lines": "printed once per run"}))
+        load_signatures(entry_tables({**GOOD, **change}))
+    (sig,) = load_signatures(entry_tables({**GOOD, "few_lines": "printed once per run"}))
     assert sig.few_lines == "printed once per run"

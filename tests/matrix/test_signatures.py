@@ -12,8 +12,8 @@ from compat.errors import MatrixError
 from compat.explain.match import explain
 from compat.explain.scan import Scanner
 from compat.matrix import shipped_matrix_dir
-from compat.matrix._toml import Table
 from compat.matrix.signatures import Recognition, load_signature_dir, load_signatures
+from tests.support.signature_entries import GOOD, entry_tables
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
 SIGS = load_signature_dir(shipped_matrix_dir() / "signatures", label="matrix/signatures")
@@ -89,19 +89,10 @@ def test_every_pattern_is_rewritten_for_coloured_logs_and_the_set_compiles():
                flags=[hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_UTF8] * len(rewritten))
 
 
-def _table(entry: dict) -> list[tuple[Table, str]]:
-    return [(Table({"signature": [entry]}, file="matrix/signatures/x.toml", path=""), "x")]
-
-
-GOOD = {
-    "id": "x-fails", "title": "X fails", "severity": "error", "patterns": ["X failed at \\d+"],
-    "when": {"packages": {"trl": "<0.1"}}, "cause": "because", "fix": {"requires": ["trl>=0.1"]},
-    "refs": ["huggingface/trl#1"],
-}
 
 
 def test_a_good_entry_loads():
-    (sig,) = load_signatures(_table(GOOD))
+    (sig,) = load_signatures(entry_tables(GOOD))
     assert sig.id == "x-fails" and sig.fix.requires == ("trl>=0.1",)
 
 
@@ -124,13 +115,13 @@ def test_bad_entries_are_rejected_with_file_and_key(change, message):
     entry = {**GOOD, **change}
     entry = {k: v for k, v in entry.items() if v is not None}
     with pytest.raises(MatrixError) as err:
-        load_signatures(_table(entry))
+        load_signatures(entry_tables(entry))
     assert str(err.value).startswith("matrix/signatures/x.toml: ") and message in str(err.value)
 
 
 def test_duplicate_ids_are_rejected():
     with pytest.raises(MatrixError, match="already defined"):
-        load_signatures(_table(GOOD) + _table(GOOD))
+        load_signatures(entry_tables(GOOD) + entry_tables(GOOD))
 
 
 @pytest.mark.parametrize(
@@ -139,14 +130,14 @@ def test_duplicate_ids_are_rejected():
 )
 def test_what_the_automaton_cannot_run_is_rejected_with_file_and_key(pattern, what):
     with pytest.raises(MatrixError) as err:
-        load_signatures(_table({**GOOD, "patterns": [pattern]}))
+        load_signatures(entry_tables({**GOOD, "patterns": [pattern]}))
     assert str(err.value).startswith("matrix/signatures/x.toml: signature[0].patterns[0]: uses ") and what in str(err.value)
 
 
 def test_required_context_needs_context_patterns():
     with pytest.raises(MatrixError, match=r"signature\[0\]\.context_required: needs `context`"):
-        load_signatures(_table({**GOOD, "context_required": True}))
-    (sig,) = load_signatures(_table({**GOOD, "context_required": True, "context": ["ctx"]}))
+        load_signatures(entry_tables({**GOOD, "context_required": True}))
+    (sig,) = load_signatures(entry_tables({**GOOD, "context_required": True, "context": ["ctx"]}))
     assert sig.context_required and sig.context == ("ctx",)
 
 
@@ -157,13 +148,13 @@ def test_required_context_needs_context_patterns():
 ])
 def test_a_bad_recognition_tag_is_refused_with_file_and_key(recognises, message):
     with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: " + message):
-        load_signatures(_table({**GOOD, "recognises": recognises}))
+        load_signatures(entry_tables({**GOOD, "recognises": recognises}))
 
 
 def test_an_abi_tag_needs_the_package_it_is_about():
     with pytest.raises(MatrixError, match=r"signature\[0\]\.recognises\[0\]: an ABI failure is a compiled package's"):
-        load_signatures(_table({**GOOD, "when": {"gpu_count": ">=2"}, "recognises": ["abi-undefined-symbol"]}))
-    (sig,) = load_signatures(_table({**GOOD, "recognises": ["abi-undefined-symbol"]}))
+        load_signatures(entry_tables({**GOOD, "when": {"gpu_count": ">=2"}, "recognises": ["abi-undefined-symbol"]}))
+    (sig,) = load_signatures(entry_tables({**GOOD, "recognises": ["abi-undefined-symbol"]}))
     assert sig.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, "trl") and not sig.recognises_for(Recognition.ABI_UNDEFINED_SYMBOL, "vllm")
 
 
@@ -178,4 +169,4 @@ def test_an_entry_without_patterns_is_refused_not_a_crash():
     """`patterns` is required: the loader once passed `...` as its default and crashed on iterating it."""
     entry = {k: v for k, v in GOOD.items() if k != "patterns"}
     with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: signature\[0\]\.patterns: missing$"):
-        load_signatures(_table(entry))
+        load_signatures(entry_tables(entry))
