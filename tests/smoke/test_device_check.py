@@ -8,8 +8,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-import click
 import pytest
 import typer.main
 
@@ -29,11 +29,14 @@ sys.exit(1 if sys.argv[1] == "doctor" else 0)  # doctor's findings: a verdict th
 """
 
 
-def _parse(argv: list[str]) -> click.Context:
+# The parser's errors, from whichever click typer ships with (typer 0.2x vendors its own).
+USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def _parse(argv: list[str]) -> Any:
     """The context compat's own parser makes of `compat ARGV` (options converted and checked), without running it."""
-    group = typer.main.get_command(app)
-    assert isinstance(group, click.Group)
-    command = group.get_command(click.Context(group), argv[0])
+    group: Any = typer.main.get_command(app)
+    command = group.get_command(group.context_class(group), argv[0])
     assert command is not None, f"compat has no command {argv[0]!r}"
     return command.make_context(argv[0], argv[1:])
 
@@ -65,10 +68,12 @@ def test_every_compat_line_of_the_device_check_parses_against_the_cli(tmp_path):
 
 
 def test_the_parse_check_rejects_what_the_cli_rejects():
-    with pytest.raises(click.UsageError):
+    with pytest.raises(USAGE_ERROR, match="--budget-seconds"):
         _parse(["smoke", "--budget-seconds", "300"])
-    with pytest.raises(click.BadParameter):
+    with pytest.raises(typer.BadParameter):
         _parse(["smoke", "--budget", "1"])  # below the minimum
+    with pytest.raises(USAGE_ERROR):
+        _parse(["facts", "--json"])  # facts writes JSON without being asked: no such option
 
 
 def test_the_device_check_stays_one_short_script():
@@ -100,3 +105,26 @@ def test_a_recorded_gpu_check_reads_back_against_the_schemas_and_the_facts_model
     assert render_text(report).startswith("compat smoke: ")
     facts = load_facts((folder / "facts.json").read_text(encoding="utf-8"), origin=str(folder / "facts.json"))
     assert facts.visible_gpus() not in (0, None)
+
+
+def _doc_compat_lines(page: Path) -> list[list[str]]:
+    """Each `compat ...` command in the page's ```sh blocks (continuations joined), cut at a redirection or `||`."""
+    import re
+    import shlex
+
+    lines: list[list[str]] = []
+    for block in re.findall(r"```sh\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            while "compat" in words:
+                words = words[words.index("compat") + 1:]
+                end = next((i for i, w in enumerate(words) if w in (">", "||", "|", "&&", ";", "{")), len(words))
+                lines.append(words[:end])
+    return lines
+
+
+def test_the_compat_lines_of_the_smoke_page_parse_against_the_cli():
+    lines = _doc_compat_lines(ROOT / "docs" / "smoke.md")
+    assert {w[0] for w in lines} >= {"smoke", "facts", "fleet"} and len(lines) >= 10
+    for words in lines:
+        _parse(words)

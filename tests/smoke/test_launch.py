@@ -189,3 +189,18 @@ def test_recorded_cpu_run_under_torchrun_passed_with_two_gloo_ranks():
     assert result.status is Status.PASS
     assert [s.name for s in result.steps] == ["torchrun x2: tiny model", "torchrun x2: import trl", "torchrun x2: sft"]
     assert result.steps[-1].detail.endswith(", 2 processes, MULTI_CPU")
+
+
+def test_recorded_cpu_run_under_torchrun_with_a_user_config_took_accelerates_variables_in_each_rank():
+    from pathlib import Path
+
+    from compat.smoke.parse import stage_result
+
+    stdout = (Path(__file__).parent.parent / "data" / "smoke" / "train-torchrun-config-cpu.stdout").read_text()
+    result = stage_result(Stage.TRAIN, (ChildOutput(command="torchrun", returncode=0, stdout=stdout, stderr="",
+                                                    seconds=65.0),))
+    assert result.status is Status.PASS
+    assert [s.name for s in result.steps] == ["torchrun x2: accelerate config", "torchrun x2: tiny model",
+                                              "torchrun x2: import trl", "torchrun x2: sft"]
+    assert "ACCELERATE_DEBUG_MODE=true" in (result.steps[0].detail or "")
+    assert result.steps[-1].detail == "2 steps, loss 3.508, 2 processes, MULTI_CPU, debug mode"
