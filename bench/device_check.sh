@@ -9,8 +9,8 @@
 #         stack (torch with CUDA, trl, vllm, ...): nothing is installed into it
 #
 # compat runs from this checkout in a throwaway venv under a temp dir (removed at the end); nothing is installed
-# globally. A machine without network needs WHEELHOUSE: a folder of compat's wheel and its dependencies'
-# (`pip wheel --wheel-dir bench/.wheelhouse .` on a machine with network).
+# globally. A machine without network needs WHEELHOUSE: a folder of compat's wheel and its dependencies' for
+# PYTHON's version (`pip wheel --wheel-dir bench/.wheelhouse .` run by that Python version, with network).
 # Settings: COMPAT (a compat command to use instead, e.g. an installed `compat`), BUDGET (smoke's, default 480 s),
 # TRAINERS (smoke's --trainer, default sft,grpo). Exit code: 0 the outputs were written (read them for the verdicts),
 # 2 usage, or compat could not be installed.
@@ -26,9 +26,9 @@ mkdir -p "$out" || exit 2
 if [ -z "${COMPAT:-}" ]; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    index=()
-    [ -n "${WHEELHOUSE:-}" ] && index=(--no-index --find-links "$WHEELHOUSE")
-    if ! { "$python" -m venv "$tmp/venv" && "$tmp/venv/bin/python" -m pip install -q "${index[@]}" "$here"; } \
+    from=("$here")  # offline: the compat wheel in WHEELHOUSE (building from source would need hatchling)
+    [ -n "${WHEELHOUSE:-}" ] && from=(--no-index --find-links "$WHEELHOUSE" compat)
+    if ! { "$python" -m venv "$tmp/venv" && "$tmp/venv/bin/python" -m pip install -q "${from[@]}"; } \
         >"$out/install.log" 2>&1; then
         echo "device_check: cannot install compat into a throwaway venv: see $out/install.log" >&2
         exit 2
