@@ -25,7 +25,7 @@ def smoke(
     ),
     deepspeed: Path | None = typer.Option(
         None, "--deepspeed", metavar="FILE",
-        help="DeepSpeed JSON config for the launched training run (on a CPU machine or under torchrun: not exercised, said why).",
+        help="DeepSpeed JSON config for the launched training run (on a CPU machine: not exercised, said why).",
     ),
     budget: float = typer.Option(
         900.0, "--budget", min=10.0, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",

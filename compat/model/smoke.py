@@ -61,7 +61,12 @@ class TrainLaunch:
     """FSDP or DEEPSPEED: the sharding the run must really use (the child checks accelerate's state);
     None: a plain multi-process run."""
     arguments: tuple[str, ...] = ()
-    """`accelerate launch`'s arguments before the script (the config, the process count, what compat overrides)."""
+    """The launcher's arguments before the script: `accelerate launch`'s (the config, the process count, what compat
+    overrides) or torchrun's."""
+    accelerate_arguments: tuple[str, ...] = ()
+    """Under torchrun with the user's accelerate config or DeepSpeed file: the `accelerate launch` arguments whose
+    variables (ACCELERATE_MIXED_PRECISION, ACCELERATE_USE_FSDP, FSDP_*, ...) accelerate's own launch code computes in
+    each rank before the trainer starts; () none."""
     not_exercised: tuple[str, ...] = ()
     """What of the user's settings the run does not exercise here, each with why."""
 

@@ -74,6 +74,8 @@ def _launch_lines(launch: TrainLaunch | None) -> list[str]:
     sharding = f" ({launch.distributed})" if launch.distributed else ""
     out = [f"launch: {launch.launcher} {' '.join(launch.arguments)}{sharding}" if launch.runs
            else f"launch: none ({launch.launcher} with {launch.config or launch.deepspeed})"]
+    if launch.runs and launch.accelerate_arguments:
+        out.append(f"each rank takes the variables of: accelerate launch {' '.join(launch.accelerate_arguments)}")
     out.extend(f"not exercised: {what}" for what in launch.not_exercised)
     return out
 

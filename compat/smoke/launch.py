@@ -27,27 +27,26 @@ def train_launch(*, config: AccelerateConfig | None, deepspeed: str | None, proc
                  launcher: Launcher | None = None) -> TrainLaunch:
     """The launched run under the user's `launcher`: torchrun starts the child itself, deepspeed and srun are said
     not exercised and replaced by accelerate's run, the others (and None) are accelerate's run."""
-    if launcher is Launcher.TORCHRUN:
-        return _torchrun(config=config, deepspeed=deepspeed, processes=processes)
     launch = _accelerate(config=config, deepspeed=deepspeed, processes=processes, cpu=cpu)
+    if launcher is Launcher.TORCHRUN:
+        return _torchrun(launch, user=config is not None or deepspeed is not None)
     why = _NOT_RUN.get(launcher) if launcher is not None else None
     if why is None:
         return launch
     return replace(launch, not_exercised=(why, *launch.not_exercised))
 
 
-def _torchrun(*, config: AccelerateConfig | None, deepspeed: str | None, processes: int) -> TrainLaunch:
+def _torchrun(accelerate: TrainLaunch, *, user: bool) -> TrainLaunch:
     """`torchrun --standalone --nproc_per_node=N`: the ranks' accelerate state comes from the RANK/WORLD_SIZE/LOCAL_RANK
-    torchrun sets (gloo on a CPU machine). An accelerate config or DeepSpeed file is `accelerate launch`'s to read,
-    so under torchrun it only gives the process count, and what it asks beyond that is said."""
-    count = config.num_processes if config is not None and config.num_processes else processes
-    missing = [f"{name} ({path}): torchrun does not read it, so the launched run is torchrun's plain multi-process run"
-               for name, path in (("accelerate config", config.path if config is not None else None),
-                                  ("DeepSpeed file", deepspeed)) if path is not None]
-    if count < 2:
-        missing.append("torchrun with one process: no launched run")
-    return TrainLaunch(launcher=TORCHRUN, processes=count, config=config.path if config is not None else None,
-                       arguments=("--standalone", f"--nproc_per_node={count}"), not_exercised=tuple(missing))
+    torchrun sets (gloo on a CPU machine). With the user's accelerate config or DeepSpeed file (`user`), each rank
+    first has accelerate's own launch code turn `accelerate`'s arguments (the same `accelerate launch` would run, with
+    the same CPU replacements) into the variables `Accelerator()` reads, as `accelerate launch` does for its ranks."""
+    count = accelerate.processes
+    arguments = ("--standalone", f"--nproc_per_node={count}")
+    if user:
+        return replace(accelerate, launcher=TORCHRUN, arguments=arguments, accelerate_arguments=accelerate.arguments)
+    missing = ("torchrun with one process: no launched run",) if count < 2 else ()
+    return TrainLaunch(launcher=TORCHRUN, processes=count, arguments=arguments, not_exercised=missing)
 
 
 def _accelerate(*, config: AccelerateConfig | None, deepspeed: str | None, processes: int,

@@ -133,16 +133,25 @@ def test_under_torchrun_the_launched_run_is_torchruns_own_and_the_child_is_told(
     assert "launch: torchrun --standalone --nproc_per_node=2" in render_text(_report(launch))
 
 
-def test_under_torchrun_an_accelerate_config_gives_the_count_and_is_said_unread():
+def test_under_torchrun_the_users_settings_are_accelerates_arguments_for_the_ranks_variables():
     launch = train_launch(config=_config("FSDP", processes=4, fsdp=2), deepspeed="/cfg/ds.json", processes=2, cpu=False,
                           launcher=Launcher.TORCHRUN)
-    assert launch.arguments == ("--standalone", "--nproc_per_node=4") and launch.distributed is None
-    assert launch.not_exercised == (
-        "accelerate config (/cfg/launch.yaml): torchrun does not read it, so the launched run is torchrun's plain "
-        "multi-process run",
-        "DeepSpeed file (/cfg/ds.json): torchrun does not read it, so the launched run is torchrun's plain "
-        "multi-process run",
-    )
+    assert launch.arguments == ("--standalone", "--nproc_per_node=4") and launch.distributed == "DEEPSPEED"
+    assert launch.accelerate_arguments == ("--config_file", "/cfg/launch.yaml", "--use_deepspeed",
+                                           "--deepspeed_config_file", "/cfg/ds.json", "--num_processes=4")
+    assert launch.not_exercised == () and launch.deepspeed == "/cfg/ds.json"
+    text = render_text(_report(launch))
+    assert "launch: torchrun --standalone --nproc_per_node=4 (DEEPSPEED)" in text
+    assert "each rank takes the variables of: accelerate launch --config_file /cfg/launch.yaml --use_deepspeed" in text
+    # on a CPU machine the same replacements as accelerate's run, said the same way
+    cpu = train_launch(config=_config("FSDP", processes=4, fsdp=2), deepspeed=None, processes=2, cpu=True,
+                       launcher=Launcher.TORCHRUN)
+    assert cpu.distributed is None and cpu.accelerate_arguments[-3:] == ("--multi_gpu", "--mixed_precision=no",
+                                                                         "--num_processes=4")
+    assert cpu.not_exercised[0].startswith("FSDP version 2 (/cfg/launch.yaml): the Trainer shards with FSDP on CUDA")
+    one = train_launch(config=_config("NO", processes=1, precision="no"), deepspeed=None, processes=2, cpu=True,
+                       launcher=Launcher.TORCHRUN)
+    assert not one.runs and one.not_exercised == ("/cfg/launch.yaml starts one process: no launched run",)
     assert not train_launch(config=None, deepspeed=None, processes=1, cpu=True, launcher=Launcher.TORCHRUN).runs
 
 
@@ -180,3 +189,18 @@ def test_recorded_cpu_run_under_torchrun_passed_with_two_gloo_ranks():
     assert result.status is Status.PASS
     assert [s.name for s in result.steps] == ["torchrun x2: tiny model", "torchrun x2: import trl", "torchrun x2: sft"]
     assert result.steps[-1].detail.endswith(", 2 processes, MULTI_CPU")
+
+
+def test_recorded_cpu_run_under_torchrun_with_a_user_config_took_accelerates_variables_in_each_rank():
+    from pathlib import Path
+
+    from compat.smoke.parse import stage_result
+
+    stdout = (Path(__file__).parent.parent / "data" / "smoke" / "train-torchrun-config-cpu.stdout").read_text()
+    result = stage_result(Stage.TRAIN, (ChildOutput(command="torchrun", returncode=0, stdout=stdout, stderr="",
+                                                    seconds=65.0),))
+    assert result.status is Status.PASS
+    assert [s.name for s in result.steps] == ["torchrun x2: accelerate config", "torchrun x2: tiny model",
+                                              "torchrun x2: import trl", "torchrun x2: sft"]
+    assert "ACCELERATE_DEBUG_MODE=true" in (result.steps[0].detail or "")
+    assert result.steps[-1].detail == "2 steps, loss 3.508, 2 processes, MULTI_CPU, debug mode"

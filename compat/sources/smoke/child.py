@@ -485,6 +485,19 @@ def _train_one(kind: str, model_path: str, out: str, lora: bool) -> Any:
     return trainer, result
 
 
+def _launched_settings(accelerator: Any, expected: str | None) -> str:
+    """What of the launch's variables the Trainer's accelerator ran with, beyond the defaults: a launch that asked for
+    a mixed precision the accelerator did not use fails (DeepSpeed's engine keeps its own precision: not compared)."""
+    if accelerator is None:  # a Trainer from before accelerate: nothing to compare
+        return ""
+    asked = os.environ.get("ACCELERATE_MIXED_PRECISION")
+    ran = str(getattr(accelerator, "mixed_precision", None) or "no")
+    if asked and expected != "DEEPSPEED" and ran != asked:
+        raise RuntimeError(f"accelerate ran mixed precision {ran}, the launch asked for {asked}")
+    debug = getattr(getattr(accelerator, "state", None), "debug", False)
+    return (f", mixed precision {ran}" if ran != "no" else "") + (", debug mode" if debug else "")
+
+
 def stage_train(args: list[str]) -> None:
     """ARGS: the trainers (sft, dpo, grpo, online-dpo), then --lora to add a LoRA variant of the first, --launched under
     a launcher (--launcher=torchrun when torchrun started it), --distributed=KIND for the sharding the launch config
@@ -520,7 +533,8 @@ def stage_train(args: list[str]) -> None:
                 raise RuntimeError(f"accelerate ran {processes} process(es), {launcher} started {os.environ.get('WORLD_SIZE')}")
             if expected and ran != expected:
                 raise RuntimeError(f"accelerate ran {ran}, the launch config asked for {expected}")
-            detail.append(f"2 steps, loss {result.training_loss:.3f}" + (f", {processes} processes, {ran}" if launched else ""))
+            ran_as = f", {processes} processes, {ran}{_launched_settings(accelerator, expected)}" if launched else ""
+            detail.append(f"2 steps, loss {result.training_loss:.3f}{ran_as}")
             if kind == trainers[0] and not launched:
                 saved = trainer
     if launched or saved is None:

@@ -25,6 +25,10 @@ from compat.model.smoke import ChildOutput, Stage, StagePlan
 CHILD = Path(__file__).with_name("child.py")
 """The script each stage runs by path (it imports nothing of compat)."""
 
+ACCELERATE_ENV = Path(__file__).with_name("accelerate_env.py")
+"""Under torchrun with the user's accelerate config: each rank runs it by path; it sets the variables accelerate's
+launch code computes from the config and replaces itself with the child."""
+
 KEEP = 256 * 1024
 """Characters of each stream kept (the end): enough for explain, bounded for a chatty library."""
 
@@ -108,8 +112,12 @@ def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
         if torchrun:  # named so the child's steps say which launcher started them
             tail.append(f"--launcher={Launcher.TORCHRUN.value}")
         module = "torch.distributed.run" if torchrun else "accelerate.commands.launch"
-        argv = [python, "-m", module, *launch.arguments, child, *tail]
-        runs.append((f"{launch.launcher} {' '.join(launch.arguments)} child.py {' '.join(tail)}", argv))
+        script = [child]
+        if torchrun and launch.accelerate_arguments:  # accelerate_env.py ARGS -- STAGE ...: the config's variables first
+            script = [str(ACCELERATE_ENV), *launch.accelerate_arguments, "--"]
+        argv = [python, "-m", module, *launch.arguments, *script, *tail]
+        shown = " ".join([Path(script[0]).name, *script[1:]])
+        runs.append((f"{launch.launcher} {' '.join(launch.arguments)} {shown} {' '.join(tail)}", argv))
     return runs
 
 
