@@ -155,11 +155,15 @@ CHECKOUTS = frozenset({
 """Packages people run from a source checkout (a clone with `pip install -e` or PYTHONPATH): a frame inside
 such a tree is the package's, not the user's, so an error raised there is not called the user's bug."""
 _CHECKOUT = re.compile(r"[/\\](?:src|python)[/\\]([A-Za-z_]\w*)[/\\]|[/\\]([A-Za-z_]\w*)[/\\]\2[/\\]", re.I)
+_CHECKOUT_SUBPACKAGE = re.compile(r"[/\\]([A-Za-z_]\w*)(?=[/\\][A-Za-z_]\w*[/\\])")
+"""A directory named for a package people run from a clone, with a subpackage under it (`.../RL/nemo_rl/models/`):
+the clone itself may be named anything (NeMo-RL's is `RL`)."""
 
 
 def package_of(path: str) -> str | None:
     """The top-level package of a file under site-packages (or dist-packages), or inside a source checkout
-    of a package people run from a clone (`.../verl/verl/...`, `.../src/llamafactory/...`); else None."""
+    of a package people run from a clone (`.../verl/verl/...`, `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`);
+    else None."""
     m = _PACKAGE.search(path)
     if m is not None:
         return m.group(1)
@@ -167,6 +171,9 @@ def package_of(path: str) -> str | None:
         name = (m.group(1) or m.group(2)).lower()
         if name in CHECKOUTS:
             return name
+    for m in _CHECKOUT_SUBPACKAGE.finditer(path):
+        if m.group(1).lower() in CHECKOUTS:
+            return m.group(1).lower()
     return None
 
 
