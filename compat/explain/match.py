@@ -228,12 +228,8 @@ def read_log(
         acc[si].context = True
     drafts = builder.drafts()
     _match_wrapped(drafts, signatures, acc, context_seen, frames_seen, scanner, keys)
-    for si in [si for si in acc if signatures[si].context_required and si not in context_seen]:
-        del acc[si]  # required context absent: the signature does not fire
-    for si in [si for si in acc if not _library_shown(signatures[si], acc[si], si in frames_seen)]:
-        del acc[si]  # the message alone, raised where none of the library's code ran: user code's, not the library's
-    for si in [si for si in acc if signatures[si].raised_in and not _raised_in_package(acc[si], drafts)]:
-        del acc[si]  # a message any code raises about itself, raised by the user's own code: not the environment's
+    for si in [si for si in acc if not _conditions_hold(signatures[si], acc[si], si in context_seen, si in frames_seen, drafts)]:
+        del acc[si]
     return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,
                    errors_dropped=builder.dropped)
 
@@ -272,10 +268,20 @@ def _record(acc: dict[int, _Acc], si: int, number: int, text: str) -> None:
         a.lines[key] = MatchedLine(number=number, text=clean(text)[:MAX_SHOWN], count=1)
 
 
+def _conditions_hold(sig: Signature, a: _Acc, context_seen: bool, frames_seen: bool, drafts: list[ErrorDraft]) -> bool:
+    """Whether an entry whose pattern matched fires: its required context is in the log, the library it is about shows
+    (`frames`), and a message any code raises about itself was raised in a package's code (`raised_in`)."""
+    if sig.context_required and not context_seen:
+        return False
+    if not _library_shown(sig, a, frames_seen):
+        return False  # the message alone, raised where none of the library's code ran: user code's, not the library's
+    return not sig.raised_in or _raised_in_package(a, drafts)
+
+
 def _raised_in_package(a: _Acc, drafts: list[ErrorDraft]) -> bool:
     """Whether one of the lines it matched is an exception whose raising frame is an installed package's."""
     lines = {number for number, _ in a.at}
-    return any(raised.line in lines and raised.innermost is not None and raised.innermost.package is not None
+    return any(raised.line in lines and raised.raiser is not None and raised.raiser.package is not None
                for d in drafts for raised in d.chain)
 
 
