@@ -34,7 +34,7 @@ from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 from compat.timeline.drift import answer
 from compat.timeline.links import ApiSource
-from compat.timeline.records import ApiAnswer
+from compat.timeline.records import ApiAnswer, Drift
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -228,10 +228,8 @@ def read_log(
         acc[si].context = True
     drafts = builder.drafts()
     _match_wrapped(drafts, signatures, acc, context_seen, frames_seen, scanner, keys)
-    for si in [si for si in acc if signatures[si].context_required and si not in context_seen]:
-        del acc[si]  # required context absent: the signature does not fire
-    for si in [si for si in acc if not _library_shown(signatures[si], acc[si], si in frames_seen)]:
-        del acc[si]  # the message alone, raised where none of the library's code ran: user code's, not the library's
+    for si in [si for si in acc if not _conditions_hold(signatures[si], acc[si], si in context_seen, si in frames_seen, drafts)]:
+        del acc[si]
     return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,
                    errors_dropped=builder.dropped)
 
@@ -268,6 +266,23 @@ def _record(acc: dict[int, _Acc], si: int, number: int, text: str) -> None:
         a.lines[key] = MatchedLine(number=seen.number, text=seen.text, count=seen.count + 1)
     elif len(a.lines) < MAX_LINES_PER_MATCH:
         a.lines[key] = MatchedLine(number=number, text=clean(text)[:MAX_SHOWN], count=1)
+
+
+def _conditions_hold(sig: Signature, a: _Acc, context_seen: bool, frames_seen: bool, drafts: list[ErrorDraft]) -> bool:
+    """Whether an entry whose pattern matched fires: its required context is in the log, the library it is about shows
+    (`frames`), and a message any code raises about itself was raised in a package's code (`raised_in`)."""
+    if sig.context_required and not context_seen:
+        return False
+    if not _library_shown(sig, a, frames_seen):
+        return False  # the message alone, raised where none of the library's code ran: user code's, not the library's
+    return not sig.raised_in or _raised_in_package(a, drafts)
+
+
+def _raised_in_package(a: _Acc, drafts: list[ErrorDraft]) -> bool:
+    """Whether one of the lines it matched is an exception whose raising frame is an installed package's."""
+    lines = {number for number, _ in a.at}
+    return any(raised.line in lines and raised.raiser is not None and raised.raiser.package is not None
+               for d in drafts for raised in d.chain)
 
 
 def _library_shown(sig: Signature, a: _Acc, frames_seen: bool) -> bool:
@@ -384,11 +399,12 @@ def _root_errors(
                 owned[key].append(sig.id)
     wrappers = {s.id for s in signatures if s.wrapper}
     usage = {s.id for s in signatures if s.usage}
+    generic = {s.id for s in signatures if s.generic}
     out: list[RootError] = []
     for i, d in enumerate(drafts):
-        out.append(_root_error(d, owned.get(i, []), wrappers, usage, order, facts, source))
+        out.append(_root_error(d, owned.get(i, []), wrappers, usage, order, facts, source, generic))
     for number, d in extra.items():
-        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, usage, order, facts, source))
+        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, usage, order, facts, source, generic))
     rank = {v: i for i, v in enumerate(SERIOUSNESS)}
     out.sort(key=lambda e: (e.wrapper, rank[e.verdict], e.first_line))
     return tuple(out)
@@ -396,7 +412,7 @@ def _root_errors(
 
 def _root_error(
     d: ErrorDraft, ids: list[str], wrappers: set[str], usage: set[str], order: dict[str, int], facts: Facts | None,
-    source: ApiSource | None = None,
+    source: ApiSource | None = None, generic: frozenset[str] | set[str] = frozenset(),
 ) -> RootError:
     ids = sorted(ids, key=lambda sid: (sid in wrappers, order.get(sid, 1 << 30)))
     chain = tuple(d.chain)
@@ -406,6 +422,8 @@ def _root_error(
     root_ids = [sid for sid in ids if sid not in wrappers]
     stated = {v.subject: v.found for v in versions if v.found}
     drift = _api_answer(chain, facts, source, stated) if source is not None else None
+    if drift is not None and drift.drift is Drift.NEVER and all(sid in generic for sid in root_ids):
+        root_ids = []  # a catch-all's "another release has it" yields to a timeline that knows no release ever had it
     verdict, reasons = decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.

@@ -31,7 +31,7 @@ class Event(str, Enum):
 
     # Literal-led and short: each one costs the automaton on every byte of every log.
     TRACEBACK = r"Traceback \(most recent call last\)"
-    FRAME = r"File \"[^\"\n]+\", line \d+|File /[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+"
+    FRAME = r"File \"[^\"\n]+\", line \d+|File /[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+|\.py\]\([^)\s]*\) in [\w<]"
     EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
     CAUSE = r"The above exception was the direct cause"
     CONTEXT = r"During handling of the above exception"
@@ -106,6 +106,15 @@ class Raised:
         """The frame that raised it."""
         return self.frames[-1] if self.frames else None
 
+    @property
+    def raiser(self) -> Frame | None:
+        """The innermost frame that is not the interpreter's own (`<frozen importlib._bootstrap>`, the standard
+        library's importlib or ctypes): whose code the failure happened in, the user's or a package's."""
+        for frame in reversed(self.frames):
+            if frame.package is not None or not _INTERPRETER.search(frame.file):
+                return frame
+        return self.innermost
+
 
 @dataclass
 class ErrorDraft:
@@ -133,12 +142,15 @@ class ErrorDraft:
 
 _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
 _EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|]))((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File (/[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|(Cell In\[\d+\]), line (\d+)')
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File (/[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|(Cell In\[\d+\]), line (\d+)|'
+                    r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)')
 """A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`),
-or a notebook cell (the user's code)."""
+a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line)."""
 _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
                         r"frame #\d+: .*\(0x[0-9a-f]+ in ([^)]+)\)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
+_INTERPRETER = re.compile(r"^<frozen |[/\\]lib[/\\]python3\.\d+[/\\](?!(?:site|dist)-packages)|[/\\]Lib[/\\](?!site-packages)")
+"""A file of the interpreter itself: frozen modules and the standard library (not its site-packages)."""
 _PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][\w.-]*?)(?:[/\\]|\.py|\.cpython|\.abi3|\.so|-[\d])")
 _NOT_CONTINUED = re.compile(
     r"^(?:\s*File \"|Traceback \(|During handling|The above exception|\s*\^+\s*$|\s*~+|"
@@ -155,11 +167,15 @@ CHECKOUTS = frozenset({
 """Packages people run from a source checkout (a clone with `pip install -e` or PYTHONPATH): a frame inside
 such a tree is the package's, not the user's, so an error raised there is not called the user's bug."""
 _CHECKOUT = re.compile(r"[/\\](?:src|python)[/\\]([A-Za-z_]\w*)[/\\]|[/\\]([A-Za-z_]\w*)[/\\]\2[/\\]", re.I)
+_CHECKOUT_SUBPACKAGE = re.compile(r"[/\\]([A-Za-z_]\w*)(?=[/\\][A-Za-z_]\w*[/\\])")
+"""A directory named for a package people run from a clone, with a subpackage under it (`.../RL/nemo_rl/models/`):
+the clone itself may be named anything (NeMo-RL's is `RL`)."""
 
 
 def package_of(path: str) -> str | None:
     """The top-level package of a file under site-packages (or dist-packages), or inside a source checkout
-    of a package people run from a clone (`.../verl/verl/...`, `.../src/llamafactory/...`); else None."""
+    of a package people run from a clone (`.../verl/verl/...`, `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`);
+    else None."""
     m = _PACKAGE.search(path)
     if m is not None:
         return m.group(1)
@@ -167,16 +183,21 @@ def package_of(path: str) -> str | None:
         name = (m.group(1) or m.group(2)).lower()
         if name in CHECKOUTS:
             return name
+    for m in _CHECKOUT_SUBPACKAGE.finditer(path):
+        if m.group(1).lower() in CHECKOUTS:
+            return m.group(1).lower()
     return None
 
 
-def _frame_parts(m: re.Match[str]) -> tuple[str, int, str | None]:
-    """(file, line, function) of whichever of _FRAME's three shapes matched."""
+def _frame_parts(m: re.Match[str]) -> tuple[str, int | None, str | None]:
+    """(file, line, function) of whichever of _FRAME's four shapes matched."""
     if m.group(1) is not None:
         return m.group(1), int(m.group(2)), m.group(3)
     if m.group(4) is not None:
         return m.group(4), int(m.group(5)), m.group(6)
-    return m.group(7), int(m.group(8)), None
+    if m.group(7) is not None:
+        return m.group(7), int(m.group(8)), None
+    return m.group(9), None, m.group(10)
 
 
 @dataclass
@@ -187,6 +208,8 @@ class _Stream:
     last_end: int = 0
     link_line: int | None = None
     terminate: tuple[str, int] | None = None
+    frame_line: int = 0
+    """Log line of the last frame read."""
 
 
 class ErrorBuilder:
@@ -213,6 +236,7 @@ class ErrorBuilder:
                 file, at, function = _frame_parts(m)
                 st.frames.append(Frame(file=file, line=at, function=function, package=package_of(file)))
                 del st.frames[:-_FRAMES_KEPT]
+                st.frame_line = number
         elif event is Event.CPP_FRAME:
             self._cpp_frame(st, number, line)
         elif event in (Event.CAUSE, Event.CONTEXT):
@@ -290,9 +314,11 @@ class ErrorBuilder:
             self.dropped += 1
 
     def drafts(self) -> list[ErrorDraft]:
-        """The errors read so far, copies of one error merged (first seen kept, counted)."""
+        """The errors read so far, copies of one error merged (first seen kept, counted), and a traceback the log
+        ends inside (a paste cut before its exception line) as an error whose message says so: where its frames
+        stop still says whose code failed."""
         merged: dict[tuple[str, str], ErrorDraft] = {}
-        for d in self._drafts:
+        for d in [*self._drafts, *self._unfinished()]:
             key = d.key()
             seen = merged.get(key)
             if seen is None:
@@ -302,6 +328,20 @@ class ErrorBuilder:
                 seen.spans.extend(d.spans)
         return list(merged.values())
 
+
+    def _unfinished(self) -> list[ErrorDraft]:
+        out: list[ErrorDraft] = []
+        for where, st in self._streams.items():
+            if st.tb_start is None or not st.frames or len(self._drafts) + len(out) >= MAX_ERRORS:
+                continue
+            raised = Raised(type="", message=UNFINISHED, frames=tuple(st.frames), line=st.frame_line)
+            out.append(ErrorDraft(kind=ErrorKind.PYTHON, chain=[raised], first_line=st.tb_start, spans=[(st.tb_start, st.frame_line)],
+                                  stream=where, lines=[UNFINISHED]))
+        return out
+
+
+UNFINISHED = "the log ends inside this traceback: its exception line is missing"
+"""The message of a traceback cut before its exception line."""
 
 _NESTED = re.compile(r"because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
 

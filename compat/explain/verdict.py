@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from compat.explain.roots import ErrorKind, Frame, Raised
+from compat.explain.roots import ErrorKind, Raised
 from compat.explain.stated import StatedVersion
 from compat.timeline.records import ApiAnswer, Drift
 
@@ -94,11 +94,11 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
         api = _API_IN_LIBRARY.search(text) and not _NONE_OBJECT.search(text)
         # With no traceback nothing says which side raised it; a builtin's missing attribute is the program's.
         unplaced = not raised.frames and not _BUILTIN_OBJECT.search(text)
-        if _API_ANYWHERE.search(text) or (api and (_raised_in_library(raised.frames) or unplaced)):
+        if _API_ANYWHERE.search(text) or (api and (_raised_in_library(raised) or unplaced)):
             add(Clue.API)
     if versions:
         add(Clue.VERSION)
-    if not found and chain and chain[0].short_type not in _DATA_TYPES and _raised_in_library(chain[0].frames):
+    if not found and chain and chain[0].short_type not in _DATA_TYPES and _raised_in_library(chain[0]):
         add(Clue.LIBRARY)  # only when nothing more specific spoke: a clue, not a second opinion
     return tuple(found)
 
@@ -114,7 +114,7 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     """Why an error with no environment clue is the program's own (where it was raised, or its kind);
     None when nothing says so: no frame of the user's code raised it and its type is not one of data or logic."""
     root = chain[0]
-    frame = root.innermost
+    frame = root.raiser
     if frame is not None and frame.package is None:
         place = f"{frame.file}:{frame.line}" if frame.line is not None else frame.file
         return f"raised in your own code ({place})"
@@ -123,8 +123,9 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     return None
 
 
-def _raised_in_library(frames: tuple[Frame, ...]) -> bool:
-    return bool(frames) and frames[-1].package is not None
+def _raised_in_library(raised: Raised) -> bool:
+    frame = raised.raiser
+    return frame is not None and frame.package is not None
 
 
 @dataclass(frozen=True, kw_only=True)

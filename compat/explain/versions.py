@@ -259,6 +259,16 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("untested-version", r"using untested (" + _PKG + r") version \((" + _VER + r")\), "
        r"only ([^\n]{1,80}?) (?:is|are) known to be compatible",
        _untested),
+    # diffusers: `diffusers` requires transformers >= 4.25.1 to function correctly, but 4.21.0 was found in your environment.
+    _p("requires-to-function-but-found", r"requires (" + _PKG + r") ?((?:[<>=!~]=?\s?)" + _VER + r") to function correctly, "
+       r"but (" + _VER + r") was found", lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(3), Change.INSTALLED)),
+    # pkg_resources: The 'transformers<4.45,>=4.33' distribution was not found and is required by ms-swift
+    _p("distribution-not-found-required-by", r"The '(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})' distribution was not found "
+       r"and is required by (" + _PKG + r")", lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED,
+                                                            None if m.group(3) == "the" else _name(m.group(3)))),
+    # transformers' Trainer: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available.
+    _p("requirement-not-available", r"(" + _PKG + r") ?((?:[<>]=?|==|~=)\s?" + _VER + r") is not available",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
     # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
     _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),

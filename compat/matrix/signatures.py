@@ -77,6 +77,10 @@ class Signature:
     frame or module path of one of them, or the matched line names one. A message user code could raise too
     (`'DataParallel' object has no attribute 'config'`) is then not taken for the library's failure."""
 
+    raised_in: str = ""
+    """"package" for a message any code could raise about itself (`No module named 'x'`, `module 'x' has no
+    attribute 'y'`): the entry fires only on an exception whose raising frame is an installed package's (or a
+    framework's source checkout), where it names the environment; raised by the user's own code it does not fire."""
     few_lines: str = ""
     """Why its saved log holds fewer than three real lines (the one public thread that shows the message, a line
     printed once per run); empty where three are saved."""
@@ -103,7 +107,7 @@ _REF = re.compile(r"^([\w.-]+/[\w.-]+(#\d+|@[\w.-]+)|https?://\S+|pypi:[\w.-]+(=
 _KEYS = (
     "id", "title", "severity", "patterns", "when", "cause", "fix", "refs", "wrapper", "doctor",
     "context", "generic", "consequence", "context_required", "recognises", "usage", "frames",
-    "few_lines",
+    "few_lines", "raised_in",
 )
 
 
@@ -191,6 +195,7 @@ def parse_signature(t: Table, area: str) -> Signature:
         recognises=recognises,
         frames=_frames(t, patterns),
         few_lines=_few_lines(t, patterns),
+        raised_in=_raised_in(t, patterns),
     )
 
 
@@ -202,6 +207,19 @@ def _frames(t: Table, patterns: tuple[str, ...]) -> tuple[str, ...]:
     if frames and not patterns:
         t.fail("frames", "needs `patterns`: it says which log lines are the library's")
     return frames
+
+
+RAISED_IN = ("package",)
+"""The places `raised_in` may name."""
+
+
+def _raised_in(t: Table, patterns: tuple[str, ...]) -> str:
+    place = t.str("raised_in", None) or ""
+    if place and place not in RAISED_IN:
+        t.fail("raised_in", f"{place!r} is not one of {', '.join(RAISED_IN)}")
+    if place and not patterns:
+        t.fail("raised_in", "needs `patterns`: it says which exception lines must be raised there")
+    return place
 
 
 def _few_lines(t: Table, patterns: tuple[str, ...]) -> str:

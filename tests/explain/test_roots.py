@@ -47,8 +47,10 @@ def test_the_import_error_inside_a_lazy_import_wrapper_is_the_root(run):
     assert [r.short_type for r in error.chain] == ["ImportError", "RuntimeError"]
     assert error.root.message.startswith("cannot import name 'libdevice'")
     assert error.root.innermost is not None and error.root.innermost.package == "liger_kernel"
-    # The nested error is the root: the catalog names it (Triton moved libdevice), the wrapper comes after it.
-    assert not error.wrapper and error.signatures == ("triton-libdevice-moved", "transformers-lazy-import-failed")
+    # The nested error is the root: the catalog names it (Triton moved libdevice), the class it belongs to comes
+    # after it, the wrapper last.
+    assert not error.wrapper and error.signatures == (
+        "triton-libdevice-moved", "import-name-missing-from-installed-package", "transformers-lazy-import-failed")
     assert error.verdict is ErrorVerdict.KNOWN and Clue.IMPORT in error.clues
     assert [p.name for p in error.packages][:2] == ["liger_kernel", "transformers"]
     assert result.verdict is ErrorVerdict.KNOWN
@@ -58,7 +60,7 @@ def test_a_wrapper_message_alone_still_yields_its_nested_error(run):
     result = run("lazy-import-message-only.log")
     (error,) = result.errors
     assert error.root.message.endswith("undefined symbol: _ZN3c104cuda9SetDeviceEi")
-    assert error.signatures == ("flash-attn-abi-undefined-symbol", "transformers-lazy-import-failed")
+    assert error.signatures == ("flash-attn-abi-undefined-symbol", "extension-built-for-another-torch", "transformers-lazy-import-failed")
     assert result.matches[0].signature.id == "flash-attn-abi-undefined-symbol" and result.verdict is ErrorVerdict.KNOWN
 
 

@@ -163,10 +163,24 @@ LINES: list[Row] = [
     ("or-higher-but-got",
      "RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA version: 12.8",
      "https://github.com/woct0rdho/triton-windows/issues/49", ("cuda", ">=10.0", "12.8", None)),
+    ("requires-to-function-but-found",
+     "ImportError: `diffusers` requires transformers >= 4.25.1 to function correctly, but 4.21.0 was found in your environment. "
+     "You can upgrade it with pip: `pip install transformers --upgrade`",
+     "https://github.com/AUTOMATIC1111/stable-diffusion-webui/issues/5539", ("transformers", ">=4.25.1", "4.21.0", None)),
+    ("distribution-not-found-required-by",
+     "pkg_resources.DistributionNotFound: The 'transformers<4.45,>=4.33' distribution was not found and is required by ms-swift",
+     "https://github.com/QwenLM/Qwen3-VL/issues/84", ("transformers", "<4.45,>=4.33", None, "ms-swift")),
+    ("requirement-not-available",
+     "ImportError: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available. Please install it with "
+     "`pip install liger-kernel`",
+     "https://github.com/huggingface/trl/issues/2997", ("liger-kernel", ">=0.3.0", None, None)),
 ]
 
 SECOND_LINES: list[Row] = [
     # Held out while the patterns were written (other threads, other releases' wordings); scored at the end.
+    ("distribution-not-found-required-by",
+     "pkg_resources.DistributionNotFound: The 'torch<1.7.0' distribution was not found and is required by pykg2vec",
+     "https://github.com/Sujit-O/pykg2vec/issues/228", ("torch", "<1.7.0", None, "pykg2vec")),
     ("symbol-version-not-found",
      "/home/nsage/anaconda3/envs/cc3d-compile/lib/python3.12/site-packages/cc3d/cpp/_CompuCell.so: /usr/lib/x86_64-linux-gnu/"
      "libstdc++.so.6: version `CXXABI_1.3.15' not found (required by /home/nsage/anaconda3/envs/cc3d-compile/lib/python3.12/"

@@ -141,3 +141,52 @@ def test_without_evidence_of_the_users_code_it_is_never_not_environment(catalog)
     assert data.errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
     builtin = explain([b"AttributeError: 'str' object has no attribute 'input_ids'\n"], catalog)
     assert Clue.API not in builtin.errors[0].clues
+
+
+_CUT_IN_A_PACKAGE = """Traceback (most recent call last):
+  File "/home/me/train.py", line 3, in <module>
+    from sglang.srt.utils import assert_pkg_version
+  File "/sgl-workspace/sglang/python/sglang/srt/utils.py", line 684, in assert_pkg_version
+    installed_version = version(pkg)
+"""
+
+_CUT_IN_USER_CODE = """Traceback (most recent call last):
+  File "/home/me/train.py", line 12, in <module>
+    main()
+"""
+
+
+def test_a_traceback_the_paste_cut_before_its_exception_is_still_an_error(catalog):
+    result = explain([_CUT_IN_A_PACKAGE], catalog)
+    (error,) = result.errors
+    assert error.root.message.startswith("the log ends inside this traceback")
+    assert error.root.raiser is not None and error.root.raiser.package == "sglang"
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues
+    (error,) = explain([_CUT_IN_USER_CODE], catalog).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "your own code" in error.reasons[0]
+    assert explain(["Traceback (most recent call last):\n"], catalog).errors == ()
+
+
+def test_the_interpreters_own_frames_do_not_make_an_error_the_users(catalog):
+    # importlib's frame is innermost; the package that called it is whose failure it is.
+    log = ("Traceback (most recent call last):\n"
+           '  File "/venv/lib/python3.11/site-packages/unsloth/models/rl.py", line 12, in patch\n'
+           "    mod = importlib.import_module(name)\n"
+           '  File "/usr/lib/python3.11/importlib/__init__.py", line 126, in import_module\n'
+           "    return _bootstrap._gcd_import(name[level:], package, level)\n"
+           "RuntimeError: patching failed\n")
+    (error,) = explain([log], catalog).errors
+    assert error.root.innermost is not None and error.root.innermost.package is None
+    assert error.root.raiser is not None and error.root.raiser.package == "unsloth"
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+
+
+def test_colab_links_its_frames_and_they_are_read(catalog):
+    log = ("IndexError                                Traceback (most recent call last)\n"
+           "[/tmp/ipython-input-3966643938.py](https://localhost:8080/#) in <cell line: 0>()\n"
+           "----> 1 from unsloth import FastLanguageModel\n"
+           "[/usr/local/lib/python3.12/dist-packages/unsloth/models/rl.py](https://localhost:8080/#) in patch_functions(RLTrainer)\n"
+           "--> 854             last_prev_line = sampling_params.split(\"\\n\")[-2]\n")
+    (error,) = explain([log], catalog).errors
+    assert [f.package for f in error.root.frames] == [None, "unsloth"]
+    assert error.root.frames[-1].function == "patch_functions" and error.root.frames[-1].line is None

@@ -10,6 +10,8 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
+    "extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
+    "module-missing-in-package",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",

@@ -1,0 +1,107 @@
+"""Classes of environment failure named by their shape (matrix/signatures/classes.toml): they fire on the
+structure that makes the failure the environment's (a .so linking libtorch symbols, a module path under
+site-packages, an exception raised in a package's frames) and stay silent on the same words from the user's own
+code; a catch-all yields to the API timeline when no release ever had the name."""
+
+from __future__ import annotations
+
+import pytest
+
+from compat.errors import MatrixError
+from compat.explain.match import explain
+from compat.explain.verdict import ErrorVerdict
+from compat.matrix import load_matrix
+from compat.matrix.signatures import load_signatures
+from tests.support.signature_entries import GOOD, entry_tables
+
+MATRIX = load_matrix()
+CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
+           "module-missing-in-package"}
+
+PACKAGE_RAISES = """Traceback (most recent call last):
+  File "/home/user/train.py", line 3, in <module>
+    from trl import GRPOTrainer
+  File "/venv/lib/python3.11/site-packages/trl/trainer/callbacks.py", line 40, in <module>
+    import weave
+ModuleNotFoundError: No module named 'weave'
+"""
+
+USER_RAISES = """Traceback (most recent call last):
+  File "/home/user/train.py", line 3, in <module>
+    import my_utils
+ModuleNotFoundError: No module named 'my_utils'
+"""
+
+CHECKOUT_RAISES = """Traceback (most recent call last):
+  File "/data/me/workspace/RL/nemo_rl/models/policy/megatron_policy_worker.py", line 60, in <module>
+    from nemo.tron import fault_tolerance
+ModuleNotFoundError: No module named 'nemo'
+"""
+
+
+def _explain(text: str):
+    return explain([text], MATRIX)
+
+
+def _ids(text: str) -> list[str]:
+    return [m.signature.id for m in _explain(text).matches]
+
+
+def test_the_classes_are_catch_alls() -> None:
+    entries = [s for s in MATRIX.signatures if s.id in CLASSES]
+    assert len(entries) == len(CLASSES) and all(s.generic and not s.doctor for s in entries)
+
+
+def test_a_module_a_package_imports_and_lacks_is_the_environment() -> None:
+    result = _explain(PACKAGE_RAISES)
+    assert "module-missing-in-package" in _ids(PACKAGE_RAISES)
+    assert result.verdict is ErrorVerdict.KNOWN
+
+
+def test_a_module_the_users_own_code_imports_is_not_named() -> None:
+    assert "module-missing-in-package" not in _ids(USER_RAISES)
+    assert _explain(USER_RAISES).verdict is not ErrorVerdict.KNOWN
+
+
+def test_a_frameworks_source_checkout_counts_as_the_package_whatever_the_clone_is_called() -> None:
+    assert "module-missing-in-package" in _ids(CHECKOUT_RAISES)
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("ImportError: cannot import name 'Thing' from 'pkgz.sub' (/venv/lib/python3.11/site-packages/pkgz/sub.py)", True),
+    (r"ImportError: cannot import name 'Thing' from 'pkgz' (C:\env\Lib\site-packages\pkgz\__init__.py)", True),
+    ("ImportError: cannot import name 'Thing' from 'helpers' (/home/user/project/helpers.py)", False),
+    ("ImportError: cannot import name 'Thing' from 'pkgz'", False),
+])
+def test_an_import_name_class_needs_the_module_under_site_packages(line: str, fires: bool) -> None:
+    assert ("import-name-missing-from-installed-package" in _ids(line + "\n")) is fires
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("ImportError: /venv/lib/python3.11/site-packages/xyz/_C.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+     "_ZN3c104cuda9SetDeviceEab", True),
+    ("ImportError: /venv/lib/python3.11/site-packages/xyz/_C.so: undefined symbol: _ZNK2at10TensorBase8toStringEv", True),
+    ("ImportError: /venv/lib/python3.11/site-packages/xyz/_C.so: undefined symbol: _Z20cutlass_moe_mm_sm100RN2at6TensorE", False),
+    ("ImportError: /venv/lib/python3.11/site-packages/xyz/_C.so: undefined symbol: cuModuleLoadData", False),
+])
+def test_an_extension_class_needs_a_libtorch_symbol(line: str, fires: bool) -> None:
+    assert ("extension-built-for-another-torch" in _ids(line + "\n")) is fires
+
+
+def test_a_name_no_release_ever_had_is_not_called_a_version_mismatch() -> None:
+    # trl is in the shipped API index: no release exported this name, so the user misspelled it.
+    line = "ImportError: cannot import name 'GRPOTrainr' from 'trl' (/venv/lib/python3.11/site-packages/trl/__init__.py)\n"
+    result = _explain(line)
+    (error,) = result.errors
+    assert error.api is not None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"raised_in": "user"}, r"signature\[0\]\.raised_in: 'user' is not one of package"),
+    ({"raised_in": "package", "patterns": [], "doctor": True}, r"signature\[0\]\.raised_in: needs `patterns`"),
+])
+def test_a_bad_raised_in_is_refused_with_file_and_key(change: dict, message: str) -> None:
+    with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: " + message):
+        load_signatures(entry_tables({**GOOD, **change}))
+    (sig,) = load_signatures(entry_tables({**GOOD, "raised_in": "package"}))
+    assert sig.raised_in == "package"
