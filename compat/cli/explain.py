@@ -29,9 +29,9 @@ def explain(
         None, "--index-url", metavar="URL",
         help="The index a package the API index lacks is indexed from, on demand (default: PIP_INDEX_URL).",
     ),
-    index_budget: float = typer.Option(
-        20.0, "--index-budget", min=0, max=600, metavar="SECONDS",
-        help="Seconds allowed to the package index for that; 0 reads nothing.",
+    index_budget: float | None = typer.Option(  # None when absent: typer coerces a given number only (no pydantic import)
+        None, "--index-budget", min=0, max=600, metavar="SECONDS",
+        help="Seconds allowed to the package index for that (default: 20); 0 reads nothing.",
     ),
 ) -> None:
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
@@ -42,8 +42,8 @@ def explain(
     from compat import api
     from compat.report.formats import render
 
-    request = opts.request(api.ExplainRequest, use_environment=not no_env, offline=offline, index_url=index_url,
-                           index_budget=index_budget)
+    budget = {} if index_budget is None else {"index_budget": index_budget}
+    request = opts.request(api.ExplainRequest, use_environment=not no_env, offline=offline, index_url=index_url, **budget)
     with _progress(log, api.log_size(log)) as progress:
         result = api.explain(request, api.read_log(log), progress)
     shown = opts.presentation(top=top, report_url=opts.report_url or settings().report_url)

@@ -30,7 +30,7 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__main__", "bui
 def _outside_packages(raised: Raised) -> bool:
     """Whether the message places the module in a file outside site-packages (the user's own code)."""
     m = _PLACED.search(raised.message)
-    if m is None or "/" not in m.group(1) and "\\" not in m.group(1):
+    if m is None or ("/" not in m.group(1) and "\\" not in m.group(1)):
         return False
     return "site-packages" not in m.group(1) and "dist-packages" not in m.group(1)
 

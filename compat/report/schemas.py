@@ -21,8 +21,8 @@ from compat.model.findings import Finding
 from compat.model.lock import Lock, Plan
 from compat.model.smoke import SmokeReport
 from compat.model.unknown import Unknown
-from compat.timeline.records import OnDemandOutcome
 from compat.report.doctor import SCHEMA_VERSION as DOCTOR_SCHEMA_VERSION
+from compat.timeline.records import OnDemandOutcome
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 OUTPUTS = ("facts", "doctor", "explain", "lock", "plan", "smoke")

@@ -20,10 +20,9 @@ import bisect
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.version import Version
-
-from typing import TYPE_CHECKING
 
 from compat.errors import MatrixError, PackageIndexError, UsageError
 from compat.model.unknown import Unknown
