@@ -45,7 +45,8 @@ def on_demand_text(d: OnDemandIndex) -> str:
     if d.outcome is OnDemandOutcome.INDEXED:
         line = f"indexed {d.package} on demand: {d.added} release(s) read in {d.seconds:.1f} s; its index holds {held}"
     elif d.outcome is OnDemandOutcome.CACHED:
-        line = f"{d.package}: answered from the cache of an earlier run, {held}; nothing read from the package index"
+        line = f"{d.package}: answered from the cache of an earlier run, {held}"
+        line += "" if d.reason else "; nothing read from the package index"
     else:
         line = f"{d.package}: not indexed"
     return f"{line} ({d.reason})" if d.reason else line

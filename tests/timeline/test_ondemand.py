@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 
+import jsonschema
 import pytest
 from packaging.version import Version
 from typer.testing import CliRunner
@@ -16,6 +17,7 @@ from compat.cli import app
 from compat.explain.asked import asked
 from compat.explain.match import read_log
 from compat.report.explain import render_json, render_text
+from compat.report.schemas import schemas
 from compat.sources.settings import Settings
 from compat.timeline.ondemand import choose_releases
 from compat.timeline.records import ApiKind, Drift, OnDemandOutcome
@@ -67,6 +69,7 @@ def test_indexes_the_package_on_demand_then_answers_from_the_cache(pkgz, tmp_pat
         "package": "pkgz", "outcome": "indexed", "releases": ["1.0.0", "1.1.0", "1.2.0", "1.3.0"], "added": 4,
         "requests": done.requests, "seconds": 0, "reason": None,
     }
+    jsonschema.validate(doc, schemas()["explain"])
 
     pkgz.log.clear()
     again = _explain(pkgz, tmp_path)
@@ -74,13 +77,15 @@ def test_indexes_the_package_on_demand_then_answers_from_the_cache(pkgz, tmp_pat
     (cached,) = again.on_demand
     assert (cached.outcome, cached.added, cached.requests) == (OnDemandOutcome.CACHED, 0, 0)
     assert again.errors[0].api == error.api
-    assert "pkgz: answered from the cache of an earlier run, 4 release(s) (1.0.0 - 1.3.0)" in render_text(again)
+    assert "pkgz: answered from the cache of an earlier run, 4 release(s) (1.0.0 - 1.3.0); nothing read from the package index\n" \
+        in render_text(again)
 
     offline = _explain(pkgz, tmp_path, offline=True)
     assert pkgz.log == []
     assert offline.on_demand[0].outcome is OnDemandOutcome.CACHED
     assert offline.on_demand[0].reason == "--offline: nothing read from the package index"
     assert offline.errors[0].api == error.api
+    assert "(1.0.0 - 1.3.0) (--offline: nothing read from the package index)\n" in render_text(offline)
 
 
 def test_offline_with_an_empty_cache_is_unknown_and_sends_nothing(pkgz, tmp_path):
