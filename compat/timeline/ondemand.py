@@ -73,19 +73,39 @@ def choose_releases(available: Sequence[Version], versions: Sequence[str], newes
     return chosen
 
 
-def narrowing(api: PackageApi, keys: Sequence[tuple[ApiKind, str]], listed: Sequence[Version]) -> set[Version]:
-    """For each key, the listed release halfway between two neighbouring indexed releases of which one
-    has it and the other not (none when they are neighbours on the index too)."""
+def _gaps(api: PackageApi, keys: Sequence[tuple[ApiKind, str]], listed: Sequence[Version]) -> list[tuple[str, str, str, list[Version]]]:
+    """(key, indexed release, next indexed release, listed releases between) where a key is in one of
+    two neighbouring indexed releases and not in the other, and listed releases lie between them."""
     indexed = [Version(r) for r in api.releases]
-    out: set[Version] = set()
+    out = []
     for kind, key in keys:
         has = [api.has(kind, key, r) is True for r in api.releases]
         for i in range(len(indexed) - 1):
-            if has[i] != has[i + 1]:
-                between = [v for v in listed if indexed[i] < v < indexed[i + 1]]
-                if between:
-                    out.add(between[len(between) // 2])
+            between = [v for v in listed if indexed[i] < v < indexed[i + 1]]
+            if has[i] != has[i + 1] and between:
+                out.append((key, api.releases[i], api.releases[i + 1], between))
     return out
+
+
+def narrowing(api: PackageApi, keys: Sequence[tuple[ApiKind, str]], listed: Sequence[Version]) -> set[Version]:
+    """For each key, the listed release halfway between two neighbouring indexed releases of which one
+    has it and the other not (none when they are neighbours on the index, or all between are unreadable)."""
+    out: set[Version] = set()
+    for _key, _first, _last, between in _gaps(api, keys, listed):
+        readable = [v for v in between if str(v) not in api.missing or api.missing[str(v)].startswith(PENDING)]
+        if readable:
+            out.add(readable[len(readable) // 2])
+    return out
+
+
+def _unnarrowed(api: PackageApi | Unknown, keys: Sequence[tuple[ApiKind, str]], listed: Sequence[Version]) -> str | None:
+    """In words, a key whose change is not narrowed down to one release (its answer names the next release read)."""
+    gaps = _gaps(api, keys, listed) if not isinstance(api, Unknown) else []
+    if not gaps:
+        return None
+    key, first, last, between = gaps[0]
+    return (f"where {key} changed lies between {first} and {last}, and the {len(between)} release(s) between "
+            f"are not read: the release the answer names may be later than the one that changed it")
 
 
 def _cached(root: Path, package: str) -> PackageApi | Unknown:
@@ -118,10 +138,12 @@ def _read(client: IndexClient, want: ApiWanted, directory: Path) -> tuple[int, s
         return choose_releases(available, want.versions)
 
     added = 0
+    root = directory.parent.parent
+    problem = None
     try:
         added += refresh_package(client, want.package, directory, choose=first).added
         for _ in range(ROUNDS):
-            api = _cached(directory.parent.parent, want.package)
+            api = _cached(root, want.package)
             todo = narrowing(api, want.keys, listed) if not isinstance(api, Unknown) else set()
             if not todo:
                 break
@@ -130,12 +152,12 @@ def _read(client: IndexClient, want: ApiWanted, directory: Path) -> tuple[int, s
             if not more:
                 break  # what is left between is unreadable or pending: the next run tries again
     except PackageIndexError as exc:
-        return added, str(exc)
+        problem = str(exc)
     except (UsageError, MatrixError) as exc:
-        return added, f"the cached index cannot be extended ({exc})"
+        problem = f"the cached index cannot be extended ({exc})"
     except OSError as exc:
-        return added, f"the cache cannot be written ({exc.strerror or exc})"
-    return added, None
+        problem = f"the cache cannot be written ({exc.strerror or exc})"
+    return added, _joined(problem, _unnarrowed(_cached(root, want.package), want.keys, listed))
 
 
 def _left_over(api: PackageApi | Unknown) -> str | None:

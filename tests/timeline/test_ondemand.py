@@ -160,6 +160,18 @@ def test_where_a_name_went_is_narrowed_between_the_releases_read(api_index, tmp_
     assert (result.errors[0].api.removed_in, result.errors[0].api.fix) == ("1.7.0", ("pkgz<1.7.0",))
 
 
+def test_a_change_between_unreadable_releases_is_said_not_narrowed(api_index, tmp_path):
+    for v in [f"1.{i}.0" for i in range(30)]:
+        _pkgz(api_index, v, helper=Version(v) < Version("1.7.0"))
+    for v in ("1.7.0", "1.8.0"):
+        api_index.files[f"pkgz-{v}-py3-none-any.whl"] = b"not a wheel\n" * 100
+    result = _explain(api_index, tmp_path)
+    (done,) = result.on_demand
+    assert done.reason is not None
+    assert "where pkgz:old_helper changed lies between 1.6.0 and 1.9.0, and the 2 release(s) between are not read" in done.reason
+    assert result.errors[0].api is not None and result.errors[0].api.removed_in == "1.9.0"
+
+
 def test_choose_releases_takes_the_newest_a_spread_and_the_named_ones_with_their_neighbours():
     listed = [Version(f"2.{i}") for i in range(40)]
     chosen = choose_releases(listed, ["2.3", "2.21.5", "not-a-version"], newest=5)
