@@ -21,6 +21,7 @@ from compat.report.schemas import schemas
 from compat.sources.settings import Settings
 from compat.timeline.ondemand import choose_releases
 from compat.timeline.records import ApiKind, Drift, OnDemandOutcome
+from tests.support.facts import facts
 from tests.support.matrix import shipped_matrix
 from tests.support.wheels import wheel
 
@@ -199,6 +200,19 @@ def test_asked_names_packages_not_the_standard_library_or_the_users_code():
         ("pkgz", ((ApiKind.NAME, "pkgz:x"),)),
         ("other-pkg", ((ApiKind.NAME, "other_pkg.sub:thing"),)),
     ]
+
+
+def test_asked_names_the_package_of_the_frame_an_argument_error_raised_in_with_its_installed_release():
+    log = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/home/user/train.py", line 3, in <module>',
+        "    run()",
+        '  File "/venv/lib/python3.11/site-packages/pkgq/runner.py", line 10, in run',
+        "    Engine(fast=True)",
+        "TypeError: Engine.__init__() got an unexpected keyword argument 'fast'",
+    ])
+    wanted = asked(_drafts(log), frozenset(), facts(packages={"pkgq": "2.1.0+local"}))
+    assert [(w.package, w.versions, w.keys) for w in wanted] == [("pkgq", ("2.1.0",), ())]
 
 
 def test_cli_options(pkgz, tmp_path, monkeypatch):
