@@ -76,7 +76,7 @@ def _api_source(request: ExplainRequest, matrix: Matrix, read: ReadLog, env: Fac
     cache = request.settings.cache_dir
     root = cache_root(cache) if cache is not None else None
     url = request.index_url or request.settings.index_url
-    client = None
+    client = deadline = None
     if request.offline:
         local = "--offline: nothing read from the package index"
     elif not url:
@@ -91,9 +91,9 @@ def _api_source(request: ExplainRequest, matrix: Matrix, read: ReadLog, env: Fac
 
         local = ""
         budget = request.index_budget
-        http = HttpClient(timeout=min(10.0, budget), retries=1, backoff=0.2, deadline=time.monotonic() + budget)
-        client = IndexClient(url, http=http)
-    done = index_on_demand(client, wanted, root, local=local)
+        deadline = time.monotonic() + budget
+        client = IndexClient(url, http=HttpClient(timeout=min(10.0, budget), retries=1, backoff=0.2, deadline=deadline))
+    done = index_on_demand(client, wanted, root, local=local, deadline=deadline)
     if root is None or not any(d.releases for d in done):
         return shipped, done
     return ApiSource((root, *roots)), done  # first: the shipped index and the overlays answer for what they hold

@@ -127,8 +127,9 @@ def _only(releases: set[Version]) -> Callable[[Sequence[Version]], set[Version]]
     return lambda _listed: releases
 
 
-def _read(client: IndexClient, want: ApiWanted, directory: Path) -> tuple[int, str | None]:
-    """Index the chosen releases, then narrow each asked key; (releases read, why it stopped early)."""
+def _read(client: IndexClient, want: ApiWanted, directory: Path, deadline: float | None) -> tuple[int, str | None]:
+    """Index the chosen releases, then narrow each asked key; (releases read, why it stopped early). No release
+    starts past `deadline` (a `time.monotonic()` instant; the client's requests stop there too)."""
     from compat.timeline.refresh import refresh_package  # the index client's code: imported only when the index is read
 
     listed: list[Version] = []
@@ -137,17 +138,20 @@ def _read(client: IndexClient, want: ApiWanted, directory: Path) -> tuple[int, s
         listed[:] = available
         return choose_releases(available, want.versions)
 
+    def stop() -> bool:
+        return deadline is not None and time.monotonic() >= deadline
+
     added = 0
     root = directory.parent.parent
     problem = None
     try:
-        added += refresh_package(client, want.package, directory, choose=first).added
+        added += refresh_package(client, want.package, directory, choose=first, stop=stop).added
         for _ in range(ROUNDS):
             api = _cached(root, want.package)
             todo = narrowing(api, want.keys, listed) if not isinstance(api, Unknown) else set()
             if not todo:
                 break
-            more = refresh_package(client, want.package, directory, choose=_only(todo)).added
+            more = refresh_package(client, want.package, directory, choose=_only(todo), stop=stop).added
             added += more
             if not more:
                 break  # what is left between is unreadable or pending: the next run tries again
@@ -180,8 +184,11 @@ def _joined(*reasons: str | None) -> str | None:
     return "; ".join(r for r in reasons if r) or None
 
 
-def index_package(client: IndexClient | None, want: ApiWanted, root: Path, *, local: str) -> OnDemandIndex:
-    """Index one package into the cache under `root` (client None: the cache alone, `local` says why)."""
+def index_package(
+    client: IndexClient | None, want: ApiWanted, root: Path, *, local: str, deadline: float | None = None,
+) -> OnDemandIndex:
+    """Index one package into the cache under `root` (client None: the cache alone, `local` says why); no
+    release starts past `deadline`, the client's own."""
     started = time.monotonic()
     cached = _cached(root, want.package)
     held = () if isinstance(cached, Unknown) else cached.releases
@@ -198,7 +205,7 @@ def index_package(client: IndexClient | None, want: ApiWanted, root: Path, *, lo
     if not isinstance(cached, Unknown) and _covers(cached, want):
         return record(OnDemandOutcome.CACHED, held, 0, 0, _left_over(cached))
     before = client.requests_made
-    added, problem = _read(client, want, root / "api" / want.package)
+    added, problem = _read(client, want, root / "api" / want.package, deadline)
     after = _cached(root, want.package)
     releases = () if isinstance(after, Unknown) else after.releases
     outcome = OnDemandOutcome.INDEXED if added else OnDemandOutcome.CACHED if releases else OnDemandOutcome.UNKNOWN
@@ -210,9 +217,10 @@ def index_package(client: IndexClient | None, want: ApiWanted, root: Path, *, lo
 
 def index_on_demand(
     client: IndexClient | None, wanted: Sequence[ApiWanted], root: Path | None, *, local: str = "",
+    deadline: float | None = None,
 ) -> tuple[OnDemandIndex, ...]:
     """Index each wanted package into the cache (`root`: `cache_root`; None: no cache, nothing is indexed);
-    `local` says why `client` is None (offline, or no package index named)."""
+    `local` says why `client` is None (offline, or no package index named); `deadline`: the client's."""
     out = []
     for i, want in enumerate(wanted):
         if root is None or i >= MAX_PACKAGES:
@@ -221,7 +229,7 @@ def index_on_demand(
             out.append(OnDemandIndex(package=want.package, outcome=OnDemandOutcome.UNKNOWN, releases=(), added=0,
                                      requests=0, seconds=0.0, reason=why))
             continue
-        out.append(index_package(client, want, root, local=local))
+        out.append(index_package(client, want, root, local=local, deadline=deadline))
     return tuple(out)
 
 

@@ -433,8 +433,10 @@ def _extract(
     workers: int,
     checkpoint: int,
     progress: Callable[[str], None] | None,
+    stop: Callable[[], bool] | None = None,
 ) -> int:
-    """Add each release of `todo` to `timeline` (or record why it is missing); the number added."""
+    """Add each release of `todo` to `timeline` (or record why it is missing); the number added. Once `stop()`
+    is true the releases left are recorded as pending, unread (parsing a big release takes seconds)."""
     extractor = _Extractor(client, package)
     chosen = {v: choose_api_file(files) for v, files in todo.items()}
     added = 0
@@ -445,6 +447,9 @@ def _extract(
             release = str(v)
             if file is None:
                 timeline.missing[release] = f"{NOT_EXTRACTABLE}: no wheel or sdist"
+                continue
+            if stop is not None and stop():
+                timeline.missing[release] = f"{PENDING}not read, the time allowed ran out"
                 continue
             try:
                 api = reader.release(v) if file.wheel else _sdist_release(extractor, client, file)
@@ -474,9 +479,11 @@ def refresh_package(
     backfill: int | None = None,
     progress: Callable[[str], None] | None = None,
     choose: Choose | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ApiOutcome:
     """Extract the releases of one package not yet in `directory` and rewrite it; raises PackageIndexError.
-    `choose`, when given, picks the releases to consider (the others are neither read nor recorded)."""
+    `choose`, when given, picks the releases to consider (the others are neither read nor recorded); once
+    `stop()` is true no further release is read (they are recorded as pending)."""
     started = time.monotonic()
     requests_before = client.requests_made
     package = canonicalize_name(package)
@@ -489,7 +496,7 @@ def refresh_package(
         if redo:
             todo = dict(sorted({**_backfill(client, package, timeline, redo), **todo}.items()))
         added = _extract(client, package, timeline, todo, directory=directory, workers=workers, checkpoint=checkpoint,
-                         progress=progress)
+                         progress=progress, stop=stop)
         timeline.write(directory)
     return ApiOutcome(
         package=package,

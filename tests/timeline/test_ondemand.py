@@ -16,11 +16,14 @@ from compat import api
 from compat.cli import app
 from compat.explain.asked import asked
 from compat.explain.match import read_log
+from compat.maintain.index import IndexClient
 from compat.report.explain import render_json, render_text
 from compat.report.schemas import schemas
+from compat.sources.http import HttpClient
 from compat.sources.settings import Settings
 from compat.timeline.ondemand import choose_releases
 from compat.timeline.records import ApiKind, Drift, OnDemandOutcome
+from compat.timeline.refresh import refresh_package
 from tests.support.facts import facts
 from tests.support.matrix import shipped_matrix
 from tests.support.wheels import wheel
@@ -123,6 +126,14 @@ def test_a_spent_budget_leaves_the_releases_pending_for_the_next_run(pkgz, tmp_p
     pkgz.stall = None
     (later,) = _explain(pkgz, tmp_path).on_demand  # pending: read by the next run
     assert (later.outcome, later.added) == (OnDemandOutcome.INDEXED, 4)
+
+
+def test_a_refresh_told_to_stop_starts_no_further_release(pkgz, tmp_path):
+    client = IndexClient(pkgz.url, http=HttpClient(timeout=5.0, backoff=0.01))
+    outcome = refresh_package(client, "pkgz", tmp_path / "pkgz", stop=lambda: True)
+    assert outcome.added == 0
+    missing = json.loads((tmp_path / "pkgz" / "releases.json").read_text())["missing"]
+    assert missing == dict.fromkeys(("1.0.0", "1.1.0", "1.2.0", "1.3.0"), "pending: not read, the time allowed ran out")
 
 
 def test_a_zero_budget_reads_nothing(pkgz, tmp_path):
