@@ -26,7 +26,7 @@ from packaging.version import Version
 
 from compat.errors import MatrixError, PackageIndexError, UsageError
 from compat.model.unknown import Unknown
-from compat.timeline.index import PackageApi, load_api
+from compat.timeline.index import PackageApi, check_api_dir, load_api
 from compat.timeline.records import PENDING, ApiKind, ApiWanted, OnDemandIndex, OnDemandOutcome
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def _read(client: IndexClient, want: ApiWanted, directory: Path, deadline: float
     except PackageIndexError as exc:
         problem = str(exc)
     except (UsageError, MatrixError) as exc:
-        problem = f"the cached index cannot be extended ({exc})"
+        problem = f"the cached index cannot be extended ({exc}); remove {directory} to index it again"
     except OSError as exc:
         problem = f"the cache cannot be written ({exc.strerror or exc})"
     return added, _joined(problem, _unnarrowed(_cached(root, want.package), want.keys, listed))
@@ -204,8 +204,12 @@ def index_package(
         return record(OnDemandOutcome.UNKNOWN, (), 0, 0, f"{local}, and {why}")
     if not isinstance(cached, Unknown) and _covers(cached, want):
         return record(OnDemandOutcome.CACHED, held, 0, 0, _left_over(cached))
+    directory = root / "api" / want.package
+    broken = check_api_dir(directory, str(directory))[:1] if (directory / "releases.json").is_file() else []
+    if broken:  # the refresh would stop on it too: say so before a request is sent
+        return record(OnDemandOutcome.UNKNOWN, (), 0, 0, f"the cached index is broken ({broken[0]}); remove {directory} to index it again")
     before = client.requests_made
-    added, problem = _read(client, want, root / "api" / want.package, deadline)
+    added, problem = _read(client, want, directory, deadline)
     after = _cached(root, want.package)
     releases = () if isinstance(after, Unknown) else after.releases
     outcome = OnDemandOutcome.INDEXED if added else OnDemandOutcome.CACHED if releases else OnDemandOutcome.UNKNOWN

@@ -154,6 +154,18 @@ def test_an_unreadable_wheel_is_a_reason_not_a_traceback(pkgz, tmp_path):
     assert pkgz.log == []
 
 
+def test_a_broken_cache_is_a_reason_with_what_to_remove(pkgz, tmp_path):
+    broken = tmp_path / "api-index" / "api" / "pkgz"
+    broken.mkdir(parents=True)
+    (broken / "releases.json").write_text("{not json")
+    (done,) = _explain(pkgz, tmp_path).on_demand
+    assert done.outcome is OnDemandOutcome.UNKNOWN and pkgz.log == []
+    assert done.reason is not None and done.reason.startswith("the cached index is broken (")
+    assert done.reason.endswith(f"remove {broken} to index it again")
+    (done,) = _explain(pkgz, tmp_path, offline=True).on_demand
+    assert done.reason is not None and done.reason.startswith("--offline: nothing read from the package index, and the cached index is unreadable")
+
+
 def test_a_package_the_index_does_not_serve(api_index, tmp_path):
     (done,) = _explain(api_index, tmp_path).on_demand
     assert done.outcome is OnDemandOutcome.UNKNOWN
