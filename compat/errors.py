@@ -33,6 +33,11 @@ class PackageIndexError(CompatError):
     """The package index could not be read (network, HTTP status, malformed page)."""
 
 
+class IndexBudgetSpent(PackageIndexError):
+    """The time a caller allowed the package index ran out (explain's on-demand indexing): what was not
+    read is read the next time, never recorded as unreadable."""
+
+
 class ResolutionError(CompatError):
     """No pinned set satisfies the targets; `causes` are records, `compat.report.lock.render_conflict` words them."""
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import pytest
 
@@ -38,6 +39,11 @@ def _private_cache(tmp_path_factory):
     root = tmp_path_factory.mktemp("cache")
     mp.setenv("COMPAT_CACHE_DIR", str(root / "compat"))
     mp.setenv("XDG_CACHE_HOME", str(root))
+    # explain reads a package the API index lacks from PIP_INDEX_URL: no test reaches a real index (the network
+    # tests read it from COMPAT_TEST_INDEX_URL).
+    if os.environ.get("PIP_INDEX_URL"):
+        mp.setenv("COMPAT_TEST_INDEX_URL", os.environ["PIP_INDEX_URL"])
+    mp.delenv("PIP_INDEX_URL", raising=False)
     # The width compat renders at is the terminal's or COLUMNS, else 100: the tests expect the last. Runners
     # differ (pytest-xdist's workers inherit COLUMNS=80), so no test sees the runner's.
     mp.delenv("COLUMNS", raising=False)

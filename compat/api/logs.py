@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compat.api.environment import configured, matrix_for
@@ -12,8 +13,11 @@ from compat.model.facts import Facts
 from compat.sources import gather
 
 if TYPE_CHECKING:
+    from compat.explain.match import ReadLog
     from compat.explain.records import Explanation
     from compat.matrix import Matrix
+    from compat.timeline.links import ApiSource
+    from compat.timeline.records import OnDemandIndex
 
 
 def read_log(name: str) -> Iterator[bytes]:
@@ -51,7 +55,48 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
         probed = pool.submit(_explain_environment, request, m)
         read = read_log(log, m, progress=progress, store=store)
         env, note = probed.result()
-    return rank(read, m, env, environment=note)
+    source, indexed = _api_source(request, m, read, env)
+    explanation = rank(read, m, env, environment=note, api=source)
+    return replace(explanation, on_demand=indexed) if indexed else explanation
+
+
+def _api_source(request: ExplainRequest, matrix: Matrix, read: ReadLog, env: Facts | None) -> tuple[ApiSource, tuple[OnDemandIndex, ...]]:
+    """The API timeline explain answers from: the matrix's, over the on-demand index of the packages the
+    log asks about and the matrix lacks (read from the package index within the budget, else the cache)."""
+    from compat.explain.asked import asked
+    from compat.timeline.links import ApiSource
+
+    roots = tuple(matrix.roots)
+    shipped = ApiSource(roots)
+    wanted = asked(read.drafts, frozenset(shipped.indexed()), env)
+    if not wanted:
+        return shipped, ()
+    from compat.timeline.ondemand import cache_root, index_on_demand
+
+    cache = request.settings.cache_dir
+    root = cache_root(cache) if cache is not None else None
+    url = request.index_url or request.settings.index_url
+    client = deadline = None
+    if request.offline:
+        local = "--offline: nothing read from the package index"
+    elif not url:
+        local = "no package index named to index it from (--index-url or PIP_INDEX_URL)"
+    elif request.index_budget <= 0:
+        local = "--index-budget 0: nothing read from the package index"
+    else:
+        import time
+
+        from compat.maintain.index import IndexClient
+        from compat.sources.http import HttpClient
+
+        local = ""
+        budget = request.index_budget
+        deadline = time.monotonic() + budget
+        client = IndexClient(url, http=HttpClient(timeout=min(10.0, budget), retries=1, backoff=0.2, deadline=deadline))
+    done = index_on_demand(client, wanted, root, local=local, deadline=deadline)
+    if root is None or not any(d.releases for d in done):
+        return shipped, done
+    return ApiSource((root, *roots)), done  # first: the shipped index and the overlays answer for what they hold
 
 
 def _explain_environment(request: ExplainRequest, matrix: Matrix) -> tuple[Facts | None, str]:

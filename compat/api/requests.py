@@ -75,6 +75,12 @@ class DoctorResult:
 class ExplainRequest(FactsRequest):
     use_environment: bool = True
     """False: rank by the log alone unless the environment is named (`--no-env`)."""
+    offline: bool = False
+    """Read nothing from the package index: a package the shipped API index lacks is answered from the cache alone."""
+    index_url: str | None = None
+    """The package index a package the shipped API index lacks is indexed from; None: settings.index_url (PIP_INDEX_URL)."""
+    index_budget: float = 20.0
+    """Seconds allowed to the package index for that (`compat.timeline.ondemand.DEFAULT_BUDGET`); 0 reads nothing."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,17 @@ def explain(
     log: str = typer.Argument("-", metavar="LOG", help="Log file (plain or .gz); '-' reads standard input."),
     top: int | None = typer.Option(None, "--top", min=1, metavar="N", help="Show at most N matches."),
     no_env: bool = typer.Option(False, "--no-env", help="Do not probe this environment; rank by the log alone."),
+    offline: bool = typer.Option(
+        False, "--offline", help="Read nothing from the package index: a package the API index lacks is answered from the cache alone.",
+    ),
+    index_url: str | None = typer.Option(
+        None, "--index-url", metavar="URL",
+        help="The index a package the API index lacks is indexed from, on demand (default: PIP_INDEX_URL).",
+    ),
+    index_budget: float | None = typer.Option(  # None when absent: typer coerces a given number only (no pydantic import)
+        None, "--index-budget", min=0, max=600, metavar="SECONDS",
+        help="Seconds allowed to the package index for that (default: 20); 0 reads nothing.",
+    ),
 ) -> None:
     """Match an error log against the catalog of known failures, best first, with the fix for this environment.
 
@@ -31,7 +42,8 @@ def explain(
     from compat import api
     from compat.report.formats import render
 
-    request = opts.request(api.ExplainRequest, use_environment=not no_env)
+    budget = {} if index_budget is None else {"index_budget": index_budget}
+    request = opts.request(api.ExplainRequest, use_environment=not no_env, offline=offline, index_url=index_url, **budget)
     with _progress(log, api.log_size(log)) as progress:
         result = api.explain(request, api.read_log(log), progress)
     shown = opts.presentation(top=top, report_url=opts.report_url or settings().report_url)

@@ -13,7 +13,7 @@ from compat.explain.stated import StatedVersion
 from compat.explain.verdict import Clue, ErrorVerdict, PackageSeen
 from compat.matrix.signatures import Signature
 from compat.model.conditions import Verdict
-from compat.timeline.records import ApiAnswer
+from compat.timeline.records import ApiAnswer, OnDemandIndex
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,3 +97,6 @@ class Explanation:
     """A root cause was recognised, by a signature or the API timeline (wrapper lines alone do not count)."""
     verdict: ErrorVerdict = ErrorVerdict.NOT_ENVIRONMENT
     """The answer for the whole log, decided by `rank` (`overall_verdict`): renderers and the exit code read it."""
+    on_demand: tuple[OnDemandIndex, ...] = ()
+    """The packages the log asks the API timeline about that the shipped index lacks, and what explain did
+    for each (indexed on demand, answered from the cache, or why not); empty when it asks about none."""

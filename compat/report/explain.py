@@ -11,7 +11,7 @@ from compat.explain.roots import Raised
 from compat.explain.stated import Change, StatedVersion
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.printable import one_line
-from compat.timeline.records import ApiAnswer, ApiKind, Drift, Missing
+from compat.timeline.records import ApiAnswer, ApiKind, Drift, Missing, OnDemandIndex, OnDemandOutcome
 
 SCHEMA_VERSION = 1
 
@@ -29,7 +29,27 @@ def render_json(explanation: Explanation, *, top: int | None = None) -> str:
         "errors_dropped": explanation.errors_dropped,
         "engine": explanation.engine,
     }
+    if explanation.on_demand:
+        doc["api_index"] = [_on_demand_json(d) for d in explanation.on_demand]
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _on_demand_json(d: OnDemandIndex) -> dict:
+    return {"package": d.package, "outcome": d.outcome.value, "releases": list(d.releases), "added": d.added,
+            "requests": d.requests, "seconds": d.seconds, "reason": d.reason}
+
+
+def on_demand_text(d: OnDemandIndex) -> str:
+    """What explain did for a package the shipped API index lacks, in one line."""
+    held = f"{len(d.releases)} release(s) ({d.releases[0]} - {d.releases[-1]})" if d.releases else "no release"
+    if d.outcome is OnDemandOutcome.INDEXED:
+        line = f"indexed {d.package} on demand: {d.added} release(s) read in {d.seconds:.1f} s; its index holds {held}"
+    elif d.outcome is OnDemandOutcome.CACHED:
+        line = f"{d.package}: answered from the cache of an earlier run, {held}"
+        line += "" if d.reason else "; nothing read from the package index"
+    else:
+        line = f"{d.package}: not indexed"
+    return f"{line} ({d.reason})" if d.reason else line
 
 
 def _match_json(m: Match) -> dict:
@@ -237,6 +257,12 @@ def _errors_text(explanation: Explanation) -> list[str]:
     return out
 
 
+def _on_demand_lines(explanation: Explanation) -> list[str]:
+    if not explanation.on_demand:
+        return []
+    return ["", "API index on demand (packages the shipped index lacks):", *(f"  - {on_demand_text(d)}" for d in explanation.on_demand)]
+
+
 def render_text(explanation: Explanation, *, top: int | None = None, width: int | None = None, color: bool = False) -> str:
     """The explanation for a reader; `width`: wrap to that many columns (None: one line per item, for
     pipes and grep); `color`: bold match headings and a coloured severity tag."""
@@ -301,7 +327,7 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
             out.extend(_errors_text(explanation))
         elif not wrappers:
             out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}): no error found in the log.")
-        return _lines(out)
+        return _lines(out + _on_demand_lines(explanation))
     roots = [m for m in matches if not m.signature.wrapper]
     plural = "s" if len(roots) > 1 else ""
     out.append(
@@ -331,7 +357,7 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     out.append("")
     out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
     out.extend(_errors_text(explanation))
-    return _lines(out)
+    return _lines(out + _on_demand_lines(explanation))
 
 
 def render_markdown(explanation: Explanation, *, top: int | None = None, report_url: str | None = None) -> str:

@@ -22,6 +22,7 @@ from compat.model.lock import Lock, Plan
 from compat.model.smoke import SmokeReport
 from compat.model.unknown import Unknown
 from compat.report.doctor import SCHEMA_VERSION as DOCTOR_SCHEMA_VERSION
+from compat.timeline.records import OnDemandOutcome
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 OUTPUTS = ("facts", "doctor", "explain", "lock", "plan", "smoke")
@@ -169,10 +170,22 @@ def _explain() -> dict[str, Any]:
             "lines_scanned": {"type": "integer", "minimum": 0},
             "environment": {"type": "string"},
             "matches": {"type": "array", "items": {"$ref": "#/$defs/Match"}},
+            "api_index": {"type": "array", "items": {"$ref": "#/$defs/OnDemandIndex"}},
         },
         "required": ["schema_version", "known", "lines_scanned", "environment", "matches"],
     }
-    return _document("explain", "compat explain --json", root, {"Match": match})
+    on_demand = {
+        "description": "What explain did for a package the shipped API index lacks (present only when the log asks about one).",
+        "type": "object",
+        "properties": {
+            "package": {"type": "string"}, "outcome": {"enum": [o.value for o in OnDemandOutcome]}, "releases": strings,
+            "added": {"type": "integer", "minimum": 0}, "requests": {"type": "integer", "minimum": 0},
+            "seconds": {"type": "number", "minimum": 0}, "reason": {"type": ["string", "null"]},
+        },
+        "required": ["package", "outcome", "releases", "added", "requests", "seconds", "reason"],
+        "additionalProperties": False,
+    }
+    return _document("explain", "compat explain --json", root, {"Match": match, "OnDemandIndex": on_demand})
 
 
 def _smoke() -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import requests
 from urllib3.exceptions import HTTPError as TransportError
 
-from compat.errors import PackageIndexError
+from compat.errors import IndexBudgetSpent, PackageIndexError
 from compat.redact import redact_url
 
 MIB = 1024 * 1024
@@ -52,6 +52,7 @@ class HttpClient:
         retries: int = 4,
         backoff: float = 0.5,
         session: requests.Session | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.timeout = timeout
         """Seconds each read may wait."""
@@ -59,6 +60,9 @@ class HttpClient:
         """Seconds one response may take as a whole."""
         self.retries = retries
         self.backoff = backoff
+        self.deadline = deadline
+        """A `time.monotonic()` instant: no request starts after it and none runs past it (IndexBudgetSpent);
+        None: only the per-response bounds."""
         self._local = threading.local()
         self._session = session
         self._lock = threading.Lock()
@@ -85,11 +89,12 @@ class HttpClient:
         last = ""
         for attempt in range(self.retries + 1):
             if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
+                time.sleep(min(self.backoff * 2 ** (attempt - 1), max(0.0, self._left(url))))
+            timeout = min(self.timeout, self._left(url))
             with self._lock:
                 self.requests_made += 1
             try:
-                with self._http().get(url, headers=headers, timeout=self.timeout, stream=True) as raw:
+                with self._http().get(url, headers=headers, timeout=timeout, stream=True) as raw:
                     if raw.status_code in _RETRY_STATUS:
                         last = f"HTTP {raw.status_code}"
                         continue
@@ -98,15 +103,27 @@ class HttpClient:
                     body = self._body(raw, url, limit)
                     return HttpResponse(status_code=raw.status_code, headers=raw.headers, url=raw.url or url, content=body)
             except (requests.ConnectionError, requests.Timeout) as exc:
+                if isinstance(exc, requests.Timeout) and timeout < self.timeout:  # cut short by the deadline
+                    raise IndexBudgetSpent(f"{redact_url(url)}: not read, the time allowed ran out") from exc
                 last = type(exc).__name__
                 continue
             except (requests.RequestException, TransportError) as exc:  # truncated or undecodable bodies
                 last = type(exc).__name__
                 continue
+        self._left(url)  # the last attempt timed out at the deadline: say so, not "failed"
         raise PackageIndexError(f"{redact_url(url)}: failed after {self.retries + 1} attempts ({last})")
 
+    def _left(self, url: str) -> float:
+        """Seconds left before the deadline (infinite without one); raises IndexBudgetSpent when none are."""
+        if self.deadline is None:
+            return float("inf")
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise IndexBudgetSpent(f"{redact_url(url)}: not read, the time allowed ran out")
+        return left
+
     def _body(self, raw: requests.Response, url: str, limit: int) -> bytes:
-        deadline = time.monotonic() + self.total_timeout
+        deadline = time.monotonic() + min(self.total_timeout, self._left(url))
         declared = raw.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit and not raw.headers.get("Content-Encoding"):
             raise PackageIndexError(f"{redact_url(url)}: response of {declared} bytes, more than the {limit // MIB} MiB allowed")
@@ -121,6 +138,7 @@ class HttpClient:
             if size > limit:
                 raise PackageIndexError(f"{redact_url(url)}: response larger than the {limit // MIB} MiB allowed")
             if time.monotonic() > deadline:
+                self._left(url)
                 raise PackageIndexError(
                     f"{redact_url(url)}: response not complete after {self.total_timeout:g} s (server too slow)")
             chunks.append(chunk)

@@ -7,7 +7,8 @@ monkeypatching the process environment.
     COMPAT_CACHE_DIR   the cache directory (default: $XDG_CACHE_HOME/compat, else ~/.cache/compat)
     XDG_CACHE_HOME     the base of the default cache directory
     COMPAT_NO_CACHE    any non-empty value: read and write no cache at all
-    PIP_INDEX_URL      the package index `compat matrix refresh` reads (no default: compat names no registry)
+    PIP_INDEX_URL      the package index `compat matrix refresh` reads, and `compat explain` indexes a package the
+                       API index lacks from (no default: compat names no registry)
     COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
     COMPAT_SEARCH_SECONDS  how long `lock` and `plan` search before they stop and say so (default 20)
     COMPAT_TORCH_TIMEOUT  seconds doctor allows `import torch` (default: 60, more where Python starts slowly)

@@ -116,7 +116,7 @@ class ApiSource:
                     found = load_api(name, root)
                 except MatrixError as exc:
                     found = Unknown(reason=str(exc))
-                if not isinstance(found, Unknown):
+                if not isinstance(found, Unknown) and found.releases:  # an index none of whose releases could be read answers nothing
                     api = found
                     break
             self._loaded[name] = api

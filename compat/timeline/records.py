@@ -247,3 +247,49 @@ class ApiOutcome:
     """HTTP requests this package cost."""
     seconds: float
     """Wall time spent on this package."""
+
+
+PENDING = "pending: "
+"""A release missing from an index with this reason is tried again by the next refresh (network trouble, the
+time allowed ran out, or not reached yet); any other reason is settled."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiWanted:
+    """A package explain needs the timeline of and the shipped index lacks (compat/explain/asked.py)."""
+
+    package: str
+    """Its distribution name, canonical ("pkgz")."""
+    versions: tuple[str, ...] = ()
+    """Releases the log states or the environment has installed: indexed first, with the releases around them."""
+    keys: tuple[tuple[ApiKind, str], ...] = ()
+    """The keys the log asks about (a name, a module): the releases where one appears or goes are narrowed down."""
+
+
+class OnDemandOutcome(str, Enum):
+    """What explain's on-demand indexing did for one package."""
+
+    INDEXED = "indexed"
+    """Releases were read from the package index in this run (into the cache)."""
+    CACHED = "cached"
+    """The cache of an earlier run answered; nothing was read from the package index."""
+    UNKNOWN = "unknown"
+    """No release of it is indexed: `reason` says why."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OnDemandIndex:
+    """What explain did to answer for a package the shipped API index lacks."""
+
+    package: str
+    outcome: OnDemandOutcome
+    releases: tuple[str, ...]
+    """The releases its cached index holds after this run, oldest first."""
+    added: int
+    """Releases read from the package index in this run."""
+    requests: int
+    """HTTP requests sent for it in this run (0: the cache alone answered)."""
+    seconds: float
+    """Wall time spent on it."""
+    reason: str | None = None
+    """Why nothing is indexed, or what was left for a later run (the time budget, an unreadable file)."""

@@ -20,7 +20,7 @@ import tarfile
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from compat.atomic import write_atomic
-from compat.errors import PackageIndexError, UsageError
+from compat.errors import IndexBudgetSpent, PackageIndexError, UsageError
 from compat.maintain.index import IndexClient, IndexFile
 from compat.maintain.refresh import choose_file
 from compat.maintain.remote_zip import Member, RemoteZip
@@ -36,7 +36,7 @@ from compat.matrix.releases import TRACKED
 from compat.timeline.combine import ReleaseApi, combine
 from compat.timeline.extract import ModuleInfo, extract_module, module_name
 from compat.timeline.index import IMPORTS, SCHEMA, check_api_dir, decode_spans, encode_spans, import_names
-from compat.timeline.records import LATE_KINDS, ApiKind, ApiOutcome
+from compat.timeline.records import LATE_KINDS, PENDING, ApiKind, ApiOutcome
 
 API_PACKAGES: tuple[str, ...] = (
     "accelerate",
@@ -59,8 +59,6 @@ NO_PARAMS = frozenset({"torch"})
 
 SDIST_LIMIT = 256 * 1024 * 1024
 NOT_EXTRACTABLE = "not extractable"
-PENDING = "pending: "
-"""A missing release with this reason is tried again by the next refresh (network trouble, or not reached yet)."""
 
 
 class _Timeline:
@@ -383,7 +381,13 @@ class _WheelReader:
         return self.extractor.release(remote.members, data, remote.read)
 
 
-def _todo(client: IndexClient, package: str, timeline: _Timeline, limit: int | None) -> dict[Version, list[IndexFile]]:
+Choose = Callable[[Sequence[Version]], Collection[Version]]
+"""Of every final release the index lists (oldest first), those to index (explain's on-demand bound)."""
+
+
+def _todo(
+    client: IndexClient, package: str, timeline: _Timeline, limit: int | None, choose: Choose | None = None,
+) -> dict[Version, list[IndexFile]]:
     """The final releases not yet indexed (nor settled as missing), oldest first, with their files."""
     by_version: dict[Version, list[IndexFile]] = {}
     for f in client.project_files(package):
@@ -391,7 +395,8 @@ def _todo(client: IndexClient, package: str, timeline: _Timeline, limit: int | N
             by_version.setdefault(f.version, []).append(f)
     settled = {r for r, why in timeline.missing.items() if not why.startswith(PENDING)}
     known = {Version(r) for r in timeline.releases} | {Version(r) for r in settled}
-    todo = [v for v in sorted(by_version) if v not in known]
+    chosen = set(choose(sorted(by_version))) if choose is not None else set(by_version)
+    todo = [v for v in sorted(by_version) if v not in known and v in chosen]
     if limit is not None:
         todo = todo[-limit:] if limit >= 0 else todo
     return {v: by_version[v] for v in todo}
@@ -428,8 +433,10 @@ def _extract(
     workers: int,
     checkpoint: int,
     progress: Callable[[str], None] | None,
+    stop: Callable[[], bool] | None = None,
 ) -> int:
-    """Add each release of `todo` to `timeline` (or record why it is missing); the number added."""
+    """Add each release of `todo` to `timeline` (or record why it is missing); the number added. Once `stop()`
+    is true the releases left are recorded as pending, unread (parsing a big release takes seconds)."""
     extractor = _Extractor(client, package)
     chosen = {v: choose_api_file(files) for v, files in todo.items()}
     added = 0
@@ -441,10 +448,13 @@ def _extract(
             if file is None:
                 timeline.missing[release] = f"{NOT_EXTRACTABLE}: no wheel or sdist"
                 continue
+            if stop is not None and stop():
+                timeline.missing[release] = f"{PENDING}not read, the time allowed ran out"
+                continue
             try:
                 api = reader.release(v) if file.wheel else _sdist_release(extractor, client, file)
             except PackageIndexError as exc:
-                transient = "failed after" in str(exc) or "HTTP 5" in str(exc)
+                transient = isinstance(exc, IndexBudgetSpent) or "failed after" in str(exc) or "HTTP 5" in str(exc)
                 timeline.missing[release] = f"{PENDING}{exc}"[:300] if transient else str(exc)[:300]
                 if progress:
                     progress(f"{package} {release}: {exc}")
@@ -468,13 +478,17 @@ def refresh_package(
     limit: int | None = None,
     backfill: int | None = None,
     progress: Callable[[str], None] | None = None,
+    choose: Choose | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ApiOutcome:
-    """Extract the releases of one package not yet in `directory` and rewrite it; raises PackageIndexError."""
+    """Extract the releases of one package not yet in `directory` and rewrite it; raises PackageIndexError.
+    `choose`, when given, picks the releases to consider (the others are neither read nor recorded); once
+    `stop()` is true no further release is read (they are recorded as pending)."""
     started = time.monotonic()
     requests_before = client.requests_made
     package = canonicalize_name(package)
     timeline = _Timeline.read(directory, package, tables=False)
-    todo = _todo(client, package, timeline, limit)
+    todo = _todo(client, package, timeline, limit, choose)
     redo = _without_late_kinds(timeline)[-backfill:] if backfill else []
     added = 0
     if todo or redo:  # with nothing new the index stays byte for byte as it is
@@ -482,7 +496,7 @@ def refresh_package(
         if redo:
             todo = dict(sorted({**_backfill(client, package, timeline, redo), **todo}.items()))
         added = _extract(client, package, timeline, todo, directory=directory, workers=workers, checkpoint=checkpoint,
-                         progress=progress)
+                         progress=progress, stop=stop)
         timeline.write(directory)
     return ApiOutcome(
         package=package,

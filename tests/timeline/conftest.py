@@ -176,6 +176,8 @@ class ApiIndex:
     """(path, Range header, bytes sent)."""
     url: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stall: threading.Event | None = None
+    """When set to an Event: every file request waits for it (at most 10 s) before its answer, as a stuck server."""
 
     def add_wheel(self, name: str, version: str, files: dict[str, str], entry_points: str | None = None) -> None:
         self.files[f"{name}-{version}-py3-none-any.whl"] = _wheel(name, version, files, entry_points)
@@ -211,6 +213,8 @@ def _handler(index: ApiIndex):
             # Recorded before the answer: a client that has its answer finds its request in the log.
             with index.lock:
                 index.log.append((self.path, self.headers.get("Range", ""), len(body)))
+            if index.stall is not None and self.path.startswith("/files/"):
+                index.stall.wait(10)
             self.send_response(status)
             self.send_header("Content-Length", str(len(body)))
             for k, v in extra.items():
