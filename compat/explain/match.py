@@ -34,7 +34,7 @@ from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 from compat.timeline.drift import answer
 from compat.timeline.links import ApiSource
-from compat.timeline.records import ApiAnswer, Drift
+from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -246,6 +246,8 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     source = api if api is not None else ApiSource(getattr(matrix, "roots", None))
     errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts,
                           source)
+    listed = {sid for e in errors for sid in e.signatures}
+    matches = [m for m in matches if not m.signature.generic or m.signature.id in listed]  # a catch-all that yielded everywhere
     known, verdict = overall_verdict(tuple(matches), errors)
     return Explanation(
         matches=tuple(matches), lines_scanned=read.lines_scanned, environment=env_note, errors=errors,
@@ -422,8 +424,10 @@ def _root_error(
     root_ids = [sid for sid in ids if sid not in wrappers]
     stated = {v.subject: v.found for v in versions if v.found}
     drift = _api_answer(chain, facts, source, stated) if source is not None else None
-    if drift is not None and drift.drift is Drift.NEVER and all(sid in generic for sid in root_ids):
-        root_ids = []  # a catch-all's "another release has it" yields to a timeline that knows no release ever had it
+    if drift is not None and drift.decided and root_ids and all(sid in generic for sid in root_ids):
+        # A catch-all yields to the timeline when it decides: it names the release (or that no release ever had it).
+        ids = [sid for sid in ids if sid not in generic]
+        root_ids = []
     verdict, reasons = decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.

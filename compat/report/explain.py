@@ -128,9 +128,14 @@ def api_text(a: ApiAnswer) -> list[str]:
         when = f"removed in {a.removed_in}" if a.removed_in else f"added in {a.added_in}"
         verb = "no longer has" if a.installed else "dropped"
         out.append(f"api: {yours} {verb} {what} ({when}; present in {_ranges(a)})")
-    else:
-        verb = "does not have" if a.installed else "gained"
-        out.append(f"api: {yours} {verb} {what} yet (added in {a.added_in or a.present[0].first}; present in {_ranges(a)})")
+    elif a.installed:
+        out.append(f"api: {yours} does not have {what} yet (added in {a.added_in or a.present[0].first}; present in {_ranges(a)})")
+    elif a.removed_in is None:
+        added = a.added_in or a.present[0].first
+        out.append(f"api: {a.package} releases before {added} do not have {what} (added in {added}; present in {_ranges(a)})")
+    else:  # it came and went, and nothing says which side of that the installed release is
+        out.append(f"api: {a.package} has {what} only in {_ranges(a)} (added in {a.added_in or a.present[0].first}, "
+                   f"removed in {a.removed_in}): the installed release is outside them")
     if a.caller and a.caller_import is not None:
         who = f"your {a.caller} {a.caller_installed}" if a.caller_installed else a.caller
         out.append(f"     {who} imports it ({a.caller_import.value.replace('_', ' ')})")

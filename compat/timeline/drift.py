@@ -195,7 +195,8 @@ def _callee_too_new(api: PackageApi, source: ApiSource, base: ApiAnswer, removed
 def _callee_too_old(api: PackageApi, source: ApiSource, base: ApiAnswer) -> ApiAnswer:
     present, installed = base.present, base.installed
     span = next((s for s in present if installed is None or newer(s.first, installed)), present[-1])
-    upper = after(api, span.last) if span is not present[-1] else None
+    # Not knowing the installed release, a name that came and went bounds it on both sides: the fix is the range.
+    upper = after(api, span.last) if span is not present[-1] else base.removed_in if installed is None else None
     fix = [f"{api.package}>={span.first}" + (f",<{upper}" if upper else "")]
     caller_import = None
     if base.kind in (ApiKind.NAME, ApiKind.MODULE) and base.caller is not None:
