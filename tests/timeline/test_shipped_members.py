@@ -1,0 +1,42 @@
+"""The shipped index's members and signatures against facts read by hand from the real wheels.
+
+Each fact below was checked by reading the named module of the release's wheel (the source text, not
+compat's extraction), so a backfill that reads a release wrongly, or a release range that stops short
+of what docs/api-index.md says is indexed, fails here. One test per package with members backfilled.
+"""
+
+from __future__ import annotations
+
+from compat.model.unknown import Unknown
+from compat.timeline.index import PackageApi, load_api
+from compat.timeline.records import ApiKind
+
+
+def _shipped(package: str) -> PackageApi:
+    api = load_api(package)
+    assert not isinstance(api, Unknown), api
+    return api
+
+
+def test_transformers_compute_loss_takes_num_items_in_batch_from_4_46_and_older_releases_say_so():
+    api = _shipped("transformers")
+    # transformers/trainer.py: `def compute_loss(self, model, inputs, return_outputs=False):` in 4.36.0
+    # and 4.45.2; `..., return_outputs=False, num_items_in_batch=None):` in 4.46.0.
+    old = "transformers:Trainer.compute_loss[model,inputs,return_outputs=]"
+    new = "transformers:Trainer.compute_loss[model,inputs,return_outputs=,num_items_in_batch=]"
+    for release in ("4.36.0", "4.45.2"):
+        assert api.has(ApiKind.MEMBER, "transformers:Trainer.compute_loss", release) is True
+        assert api.has(ApiKind.SIGNATURE, old, release) is True
+        assert api.has(ApiKind.SIGNATURE, new, release) is False
+    assert api.has(ApiKind.SIGNATURE, old, "4.46.0") is False
+    assert api.has(ApiKind.SIGNATURE, new, "4.46.0") is True
+    # transformers/training_args.py: the field `eval_strategy` first appears in 4.41.0 (4.40.2 has
+    # only `evaluation_strategy`, which 4.41.0 .. 4.46.0 keep beside it).
+    assert api.has(ApiKind.MEMBER, "transformers:TrainingArguments.eval_strategy", "4.40.2") is False
+    assert api.has(ApiKind.MEMBER, "transformers:TrainingArguments.eval_strategy", "4.41.0") is True
+    assert api.has(ApiKind.MEMBER, "transformers:TrainingArguments.evaluation_strategy", "4.45.2") is True
+    # `self.tokenizer = tokenizer` in Trainer.__init__ of 4.36.0: an attribute member
+    assert api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.36.0") is True
+    # the backfill stopped at 4.36.0: older releases are not read for members
+    assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.compute_loss", "4.35.2"), Unknown)
+
