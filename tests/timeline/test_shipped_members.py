@@ -40,3 +40,14 @@ def test_transformers_compute_loss_takes_num_items_in_batch_from_4_46_and_older_
     # the backfill stopped at 4.36.0: older releases are not read for members
     assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.compute_loss", "4.35.2"), Unknown)
 
+
+def test_datasets_members_read_from_the_wheels():
+    api = _shipped("datasets")
+    # datasets/arrow_dataset.py: `def prepare_for_task(self, task, id=0)` on Dataset in 2.21.0, gone in
+    # 3.0.0 (task templates removed); datasets/iterable_dataset.py: IterableDataset gains
+    # `def state_dict(self)` in 2.20.0 (none in 2.19.2).
+    assert api.has(ApiKind.MEMBER, "datasets:Dataset.prepare_for_task", "2.21.0") is True
+    assert api.has(ApiKind.MEMBER, "datasets:Dataset.prepare_for_task", "3.0.0") is False
+    assert api.has(ApiKind.MEMBER, "datasets:IterableDataset.state_dict", "2.19.2") is False
+    assert api.has(ApiKind.MEMBER, "datasets:IterableDataset.state_dict", "2.20.0") is True
+    assert isinstance(api.has(ApiKind.MEMBER, "datasets:Dataset.map", "2.13.2"), Unknown)  # read from 2.14.0 on
