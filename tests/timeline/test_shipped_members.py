@@ -7,8 +7,10 @@ of what docs/api-index.md says is indexed, fails here. One test per package with
 
 from __future__ import annotations
 
+import pytest
+
 from compat.model.unknown import Unknown
-from compat.timeline.index import PackageApi, load_api
+from compat.timeline.index import PackageApi, load_api, signatures_of
 from compat.timeline.records import ApiKind
 
 
@@ -41,6 +43,30 @@ def test_transformers_compute_loss_takes_num_items_in_batch_from_4_46_and_older_
     assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.compute_loss", "4.35.2"), Unknown)
 
 
+@pytest.mark.parametrize(("release", "has_it"), [("0.6.2", False), ("0.6.3", True), ("0.11.2", True), ("0.12.0", False)])
+def test_vllm_sampling_params_guided_decoding_from_0_6_3_to_0_11(release, has_it):
+    # vllm/sampling_params.py: the msgspec field `guided_decoding: Optional[GuidedDecodingParams] = None`
+    # is absent from 0.6.2 and present from 0.6.3; 0.11.2 keeps it beside `structured_outputs`, 0.12.0
+    # has only `structured_outputs` (the removal behind huggingface/trl#4617).
+    api = _shipped("vllm")
+    assert api.has(ApiKind.MEMBER, "vllm:SamplingParams.guided_decoding", release) is has_it
+
+
+def test_vllm_llm_init_keywords_read_from_the_wheels():
+    api = _shipped("vllm")
+    # vllm/entrypoints/llm.py, LLM.__init__: `max_context_len_to_capture: Optional[int] = None` up to
+    # 0.6.3.post1, gone in 0.6.4; from 0.9.1 every parameter after `model` is keyword-only (`model: str, *,`).
+    assert api.has(ApiKind.PARAM, "vllm:LLM(max_context_len_to_capture)", "0.6.3.post1") is True
+    assert api.has(ApiKind.PARAM, "vllm:LLM(max_context_len_to_capture)", "0.6.4") is False
+    keys = [m.key for m in signatures_of(api, "vllm:LLM")]
+    for release, keyword_only in (("0.9.0.1", False), ("0.9.1", True)):
+        found = [k for k in keys if api.has(ApiKind.SIGNATURE, k, release) is True]
+        assert len(found) == 1, (release, found)
+        assert found[0].startswith("vllm:LLM[model,*,") is keyword_only
+    assert isinstance(api.has(ApiKind.MEMBER, "vllm:LLM.generate", "0.5.5"), Unknown)  # not read before 0.6.0
+
+
+
 def test_datasets_members_read_from_the_wheels():
     api = _shipped("datasets")
     # datasets/arrow_dataset.py: `def prepare_for_task(self, task, id=0)` on Dataset in 2.21.0, gone in
@@ -51,3 +77,4 @@ def test_datasets_members_read_from_the_wheels():
     assert api.has(ApiKind.MEMBER, "datasets:IterableDataset.state_dict", "2.19.2") is False
     assert api.has(ApiKind.MEMBER, "datasets:IterableDataset.state_dict", "2.20.0") is True
     assert isinstance(api.has(ApiKind.MEMBER, "datasets:Dataset.map", "2.13.2"), Unknown)  # read from 2.14.0 on
+
