@@ -78,3 +78,16 @@ def test_datasets_members_read_from_the_wheels():
     assert api.has(ApiKind.MEMBER, "datasets:IterableDataset.state_dict", "2.20.0") is True
     assert isinstance(api.has(ApiKind.MEMBER, "datasets:Dataset.map", "2.13.2"), Unknown)  # read from 2.14.0 on
 
+
+def test_deepspeed_initialize_and_engine_read_from_the_sdists():
+    api = _shipped("deepspeed")
+    # deepspeed/__init__.py: `def initialize(args=None, ...)` gains `distributed_port` in 0.14.1 and
+    # `mesh_param=None` in 0.15.0; deepspeed/runtime/engine.py: DeepSpeedEngine gains
+    # `def offload_states(self, ...)` in 0.15.2 (none in 0.15.1).
+    keys = [m.key for m in signatures_of(api, "deepspeed:initialize")]
+    for release, port, mesh in (("0.14.0", False, False), ("0.14.1", True, False), ("0.15.0", True, True)):
+        (key,) = [k for k in keys if api.has(ApiKind.SIGNATURE, k, release) is True]
+        assert (",distributed_port=," in key, ",mesh_param=," in key) == (port, mesh), (release, key)
+    assert api.has(ApiKind.MEMBER, "deepspeed:DeepSpeedEngine.offload_states", "0.15.1") is False
+    assert api.has(ApiKind.MEMBER, "deepspeed:DeepSpeedEngine.offload_states", "0.15.2") is True
+    assert isinstance(api.has(ApiKind.MEMBER, "deepspeed:DeepSpeedEngine.backward", "0.11.2"), Unknown)  # from 0.12.0 on
