@@ -20,7 +20,7 @@ def _shipped(package: str) -> PackageApi:
     return api
 
 
-def test_transformers_compute_loss_takes_num_items_in_batch_from_4_46_and_older_releases_say_so():
+def test_transformers_compute_loss_takes_num_items_in_batch_from_4_46_and_older_releases_say_so() -> None:
     api = _shipped("transformers")
     # transformers/trainer.py: `def compute_loss(self, model, inputs, return_outputs=False):` in 4.36.0
     # and 4.45.2; `..., return_outputs=False, num_items_in_batch=None):` in 4.46.0.
@@ -44,7 +44,7 @@ def test_transformers_compute_loss_takes_num_items_in_batch_from_4_46_and_older_
 
 
 @pytest.mark.parametrize(("release", "has_it"), [("0.6.2", False), ("0.6.3", True), ("0.11.2", True), ("0.12.0", False)])
-def test_vllm_sampling_params_guided_decoding_from_0_6_3_to_0_11(release, has_it):
+def test_vllm_sampling_params_guided_decoding_from_0_6_3_to_0_11(release: str, has_it: bool) -> None:
     # vllm/sampling_params.py: the msgspec field `guided_decoding: Optional[GuidedDecodingParams] = None`
     # is absent from 0.6.2 and present from 0.6.3; 0.11.2 keeps it beside `structured_outputs`, 0.12.0
     # has only `structured_outputs` (the removal behind huggingface/trl#4617).
@@ -52,7 +52,7 @@ def test_vllm_sampling_params_guided_decoding_from_0_6_3_to_0_11(release, has_it
     assert api.has(ApiKind.MEMBER, "vllm:SamplingParams.guided_decoding", release) is has_it
 
 
-def test_vllm_llm_init_keywords_read_from_the_wheels():
+def test_vllm_llm_init_keywords_read_from_the_wheels() -> None:
     api = _shipped("vllm")
     # vllm/entrypoints/llm.py, LLM.__init__: `max_context_len_to_capture: Optional[int] = None` up to
     # 0.6.3.post1, gone in 0.6.4; from 0.9.1 every parameter after `model` is keyword-only (`model: str, *,`).
@@ -67,7 +67,7 @@ def test_vllm_llm_init_keywords_read_from_the_wheels():
 
 
 
-def test_datasets_members_read_from_the_wheels():
+def test_datasets_members_read_from_the_wheels() -> None:
     api = _shipped("datasets")
     # datasets/arrow_dataset.py: `def prepare_for_task(self, task, id=0)` on Dataset in 2.21.0, gone in
     # 3.0.0 (task templates removed); datasets/iterable_dataset.py: IterableDataset gains
@@ -79,7 +79,7 @@ def test_datasets_members_read_from_the_wheels():
     assert isinstance(api.has(ApiKind.MEMBER, "datasets:Dataset.map", "2.13.2"), Unknown)  # read from 2.14.0 on
 
 
-def test_deepspeed_initialize_and_engine_read_from_the_sdists():
+def test_deepspeed_initialize_and_engine_read_from_the_sdists() -> None:
     api = _shipped("deepspeed")
     # deepspeed/__init__.py: `def initialize(args=None, ...)` gains `distributed_port` in 0.14.1 and
     # `mesh_param=None` in 0.15.0; deepspeed/runtime/engine.py: DeepSpeedEngine gains
