@@ -103,16 +103,20 @@ def test_a_parallel_wrapper_attribute_is_a_launch_mistake_not_drift(catalog, shi
 
 def test_matrix_api_answers_a_member_and_its_signatures_from_the_real_wheels(cli):
     # Read by hand from the wheels: Trainer.compute_loss(self, model, inputs, return_outputs=False,
-    # num_items_in_batch=None) in transformers 4.57.1 and 5.0.0; num_items_in_batch since 4.46.0.
+    # num_items_in_batch=None) in transformers 4.57.1 and 5.0.0; num_items_in_batch since 4.46.0
+    # (4.36.0 and 4.45.2: `compute_loss(self, model, inputs, return_outputs=False)`).
     code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss")
     lines = out.splitlines()
-    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.46.0 .. 5.24.0"
-    assert "  (members are indexed from 4.46.0 on: older releases are not read for them)" in lines
+    assert code == 0 and lines[1] == "transformers:Trainer.compute_loss  [member]: 4.36.0 .. 5.24.0"
+    assert "  (members are indexed from 4.36.0 on: older releases are not read for them)" in lines
+    assert "  (model, inputs, return_outputs=)  4.36.0 .. 4.45.2" in lines
     assert "  (model, inputs, return_outputs=, num_items_in_batch=)  4.46.0 .. 5.24.0" in lines
     code, out = cli("matrix", "api", "transformers", "Trainer.compute_loss(num_items_in_batch)", "--json")
     doc = json.loads(out)
     assert doc["kind"] == "param" and doc["present"] == [{"first": "4.46.0", "last": "5.24.0"}]
-    assert doc["signatures"][0]["signature"] == "model, inputs, return_outputs=, num_items_in_batch="
+    assert [s["signature"] for s in doc["signatures"]] == [
+        "model, inputs, return_outputs=", "model, inputs, return_outputs=, num_items_in_batch="]
+    assert doc["signatures"][0]["present"] == [{"first": "4.36.0", "last": "4.45.2"}]
 
 
 def test_real_wheel_facts_about_trainer_members(shipped):
@@ -123,8 +127,10 @@ def test_real_wheel_facts_about_trainer_members(shipped):
     # Trainer.log(self, logs, start_time=None) in both
     assert api.has(ApiKind.SIGNATURE, "transformers:Trainer.log[logs,start_time=]", "4.57.1") is True
     assert api.has(ApiKind.SIGNATURE, "transformers:Trainer.log[logs,start_time=]", "5.0.0") is True
-    # members before the first backfilled release are unknown, not absent
-    assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.45.2"), Unknown)
+    # 4.45.2's Trainer.__init__ sets `self.tokenizer = tokenizer`; members before the first
+    # backfilled release (4.36.0) are unknown, not absent
+    assert api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.45.2") is True
+    assert isinstance(api.has(ApiKind.MEMBER, "transformers:Trainer.tokenizer", "4.35.2"), Unknown)
 
 
 def test_a_member_removed_from_the_callee_names_the_release(catalog, shipped):
