@@ -1,8 +1,9 @@
 """`compat smoke` run for real on this test venv (torch 2.13.0 CPU, trl, peft, accelerate on the default Python),
-and on venvs that shadow one package with a real older release, each failing at its stage with explain's cause.
+and on venvs that shadow a package (or a few that go together) with real older releases, each failing at its stage
+with explain's cause.
 
-The broken venvs hold a .pth file that adds this venv's site-packages (torch is reused, not copied) and one
-package installed with `pip install --no-deps --target` from a wheelhouse of real releases: COMPAT_SMOKE_WHEELHOUSE
+The broken venvs hold a .pth file that adds this venv's site-packages (torch is reused, not copied) and the
+packages installed with `pip install --no-deps --target` from a wheelhouse of real releases: COMPAT_SMOKE_WHEELHOUSE
 names it (.ci/run downloads it; without it those tests skip, so the default run needs no network).
 """
 
@@ -79,6 +80,11 @@ BROKEN = [
     # peft and trl on huggingface_hub's HfFileSystem (fsspec.callbacks.TqdmCallback).
     pytest.param("fsspec-2022.1.0-py3-none-any.whl", "import", "known", "fsspec-too-old-for-datasets",
                  id="fsspec-too-old-for-datasets"),
+    # This venv's peft 0.21.2 over a stack pinned to transformers 4.41.2 (with the tokenizers, huggingface-hub and
+    # datasets that transformers accepts, so that only peft fails): peft imports EncoderDecoderCache, added in 4.42.
+    pytest.param("transformers-4.41.2-py3-none-any.whl tokenizers-0.19.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl "
+                 "huggingface_hub-0.36.2-py3-none-any.whl datasets-3.6.0-py3-none-any.whl", "import", "known",
+                 "peft-encoderdecodercache-import", id="peft-too-new-for-transformers"),
 ]
 
 
