@@ -73,6 +73,7 @@ SIGNATURE_IDS = (
     "fsdp-mixed-dtype-flatten",
     "fsdp-qlora-int-flatten",
     "fsdp1-mixed-requires-grad",
+    "fsspec-too-old-for-datasets",
     "glibc-version-not-found",
     "glibcxx-version-not-found",
     "gloo-connect-full-mesh-failed",

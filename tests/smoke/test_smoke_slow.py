@@ -1,8 +1,9 @@
 """`compat smoke` run for real on this test venv (torch 2.13.0 CPU, trl, peft, accelerate on the default Python),
-and on venvs that shadow one package with a real older release, each failing at its stage with explain's cause.
+and on venvs that shadow a package (or a few that go together) with real older releases, each failing at its stage
+with explain's cause.
 
-The broken venvs hold a .pth file that adds this venv's site-packages (torch is reused, not copied) and one
-package installed with `pip install --no-deps --target` from a wheelhouse of real releases: COMPAT_SMOKE_WHEELHOUSE
+The broken venvs hold a .pth file that adds this venv's site-packages (torch is reused, not copied) and the
+packages installed with `pip install --no-deps --target` from a wheelhouse of real releases: COMPAT_SMOKE_WHEELHOUSE
 names it (.ci/run downloads it; without it those tests skip, so the default run needs no network).
 """
 
@@ -67,7 +68,7 @@ def test_this_venv_trains_sft_dpo_grpo_lora_and_two_processes():
 
 
 BROKEN = [
-    # (the wheel that shadows, the stage that must fail, explain's verdict, its cause id)
+    # (the wheels that shadow, space-separated, the stage that must fail, explain's verdict, its cause id)
     pytest.param("accelerate-1.0.1-py3-none-any.whl", "train", "known", "transformers-trainer-needs-accelerate",
                  id="accelerate-too-old-for-transformers"),
     pytest.param("datasets-2.14.5-py3-none-any.whl", "import", "known", "api:huggingface_hub:HfFolder",
@@ -75,27 +76,38 @@ BROKEN = [
     # The old transformers states the tokenizers it needs at import: a known mismatch with the side to change.
     pytest.param("transformers-4.57.3-py3-none-any.whl", "import", "known", "stated-version:tokenizers",
                  id="transformers-too-old-for-trl"),
+    # An fsspec older than datasets 5.2 declares (>=2023.1.0): `import datasets` fails on fsspec.implementations.dirfs,
+    # peft and trl on huggingface_hub's HfFileSystem (fsspec.callbacks.TqdmCallback).
+    pytest.param("fsspec-2022.1.0-py3-none-any.whl", "import", "known", "fsspec-too-old-for-datasets",
+                 id="fsspec-too-old-for-datasets"),
+    # This venv's peft 0.21.2 over a stack pinned to transformers 4.41.2 (with the tokenizers, huggingface-hub and
+    # datasets that transformers accepts, so that only peft fails): peft imports EncoderDecoderCache, added in 4.42.
+    pytest.param("transformers-4.41.2-py3-none-any.whl tokenizers-0.19.1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl "
+                 "huggingface_hub-0.36.2-py3-none-any.whl datasets-3.6.0-py3-none-any.whl", "import", "known",
+                 "peft-encoderdecodercache-import", id="peft-too-new-for-transformers"),
 ]
 
 
-def _broken_venv(root: Path, wheel: Path) -> str:
+def _broken_venv(root: Path, wheels: list[Path]) -> str:
     venv.EnvBuilder(with_pip=False).create(root)
     python = str(root / "bin" / "python")
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     base = sysconfig.get_paths()["purelib"]
     Path(site, "zz-compat-test-base.pth").write_text(f"import site; site.addsitedir({base!r})\n", encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site, str(wheel)],
-                   check=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site,
+                    *map(str, wheels)], check=True)
     return python
 
 
 @pytest.mark.parametrize(("wheel", "stage", "verdict", "cause"), BROKEN)
 def test_a_broken_environment_fails_at_its_stage_with_the_cause(tmp_path, wheel, stage, verdict, cause):
     house = os.environ.get("COMPAT_SMOKE_WHEELHOUSE")
-    if not house or not Path(house, wheel).is_file():
-        pytest.skip(f"COMPAT_SMOKE_WHEELHOUSE does not hold {wheel} (.ci/run downloads it)")
-    python = _broken_venv(tmp_path / "venv", Path(house, wheel))
+    names = wheel.split()  # several wheels shadow together (a transformers with the tokenizers it accepts)
+    absent = [n for n in names if not house or not Path(house, n).is_file()]
+    if absent:
+        pytest.skip(f"COMPAT_SMOKE_WHEELHOUSE does not hold {', '.join(absent)} (.ci/run downloads it)")
+    python = _broken_venv(tmp_path / "venv", [Path(str(house), n) for n in names])
     done = _smoke(python, "--trainer", "sft", "--processes", "1", "--json")
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     doc = json.loads(done.stdout)
