@@ -151,6 +151,10 @@ def decide(
     if stated:  # the message states both sides; the facts did not contradict it
         return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
                                          for v in stated)
+    if drift is not None and drift.drift is Drift.NEVER and drift.caller is not None:
+        # An installed package asks for it: not a typo of the user's, but a package written against a build of the
+        # callee that was never released (a development build, a fork).
+        return ErrorVerdict.KNOWN, (f"the API timeline: no {drift.package} release has it and {drift.caller} asks for it",)
     if drift is not None and drift.drift is Drift.NEVER:
         return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
     if found:

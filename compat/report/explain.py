@@ -109,6 +109,32 @@ def _ranges(a: ApiAnswer) -> str:
     return ", ".join(s.first if s.first == s.last else f"{s.first} - {s.last}" for s in a.present)
 
 
+def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
+    """Which side the timeline says is at fault, in one sentence."""
+    if a.drift is Drift.NEVER and a.caller:
+        return (f"api: no indexed {a.package} release has {what}, yet the installed {a.caller} asks for it: it was written "
+                f"against an unreleased {a.package} (a development build or a fork); install a {a.caller} release made for "
+                f"a released {a.package}")
+    if a.drift is Drift.NEVER:
+        return f"api: no indexed {a.package} release has {what}: a typo or an error in the calling code, not the environment"
+    if a.drift is Drift.INSTALLED_HAS:
+        return f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment"
+    if a.drift is Drift.UNDECIDED:
+        return f"api: the API index cannot decide {what}: {a.reason}"
+    if a.drift is Drift.CALLEE_TOO_NEW:
+        when = f"removed in {a.removed_in}" if a.removed_in else f"added in {a.added_in}"
+        verb = "no longer has" if a.installed else "dropped"
+        return f"api: {yours} {verb} {what} ({when}; present in {_ranges(a)})"
+    if a.installed:
+        return f"api: {yours} does not have {what} yet (added in {a.added_in or a.present[0].first}; present in {_ranges(a)})"
+    if a.removed_in is None:
+        added = a.added_in or a.present[0].first
+        return f"api: {a.package} releases before {added} do not have {what} (added in {added}; present in {_ranges(a)})"
+    # it came and went, and nothing says which side of that the installed release is
+    return (f"api: {a.package} has {what} only in {_ranges(a)} (added in {a.added_in or a.present[0].first}, "
+            f"removed in {a.removed_in}): the installed release is outside them")
+
+
 def api_text(a: ApiAnswer) -> list[str]:
     """The API timeline's answer in words: which side is too old or too new, and the fix."""
     what = f"`{a.key}`"
@@ -117,25 +143,7 @@ def api_text(a: ApiAnswer) -> list[str]:
     elif a.kind is ApiKind.SIGNATURE:
         what = f"a `{a.key}` that does not require `{a.question.name}`"
     yours = f"your {a.package} {a.installed}" if a.installed else a.package
-    out: list[str] = []
-    if a.drift is Drift.NEVER:
-        out.append(f"api: no indexed {a.package} release has {what}: a typo or an error in the calling code, not the environment")
-    elif a.drift is Drift.INSTALLED_HAS:
-        out.append(f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment")
-    elif a.drift is Drift.UNDECIDED:
-        out.append(f"api: the API index cannot decide {what}: {a.reason}")
-    elif a.drift is Drift.CALLEE_TOO_NEW:
-        when = f"removed in {a.removed_in}" if a.removed_in else f"added in {a.added_in}"
-        verb = "no longer has" if a.installed else "dropped"
-        out.append(f"api: {yours} {verb} {what} ({when}; present in {_ranges(a)})")
-    elif a.installed:
-        out.append(f"api: {yours} does not have {what} yet (added in {a.added_in or a.present[0].first}; present in {_ranges(a)})")
-    elif a.removed_in is None:
-        added = a.added_in or a.present[0].first
-        out.append(f"api: {a.package} releases before {added} do not have {what} (added in {added}; present in {_ranges(a)})")
-    else:  # it came and went, and nothing says which side of that the installed release is
-        out.append(f"api: {a.package} has {what} only in {_ranges(a)} (added in {a.added_in or a.present[0].first}, "
-                   f"removed in {a.removed_in}): the installed release is outside them")
+    out = [_api_sentence(a, what, yours)]
     if a.caller and a.caller_import is not None:
         who = f"your {a.caller} {a.caller_installed}" if a.caller_installed else a.caller
         out.append(f"     {who} imports it ({a.caller_import.value.replace('_', ' ')})")

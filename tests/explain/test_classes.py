@@ -16,7 +16,7 @@ from tests.support.signature_entries import GOOD, entry_tables
 
 MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
-           "module-missing-in-package"}
+           "module-missing-in-package", "package-build-failed"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -94,6 +94,26 @@ def test_a_name_no_release_ever_had_is_not_called_a_version_mismatch() -> None:
     result = _explain(line)
     (error,) = result.errors
     assert error.api is not None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_a_name_no_release_had_that_an_installed_package_asks_for_is_the_environment() -> None:
+    # The caller is a package, not the user: it was written against an unreleased build of the callee.
+    log = ('  File "/venv/lib/python3.11/site-packages/vllm/multimodal/processing.py", line 12, in <module>\n'
+           "    from trl import GRPOTrainr\n"
+           "ImportError: cannot import name 'GRPOTrainr' from 'trl' (/venv/lib/python3.11/site-packages/trl/__init__.py)\n")
+    (error,) = _explain(log).errors
+    assert error.api is not None and error.api.caller == "vllm"
+    assert error.verdict is ErrorVerdict.KNOWN and "vllm asks for it" in error.reasons[0]
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("  × Failed to build `flash-attn==2.8.3`", True),
+    ("ERROR: Failed building wheel for flash-attn", True),
+    ("ERROR: Failed to build installable wheels for some pyproject.toml based projects (flash-attn)", True),
+    ("Failed to build the model: shapes do not match", False),
+])
+def test_a_build_failure_is_pip_or_uv_saying_so(line: str, fires: bool) -> None:
+    assert ("package-build-failed" in _ids(line + "\n")) is fires
 
 
 @pytest.mark.parametrize(("change", "message"), [
