@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compat.atomic import write_atomic
+from compat.matrix._toml import MAX_BYTES
+from compat.regular_file import read_regular
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -42,7 +44,9 @@ def matrix_key(roots: Sequence[Path]) -> str:
 
 
 def _feed(digest: hashlib._Hash, name: str, path: Path) -> None:
-    data = path.read_bytes()
+    # Read as the loader reads it: a FIFO or device in an overlay is refused (OSError: load_compiled then builds, and
+    # the loader names the file), never read until it ends.
+    data = read_regular(path, limit=MAX_BYTES)
     digest.update(f"\0{name}\0{len(data)}\0".encode())
     digest.update(data)
 

@@ -40,8 +40,9 @@ from packaging.version import Version
 
 from compat.atomic import write_atomic
 from compat.errors import MatrixError
-from compat.matrix._toml import Table, read_toml
+from compat.matrix._toml import MAX_BYTES, Table, read_toml
 from compat.model.unknown import Unknown
+from compat.regular_file import read_regular
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -325,7 +326,7 @@ def _read_cached(path: Path, label: str, cache_dir: Path | None, *, refresh: boo
     """
     cache = cache_dir / "parsed" if cache_dir is not None else None
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=MAX_BYTES)  # a FIFO or device refused, not read until it ends
     except OSError:
         return read_toml(path, label=label)  # reports the error the usual way
     entry = cache / f"{hashlib.sha256(raw).hexdigest()}.json" if cache is not None else None

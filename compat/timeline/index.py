@@ -150,6 +150,7 @@ class PackageApi:
         # Decoded once: lock asks the same keys of every candidate release.
         self._decoded: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
         self._import_rows: dict[tuple[str, ...], tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]] = {}
+        self._keys_by_root: dict[str, list[tuple[int, str, str]]] | None = None
         self._present: dict[tuple[ApiKind, str], tuple[Span, ...]] = {}
         self.since: dict[str, str] = dict(meta.get("since", {}))
         """For the kinds added late (`LATE_KINDS`): the first release from which they are indexed."""
@@ -292,14 +293,28 @@ class PackageApi:
         """The rows of the import table that import from `roots`, with their decoded spans, read once."""
         rows = self._import_rows.get(roots)
         if rows is None:
+            by_root = self._import_keys_by_root()
+            # In the table's order, as one pass over the table would give them.
+            keys = sorted((row for root in set(roots) for row in by_root.get(root, ())), key=lambda row: row[0])
             found = []
-            for key, text in self._table(IMPORTS).items():
+            for _, key, text in keys:
                 module, target, name, kind = key.split(" ")
-                if target.split(".")[0] in roots:
-                    edge = ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
-                    found.append((edge, decode_spans(text)))
+                edge = ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
+                found.append((edge, decode_spans(text)))
             rows = self._import_rows[roots] = tuple(found)
         return rows
+
+    def _import_keys_by_root(self) -> dict[str, list[tuple[int, str, str]]]:
+        """The import table's (position, key, spans) grouped by the top-level module imported, read once: doctor asks
+        what a release imports from each other installed package, and a pass over the whole table per package pair
+        was most of its time."""
+        if self._keys_by_root is None:
+            grouped: dict[str, list[tuple[int, str, str]]] = {}
+            for position, (key, text) in enumerate(self._table(IMPORTS).items()):
+                target = key.split(" ", 2)[1]
+                grouped.setdefault(target.split(".", 1)[0], []).append((position, key, text))
+            self._keys_by_root = grouped
+        return self._keys_by_root
 
 
 

@@ -10,12 +10,12 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.explain.match import explain
-from compat.matrix import load_matrix
 from compat.matrix.signatures import Signature, frame_pattern, load_signatures
+from tests.support.matrix import shipped_matrix
 from tests.support.paths import LOGS
 from tests.support.signature_entries import GOOD, entry_tables
 
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 LIBRARY_ENTRIES = [s for s in MATRIX.signatures if s.frames]
 
 USER_FRAMES = """Traceback (most recent call last):

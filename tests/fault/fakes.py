@@ -130,8 +130,12 @@ def fake_nvml(directory: Path) -> Path:
 
 def compat_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 30, cwd: Path | None = None,
                stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """`python -m compat ARGS` in a child, as a user runs it, with no cache and this checkout first."""
-    full = {**os.environ, "COMPAT_NO_CACHE": "1", "PYTHONPATH": str(REPO), **(env or {})}
+    """`python -m compat ARGS` in a child, as a user runs it, with this checkout first.
+
+    The child uses this test run's private cache (COMPAT_CACHE_DIR, tests/conftest.py), as a user's second run uses
+    theirs: with COMPAT_NO_CACHE each child parsed the whole matrix again (0.8 s of CPU for an explain of one line,
+    0.3 s from the cache). tests/fault/test_caches.py is about the cache itself and names its own."""
+    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "compat", *args], capture_output=True, timeout=timeout, env=full, cwd=cwd,
         input=stdin if stdin is not None else b"",

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from compat.cli._output import terminal_safe
 from compat.errors import FactsError
 from compat.judge.diagnose import diagnose
-from compat.matrix import load_matrix
 from compat.model.facts import Gpu, Hardware, HardwareSource, dump_facts, load_facts
 from compat.model.findings import Status
 from compat.model.unknown import Unknown
@@ -37,10 +36,11 @@ from tests.fault.inputs import (
     replace,
     versions,
 )
+from tests.support.matrix import shipped_matrix
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 DECLARED = ("--gpus", "1xH100", "--driver", "550.54.15")
 
 

@@ -13,7 +13,6 @@ from compat.judge import checks
 from compat.judge.checks._util import fields
 from compat.judge.diagnose import catalog_findings, diagnose
 from compat.maintain.validate import _check_placeholders, _Collector, validate_matrix
-from compat.matrix import load_matrix
 from compat.model.facts import (
     Distribution,
     Facts,
@@ -28,9 +27,10 @@ from compat.model.findings import Fix, Severity, Status
 from compat.model.unknown import Unknown
 from tests.support.facts import facts, interpreter, launch_by, torch_build
 from tests.support.fixtures import ids
+from tests.support.matrix import shipped_matrix
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 
 # Named here on purpose: adding, renaming or dropping a check's id is a visible change to this list.
 MINE = {

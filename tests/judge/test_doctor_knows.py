@@ -9,15 +9,15 @@ import pytest
 
 from compat import api
 from compat.judge.diagnose import diagnose
-from compat.matrix import load_matrix
 from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launcher, System, Tool
 from compat.model.findings import Status
 from compat.model.unknown import Unknown
 from compat.sources.probe.launch import infer_launcher, kept_env
 from compat.sources.probe.script import parse_script
 from tests.api.test_api import refuse_probe, saved_facts, write_facts
+from tests.support.matrix import shipped_matrix
 
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 CU124 = "2.5.1+cu124"
 
 

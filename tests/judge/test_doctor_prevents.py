@@ -11,13 +11,13 @@ import pytest
 
 from compat.judge import checks
 from compat.judge.diagnose import decided_by_when, diagnose
-from compat.matrix import load_matrix
 from compat.matrix.signatures import Signature
 from compat.model.facts import Facts
 from compat.model.findings import Status
 from tests.support.exposure import cleared, exposed
+from tests.support.matrix import shipped_matrix
 
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 DECIDED = [s for s in MATRIX.signatures if decided_by_when(s)]
 
 

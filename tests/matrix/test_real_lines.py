@@ -10,12 +10,12 @@ import re
 import pytest
 
 from compat.errors import MatrixError
-from compat.matrix import load_matrix
 from compat.matrix.signatures import Signature, load_signatures
+from tests.support.matrix import shipped_matrix
 from tests.support.paths import LOGS
 from tests.support.signature_entries import GOOD, entry_tables
 
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 BASELINE = LOGS / "fewer-than-three.txt"
 ENOUGH = 3
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from compat.matrix import load_matrix
 from compat.matrix.tables import build_rows, stack_rows, wheel_rows
 from compat.report.site import ref_url, when_lines
 from tests.report import log_lines
 from tests.support.golden import check_golden
+from tests.support.matrix import shipped_matrix
 
-MATRIX = load_matrix()
+MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (apt-get install chromium)")
 
