@@ -72,7 +72,8 @@ if TYPE_CHECKING:
     )
     from compat.api.stack import smoke
     from compat.model.curation import Refreshed
-    from compat.model.lock import FullLock, Installer, Lock, Plan
+    from compat.model.installer import Installer
+    from compat.model.lock import FullLock, Lock, Plan
     from compat.sources.declared import Declared
     from compat.sources.settings import Settings, read_settings
 
@@ -88,7 +89,7 @@ _HOMES = {
     "FactsRequest": "compat.api.requests",
     "FleetRequest": "compat.api.requests",
     "FullLock": "compat.model.lock",
-    "Installer": "compat.model.lock",
+    "Installer": "compat.model.installer",
     "Lock": "compat.model.lock",
     "LockRequest": "compat.api.requests",
     "Plan": "compat.model.lock",

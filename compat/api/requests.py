@@ -14,7 +14,7 @@ from compat.errors import ResolutionError
 from compat.model.config import Config, Waivers
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
-from compat.model.lock import Installer
+from compat.model.installer import Installer
 from compat.sources.declared import Declared
 from compat.sources.environment import Environment
 from compat.sources.settings import Settings

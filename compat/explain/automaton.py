@@ -7,15 +7,16 @@ installed here, and `scan.make_scanner` falls back to the pure-Python engine wit
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import threading
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from compat.explain.blocks import count_lines
-from compat.explain.colour import RECHECK, tolerant
 from compat.explain.engine import (
     LINE_CAP,
     BlobStore,
@@ -113,6 +114,8 @@ class HyperscanScanner(EngineBase):
         flags = [int(hs.HS_FLAG_MULTILINE | (0 if self.patterns[k].isascii() else hs.HS_FLAG_UTF8)
                      | (hs.HS_FLAG_SINGLEMATCH if k in self._once else 0)) for k in keys]
         if coloured:
+            from compat.explain.colour import RECHECK
+
             keys = keys + [n + i for i in range(len(RECHECK))]
             expressions += [p.encode() for p in RECHECK]
             flags += [int(hs.HS_FLAG_MULTILINE)] * len(RECHECK)
@@ -151,10 +154,28 @@ class HyperscanScanner(EngineBase):
 
     def _reads_colour(self) -> bool:
         if not self._colour_known:
-            rewritten = tuple(tolerant(p) for p in self.patterns)
+            rewritten = self._rewritten()
             self._tolerant = None if None in rewritten else rewritten  # type: ignore[assignment]
             self._colour_known = True
         return self._tolerant is not None and self._database(frozenset(), coloured=True) is not None
+
+    def _rewritten(self) -> tuple[str | None, ...]:
+        """Each pattern rewritten to read coloured text (`colour.tolerant`; None where it cannot be), kept in the
+        store: rewriting the whole catalog costs a tenth of a second, on every coloured log. The entry's name covers
+        the patterns and the rewriting's code; an entry that does not read back as one answer per pattern is made
+        again, never trusted."""
+        # The rewriting (and the pattern parser under it) is imported by the first coloured block only.
+        from compat.explain import colour
+
+        name = _rewriting_name(self.patterns) if self._store is not None else None
+        if name is not None and self._store is not None:
+            found = _rewritten_entry(self._store.get(name), len(self.patterns))
+            if found is not None:
+                return found
+        rewritten = tuple(colour.tolerant(p) for p in self.patterns)
+        if name is not None and self._store is not None:
+            self._store.put(name, json.dumps(rewritten).encode())
+        return rewritten
 
     def prepare(self, block: str | bytes) -> bytes:
         """The block as `scan(..., plain=True)` reads it, which hits' offsets refer to: as it is
@@ -300,6 +321,34 @@ class HyperscanScanner(EngineBase):
             if matched:
                 lines.setdefault(start, (lo, hi, end))
                 keys.update((start, k) for k in matched)
+
+
+def _rewriting_name(patterns: Sequence[str]) -> str | None:
+    """The store's name for the rewritten `patterns`: a digest of them and of the code that rewrites them (None when
+    that code cannot be read, as in an installation without sources: then nothing is kept)."""
+    from compat.explain import colour, normalize
+    from compat.matrix import pattern_syntax
+
+    digest = hashlib.sha256(json.dumps(list(patterns)).encode())
+    try:
+        for module in (colour, normalize, pattern_syntax):
+            digest.update(Path(module.__file__ or "").read_bytes())
+    except OSError:
+        return None
+    return f"tolerant-{digest.hexdigest()[:32]}.json"
+
+
+def _rewritten_entry(data: bytes | None, count: int) -> tuple[str | None, ...] | None:
+    """A stored rewriting when it holds one string or null per pattern, else None."""
+    if not data:
+        return None
+    try:
+        found = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(found, list) or len(found) != count or not all(p is None or isinstance(p, str) for p in found):
+        return None
+    return tuple(found)
 
 
 def hyperscan_available() -> bool:

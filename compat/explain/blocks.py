@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -25,9 +28,10 @@ def read_blocks(stream: BinaryIO, *, size: int = 8 * 1024 * 1024) -> Iterator[by
     A block is read into a fresh bytearray and the line it ends inside is finished in place with
     readline: the text is copied once, by the read itself."""
     while True:
-        buf = bytearray(size + HUGE_LINE + 1)
+        room = _room(stream, size)
+        buf = bytearray(room + HUGE_LINE + 1)
         view = memoryview(buf)
-        n = stream.readinto(view[:size])  # type: ignore[attr-defined]  # every BinaryIO compat reads has readinto
+        n = stream.readinto(view[:room])  # type: ignore[attr-defined]  # every BinaryIO compat reads has readinto
         if not n:
             view.release()
             return
@@ -50,6 +54,25 @@ def read_blocks(stream: BinaryIO, *, size: int = 8 * 1024 * 1024) -> Iterator[by
         view.release()
         del buf[n:]
         yield buf  # type: ignore[misc]  # a bytearray reads like bytes everywhere a block goes
+
+
+def _room(stream: BinaryIO, size: int) -> int:
+    """Bytes to read into the next block: `size`, or what is left of a plain file when that is less. A block's
+    buffer is zeroed when it is made: a pasted log of a few lines need not pay for 9 MB of it."""
+    if not isinstance(stream, (io.BufferedReader, io.FileIO)):
+        return size  # a gzip stream's file holds fewer bytes than it gives; a pipe's size is not known
+    try:
+        st = os.fstat(stream.fileno())
+        left = st.st_size - stream.tell()
+    except (OSError, ValueError):
+        return size
+    if not stat.S_ISREG(st.st_mode):
+        return size
+    # At least a little: a file that grows while it is read (a log being written) still gives its new lines.
+    return min(size, max(left, _MIN_ROOM))
+
+
+_MIN_ROOM = 64 * 1024
 
 
 def _drop_line(stream: BinaryIO) -> None:

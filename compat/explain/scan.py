@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from compat.explain.automaton import COLOURED_EVERY, PARALLEL_BLOCK, HyperscanScanner, hyperscan_available
 from compat.explain.blocks import HUGE_LINE, count_lines, read_blocks
@@ -38,15 +39,28 @@ from compat.explain.engine import (
     numbered,
     unfinished,
 )
-from compat.explain.literals import MIN_LITERAL, choose_anchors, required_literals, trie_regex
 from compat.explain.normalize import clean, dedup_key, strip_ansi
 
 # Re-exported: callers read a line's message, the engines and the block reader from here.
+# (MIN_LITERAL, required_literals and trie_regex too, through __getattr__ below.)
 __all__ = [
-    "COLOURED_EVERY", "HUGE_LINE", "LINE_CAP", "MAX_LINE", "MIN_LITERAL", "PARALLEL_BLOCK", "BlobStore", "Engine", "Hit",
+    "COLOURED_EVERY", "HUGE_LINE", "LINE_CAP", "MAX_LINE", "PARALLEL_BLOCK", "BlobStore", "Engine", "Hit",
     "HyperscanScanner", "Scanner", "clean", "count_lines", "dedup_key", "hyperscan_available", "make_scanner",
-    "read_blocks", "required_literals", "trie_regex",
+    "read_blocks",
 ]
+
+
+_LITERALS = frozenset({"MIN_LITERAL", "required_literals", "trie_regex"})
+
+
+def __getattr__(name: str) -> Any:
+    # The literal prefilter (and the pattern parser under it) is imported when asked for: the automaton engine
+    # never needs it, and a pasted log's start-up should not pay for it.
+    if name in _LITERALS:
+        from compat.explain import literals
+
+        return getattr(literals, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Scanner(EngineBase):
@@ -58,6 +72,8 @@ class Scanner(EngineBase):
     engine = Engine.PYTHON
 
     def __init__(self, patterns: Sequence[str]) -> None:
+        from compat.explain.literals import choose_anchors, required_literals, trie_regex
+
         self.patterns = tuple(patterns)
         self._compiled = tuple(re.compile(p, re.ASCII) for p in self.patterns)
         anchors: dict[str, list[int]] = {}

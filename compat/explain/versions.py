@@ -27,7 +27,7 @@ from compat.explain.roots import package_of
 from compat.explain.stated import HOST_SUBJECTS, Change, StatedVersion
 from compat.judge.commands import pip_command
 from compat.model.facts import Facts
-from compat.model.lock import Installer
+from compat.model.installer import Installer
 from compat.model.unknown import Unknown
 from compat.version_text import unreadable_version
 

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 
 from compat.model.findings import Finding
-from compat.model.lock import Installer
+from compat.model.installer import Installer
 
 
 def pip_command(installer: Installer, python: str | None, verb: str, args: Sequence[str]) -> tuple[str, ...]:

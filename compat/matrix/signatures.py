@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.matrix._toml import Table, read_toml
-from compat.matrix.pattern_syntax import backtracking_problems, engine_problems
 from compat.matrix.when import When, parse_when
 from compat.model.findings import Consequence, Fix, Severity
 
@@ -112,6 +111,9 @@ _KEYS = (
 
 
 def _regexes(t: Table, key: str, *, required: bool) -> tuple[str, ...]:
+    # Imported where a file is parsed: a compiled matrix is read back without the pattern parser.
+    from compat.matrix.pattern_syntax import backtracking_problems, engine_problems
+
     patterns = t.strs(key) if required else t.strs(key, ())
     for i, pattern in enumerate(patterns):
         try:

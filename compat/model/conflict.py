@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from compat.model.asker import Asker
 from compat.model.lock import Constraint
 from compat.model.rejection import Rejection
+from compat.model.search import (
+    SEARCH_SECONDS_VARIABLE as SEARCH_SECONDS_VARIABLE,  # its home; report.lock reads it here
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,10 +54,6 @@ class Upgrade:
     """The package to move."""
     version: str
     """The oldest release that fits."""
-
-
-SEARCH_SECONDS_VARIABLE = "COMPAT_SEARCH_SECONDS"
-"""The environment variable that sets a search's bound in seconds (read by compat.sources.settings)."""
 
 
 class ConflictKind(str, enum.Enum):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from compat.model.installer import Installer as Installer  # its home; a Plan names it, and readers import it here too
 from compat.model.unknown import Unknown
 
 LOCK_SCHEMA_VERSION = 2
@@ -276,13 +277,6 @@ class Uncleared:
     """The finding's id."""
     advice: str | None
     """Its fix advice, from the catalog."""
-
-
-class Installer(str, enum.Enum):
-    """Which installer a plan's commands are written for."""
-
-    PIP = "pip"
-    UV = "uv"
 
 
 @dataclass(frozen=True, kw_only=True)

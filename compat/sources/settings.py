@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compat.errors import UsageError
-from compat.model.conflict import SEARCH_SECONDS_VARIABLE
+from compat.model.search import SEARCH_SECONDS_VARIABLE
 
 
 @dataclass(frozen=True, kw_only=True)

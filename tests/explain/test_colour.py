@@ -4,6 +4,7 @@ same hits as removing the colours first, on every recorded log of the catalog.""
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import re
 
@@ -72,13 +73,41 @@ def test_an_escape_inside_a_spelled_out_word_is_the_one_place_the_engines_differ
 def test_a_pattern_that_cannot_be_rewritten_makes_the_scanner_remove_colours_instead(monkeypatch):
     assert tolerant(r"(\w+) and \1") is None
     assert tolerant(r"foo(?=bar)") is None
-    from compat.explain import automaton
+    from compat.explain import colour  # the automaton imports the rewriting when a coloured block first comes
 
-    monkeypatch.setattr(automaton, "tolerant", lambda p: None if p == "b+c" else tolerant(p))
+    monkeypatch.setattr(colour, "tolerant", lambda p: None if p == "b+c" else tolerant(p))
     scanner = HyperscanScanner([r"CUDA out of memory", r"b+c"])
     coloured = b"\x1b[31mCUDA out\x1b[0m of memory\n"
     assert scanner.prepare(coloured) == b"CUDA out of memory\n"
     assert [h.key for h in scanner.scan(coloured)[0]] == [0]
+
+
+class _Store(dict):
+    """A BlobStore in memory."""
+
+    def put(self, name: str, data: bytes) -> None:
+        self[name] = data
+
+
+def test_the_rewriting_is_kept_in_the_store_read_back_and_made_again_when_broken():
+    patterns = [r"CUDA out of memory", r"\bnccl\b error", r"NCCL WARN"]
+    coloured = b"\x1b[31mCUDA out\x1b[0m of memory\n" * 40  # an escape every few bytes: read in place
+    store = _Store()
+    hits = HyperscanScanner(patterns[:2], store=store).scan(coloured)[0]
+    (name,) = [n for n in store if n.startswith("tolerant-")]
+    assert json.loads(store[name]) == [tolerant(p) for p in patterns[:2]]
+    # The entry is what the next scanner reads: one saying "cannot be rewritten" makes it remove the colours.
+    store[name] = json.dumps([None, None]).encode()
+    assert HyperscanScanner(patterns[:2], store=store).prepare(coloured) == strip_ansi(coloured)
+    for broken in (b"", b"not json", b"[1, 2]", json.dumps(["only one"]).encode()):
+        store[name] = broken
+        assert HyperscanScanner(patterns[:2], store=store).scan(coloured)[0] == hits
+        assert json.loads(store[name]) == [tolerant(p) for p in patterns[:2]]
+    # Other patterns, another entry.
+    names = {n for n in store if n.startswith("tolerant-")}
+    HyperscanScanner(patterns, store=store).scan(coloured)
+    (other,) = {n for n in store if n.startswith("tolerant-")} - names
+    assert json.loads(store[other]) == [tolerant(p) for p in patterns]
 
 
 def test_the_rewriting_keeps_anchors_and_drops_word_boundaries():

@@ -64,6 +64,31 @@ def test_read_blocks_keeps_whole_lines(monkeypatch):
     assert all(b.endswith(b"\n") for b in blocks[:-1])
 
 
+def test_a_plain_file_is_read_in_the_same_blocks_with_buffers_no_larger_than_what_is_left(tmp_path, monkeypatch):
+    monkeypatch.setattr(block_reader, "_MIN_ROOM", 4)
+    data = b"".join(b"line %d of the log\n" % i for i in range(50)) + b"no newline at the end"
+    path = tmp_path / "x.log"
+    path.write_bytes(data)
+    with path.open("rb") as plain:
+        from_file = list(read_blocks(plain, size=64))
+    assert from_file == list(read_blocks(io.BytesIO(data), size=64))  # a stream of unknown size: full buffers
+    assert b"".join(from_file) == data and len(from_file) > 10
+    with path.open("rb") as plain:
+        assert block_reader._room(plain, 8 * 1024 * 1024) == len(data)  # a small log: not 8 MB
+        plain.seek(len(data) - 3)
+        assert block_reader._room(plain, 8 * 1024 * 1024) == 4  # at least a little, for a log still being written
+        plain.seek(0)
+        assert block_reader._room(plain, 64) == 64
+    assert block_reader._room(io.BytesIO(data), 64) == 64
+    # A log that grows between reads still gives its new lines.
+    with path.open("rb") as plain:
+        blocks = read_blocks(plain, size=8 * 1024 * 1024)
+        assert next(blocks) == data
+        with path.open("ab") as writer:
+            writer.write(b"\nmore\n")
+        assert b"".join(blocks) == b"\nmore\n"
+
+
 def test_read_blocks_cuts_a_huge_line_and_keeps_counting(monkeypatch):
     monkeypatch.setattr(block_reader, "HUGE_LINE", 8)
     data = b"short\n" + b"H" * 30 + b"\nafter\n"
