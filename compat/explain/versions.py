@@ -269,6 +269,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
     # transformers' Trainer: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available.
     _p("requirement-not-available", r"(" + _PKG + r") ?((?:[<>]=?|==|~=)\s?" + _VER + r") is not available",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
+    # vLLM: Please install bitsandbytes>=0.45.0 via `pip install bitsandbytes>=0.45.0` to use bitsandbytes quantizer.
+    _p("please-install-requirement", r"[Pp]lease (?:install|upgrade|update)(?: to)? `?(" + _PKG + r") ?((?:[<>]=?|==|~=)\s?" + _VER
+       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})", lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
     # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
     _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),

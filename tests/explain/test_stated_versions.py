@@ -170,6 +170,10 @@ LINES: list[Row] = [
     ("distribution-not-found-required-by",
      "pkg_resources.DistributionNotFound: The 'transformers<4.45,>=4.33' distribution was not found and is required by ms-swift",
      "https://github.com/QwenLM/Qwen3-VL/issues/84", ("transformers", "<4.45,>=4.33", None, "ms-swift")),
+    ("please-install-requirement",
+     "{\"message\": \"Please install bitsandbytes>=0.45.0 via `pip install bitsandbytes>=0.45.0` to use bitsandbytes quantizer.\", "
+     "\"exc_info\": \"Traceback (most recent call last):",
+     "https://github.com/gpustack/gpustack/issues/1079", ("bitsandbytes", ">=0.45.0", None, None)),
     ("requirement-not-available",
      "ImportError: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available. Please install it with "
      "`pip install liger-kernel`",
@@ -178,6 +182,9 @@ LINES: list[Row] = [
 
 SECOND_LINES: list[Row] = [
     # Held out while the patterns were written (other threads, other releases' wordings); scored at the end.
+    ("please-install-requirement",
+     "ImportError: Please install bitsandbytes>=0.42.0 via pip install bitsandbytes>=0.42.0 to use bitsandbytes quantizer.",
+     "https://github.com/vllm-project/vllm/pull/6525", ("bitsandbytes", ">=0.42.0", None, None)),
     ("distribution-not-found-required-by",
      "pkg_resources.DistributionNotFound: The 'torch<1.7.0' distribution was not found and is required by pykg2vec",
      "https://github.com/Sujit-O/pykg2vec/issues/228", ("torch", "<1.7.0", None, "pykg2vec")),
