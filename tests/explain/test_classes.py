@@ -125,3 +125,15 @@ def test_a_bad_raised_in_is_refused_with_file_and_key(change: dict, message: str
         load_signatures(entry_tables({**GOOD, **change}))
     (sig,) = load_signatures(entry_tables({**GOOD, "raised_in": "package"}))
     assert sig.raised_in == "package"
+
+
+def test_an_attribute_no_release_had_is_not_blamed_on_the_frame_that_raised_it() -> None:
+    # torch's Module.__getattr__ raises every missing attribute of a model: it is not who asked for it.
+    log = ("Traceback (most recent call last):\n"
+           '  File "/home/me/train.py", line 30, in <module>\n'
+           "    trainer = GRPOTrainer(model=model)\n"
+           '  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1931, in __getattr__\n'
+           "    raise AttributeError(\n"
+           "AttributeError: 'AutoModelForCausalLMWithValueHead' object has no attribute 'warnings_issuedx'\n")
+    (error,) = _explain(log).errors
+    assert error.verdict is not ErrorVerdict.KNOWN
