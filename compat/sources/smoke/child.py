@@ -498,6 +498,16 @@ def _launched_settings(accelerator: Any, expected: str | None) -> str:
     return (f", mixed precision {ran}" if ran != "no" else "") + (", debug mode" if debug else "")
 
 
+def _leave_group() -> None:
+    """Every rank leaves the process group together, as a real job ends: a rank that exits while its peer still holds
+    gloo's connections can abort at interpreter exit (SIGABRT after the steps passed), which is not the stack failing."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def stage_train(args: list[str]) -> None:
     """ARGS: the trainers (sft, dpo, grpo, online-dpo), then --lora to add a LoRA variant of the first, --launched under
     a launcher (--launcher=torchrun when torchrun started it), --distributed=KIND for the sharding the launch config
@@ -537,7 +547,10 @@ def stage_train(args: list[str]) -> None:
             detail.append(f"2 steps, loss {result.training_loss:.3f}{ran_as}")
             if kind == trainers[0] and not launched:
                 saved = trainer
-    if launched or saved is None:
+    if launched:
+        _leave_group()
+        return
+    if saved is None:
         return
     with step(f"save and reload ({trainers[0]})"):
         from transformers import AutoModelForCausalLM
