@@ -137,3 +137,14 @@ def test_an_attribute_no_release_had_is_not_blamed_on_the_frame_that_raised_it()
            "AttributeError: 'AutoModelForCausalLMWithValueHead' object has no attribute 'warnings_issuedx'\n")
     (error,) = _explain(log).errors
     assert error.verdict is not ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("line", [
+    "ValueError: The checkpoint you are trying to load has model type `qwen3_moe` but Transformers does not recognize this "
+    "architecture.",
+    # The same message pasted outside a code block: the renderer took the backticks.
+    "ValueError: The checkpoint you are trying to load has model type qwen3_moe but Transformers does not recognize this "
+    "architecture.",
+])
+def test_the_unknown_model_type_is_named_with_or_without_its_backticks(line: str) -> None:
+    assert "transformers-unknown-model-type" in _ids(line + "\n")
