@@ -19,7 +19,7 @@ from enum import Enum
 
 from compat.explain.roots import ErrorKind, Raised
 from compat.explain.stated import StatedVersion
-from compat.timeline.records import ApiAnswer, ApiKind, Drift
+from compat.timeline.records import ApiAnswer, Drift
 
 
 class ErrorVerdict(str, Enum):
@@ -151,10 +151,7 @@ def decide(
     if stated:  # the message states both sides; the facts did not contradict it
         return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
                                          for v in stated)
-    if drift is not None and drift.drift is Drift.NEVER and drift.caller is not None and drift.kind in _IMPORTED:
-        # An installed package's import asks for it: not a typo of the user's, but a package written against a build of
-        # the callee that was never released (a development build, a fork). An attribute's "caller" is only the frame
-        # that raised (torch's Module.__getattr__ for any model): it says nothing of who asked.
+    if drift is not None and drift.unreleased:
         return ErrorVerdict.KNOWN, (f"the API timeline: no {drift.package} release has it and {drift.caller} asks for it",)
     if drift is not None and drift.drift is Drift.NEVER:
         return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
@@ -164,10 +161,6 @@ def decide(
     if reason is None:  # calling it the user's bug needs evidence; without any, the environment stays a suspect
         return ErrorVerdict.UNKNOWN_ENVIRONMENT, ("no frame of your code raised it and its type is not one of data or logic",)
     return ErrorVerdict.NOT_ENVIRONMENT, (reason,)
-
-
-_IMPORTED = frozenset({ApiKind.NAME, ApiKind.MODULE})
-"""Answers about an import, whose raising frame is the importing file."""
 
 
 def _names_a_side(v: StatedVersion) -> bool:

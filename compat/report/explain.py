@@ -111,7 +111,7 @@ def _ranges(a: ApiAnswer) -> str:
 
 def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
     """Which side the timeline says is at fault, in one sentence."""
-    if a.drift is Drift.NEVER and a.caller and a.kind in (ApiKind.NAME, ApiKind.MODULE):
+    if a.unreleased:
         return (f"api: no indexed {a.package} release has {what}, yet the installed {a.caller} asks for it: it was written "
                 f"against an unreleased {a.package} (a development build or a fork); install a {a.caller} release made for "
                 f"a released {a.package}")

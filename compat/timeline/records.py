@@ -231,6 +231,14 @@ class ApiAnswer:
         """Whether the index names the side at fault (or says the name never existed)."""
         return self.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.NEVER)
 
+    @property
+    def unreleased(self) -> bool:
+        """No release ever had it, yet an installed package's import asks for it: that package was written against
+        an unreleased build of the callee (a development build, a fork), which is the environment, not a typo. An
+        attribute's or argument's "caller" is only the frame that raised (torch's Module.__getattr__ for any model),
+        which says nothing of who asked, so only imports count."""
+        return self.drift is Drift.NEVER and self.caller is not None and self.kind in (ApiKind.NAME, ApiKind.MODULE)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ApiOutcome:
