@@ -499,12 +499,12 @@ def _launched_settings(accelerator: Any, expected: str | None) -> str:
 
 
 def _leave_group() -> None:
-    """Every rank leaves the process group together, as a real job ends: a rank that exits while its peer still holds
-    gloo's connections can abort at interpreter exit (SIGABRT after the steps passed), which is not the stack failing."""
+    """Each rank tears its process group down before the interpreter's exit does: left to finalizers, gloo could abort
+    (SIGABRT after the steps passed), which is not the stack failing. No barrier: a peer that already failed or left
+    would make it wait for ever."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
-        dist.barrier()
         dist.destroy_process_group()
 
 
