@@ -54,7 +54,7 @@ def test_a_cpu_lock_of_trl_and_peft_installs_from_local_wheels_and_passes_its_sm
         offline=True, find_links=(house,), trainers=("sft",),
     ))
     assert isinstance(result, Verification) and result.install_error is None, getattr(result, "install_error", result)
-    assert result.passed and result.smoke is not None
+    assert result.passed and result.smoke is not None, render_verification(result)
     stages = {s.stage: s.status for s in result.smoke.stages}
     assert stages[Stage.IMPORT] is Status.PASS and stages[Stage.TRAIN] is Status.PASS
     assert stages[Stage.DEVICE] is Status.SKIPPED

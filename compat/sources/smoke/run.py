@@ -12,6 +12,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -91,10 +92,11 @@ def child_env(base: Mapping[str, str], root: Path) -> dict[str, str]:
     return env
 
 
-def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
+def commands(python: str, plan: StagePlan, *, port: int | None = None) -> list[tuple[str, list[str]]]:
     """The child processes of a stage: (what the report calls it, argv). Collective runs under torchrun;
     train runs once plainly and, when asked, once more under its launcher (torchrun or `accelerate launch`)
-    on `plan.processes`."""
+    on `plan.processes`. `port`: the rendezvous port `accelerate launch` is given (torchrun's --standalone finds
+    its own)."""
     child = str(CHILD)
     stage = plan.stage.value
     if plan.stage is Stage.COLLECTIVE:
@@ -115,7 +117,10 @@ def commands(python: str, plan: StagePlan) -> list[tuple[str, list[str]]]:
         script = [child]
         if torchrun and launch.accelerate_arguments:  # accelerate_env.py ARGS -- STAGE ...: the config's variables first
             script = [str(ACCELERATE_ENV), *launch.accelerate_arguments, "--"]
-        argv = [python, "-m", module, *launch.arguments, *script, *tail]
+        # accelerate's default port is 29500 for every run on the machine: a job already there, or another smoke,
+        # could take it between accelerate's check and its bind, and the ranks would wait on the wrong job's store.
+        where = [f"--main_process_port={port}"] if port is not None and not torchrun else []
+        argv = [python, "-m", module, *launch.arguments, *where, *script, *tail]
         shown = " ".join([Path(script[0]).name, *script[1:]])
         runs.append((f"{launch.launcher} {' '.join(launch.arguments)} {shown} {' '.join(tail)}", argv))
     return runs
@@ -195,13 +200,20 @@ def run_stage(python: str, plan: StagePlan, *, root: Path, env: Mapping[str, str
     """Each child of the stage in its own folder under `root`, bounded by the stage's time and the run's deadline."""
     outputs: list[ChildOutput] = []
     stage_end = min(deadline, time.monotonic() + plan.seconds)
-    for i, (label, argv) in enumerate(commands(python, plan)):
+    for i, (label, argv) in enumerate(commands(python, plan, port=free_port())):
         left = stage_end - time.monotonic()
         if left < 1.0:
             outputs.append(ChildOutput(command=label, returncode=None, stdout="", stderr="", seconds=0.0, timed_out=True))
             break
         outputs.append(run_child(label, argv, cwd=root / f"{plan.stage.value}-{i}", env=env, timeout=left))
     return tuple(outputs)
+
+
+def free_port() -> int:
+    """A TCP port nothing on this machine listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def launch_file(path: Path, option: str) -> str:

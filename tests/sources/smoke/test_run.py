@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
+from compat.model.facts import Launcher
 from compat.model.smoke import Stage, StagePlan, Status
 from compat.smoke.launch import train_launch
 from compat.smoke.parse import stage_result
-from compat.sources.smoke.run import CHILD, child_env, commands, run_child, run_stage, scratch
+from compat.sources.smoke.run import CHILD, child_env, commands, free_port, run_child, run_stage, scratch
 
 
 def test_children_write_only_inside_the_temp_dir_and_download_nothing(tmp_path):
@@ -29,8 +31,22 @@ def test_collective_runs_under_torchrun_and_train_once_more_under_accelerate():
     assert runs[0][1] == ["/venv/bin/python", str(CHILD), "train", "dpo", "sft", "--lora"]
     assert runs[1][1][2:4] == ["accelerate.commands.launch", "--multi_gpu"]
     assert runs[1][1][-3:] == ["train", "dpo", "--launched"] and "--num_processes=2" in runs[1][1]
+    assert not any(a.startswith("--main_process_port") for a in runs[1][1])
     one = train_launch(config=None, deepspeed=None, processes=1, cpu=True)
     assert len(commands("/venv/bin/python", StagePlan(stage=Stage.TRAIN, args=("sft",), processes=1, launch=one))) == 1
+
+
+def test_accelerate_launch_is_given_the_port_it_rendezvouses_on_and_torchrun_finds_its_own():
+    """accelerate's default port, 29500, is every run's: a smoke beside a job (or another smoke) must not share it."""
+    launch = train_launch(config=None, deepspeed=None, processes=2, cpu=True)
+    plan = StagePlan(stage=Stage.TRAIN, args=("sft",), processes=2, launch=launch)
+    label, argv = commands("/venv/bin/python", plan, port=41234)[1]
+    assert "--main_process_port=41234" in argv and argv.index("--main_process_port=41234") < argv.index(str(CHILD))
+    assert "main_process_port" not in label  # the report shows the user's launch, not the port of one run
+    torchrun = dataclasses.replace(launch, launcher=Launcher.TORCHRUN.value, arguments=("--standalone", "--nproc_per_node=2"))
+    _, argv = commands("/venv/bin/python", dataclasses.replace(plan, launch=torchrun), port=41234)[1]
+    assert "--standalone" in argv and not any(a.startswith("--main_process_port") for a in argv)
+    assert 0 < free_port() < 65536
 
 
 def test_a_child_past_its_bound_is_killed_and_a_missing_interpreter_reported(tmp_path):
