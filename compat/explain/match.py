@@ -25,7 +25,7 @@ from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ans
 from compat.explain.records import Explanation, Match, MatchedLine, RootError
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, MAX_LINE, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
-from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues, decide
+from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues, decide, timeline_decides
 from compat.explain.versions import check, stated_versions
 from compat.judge.conditions import Outcome, evaluate, in_spec
 from compat.matrix.signatures import Signature
@@ -424,7 +424,7 @@ def _root_error(
     root_ids = [sid for sid in ids if sid not in wrappers]
     stated = {v.subject: v.found for v in versions if v.found}
     drift = _api_answer(chain, facts, source, stated) if source is not None else None
-    if drift is not None and drift.decided and root_ids and all(sid in generic for sid in root_ids):
+    if drift is not None and timeline_decides(drift, chain) and root_ids and all(sid in generic for sid in root_ids):
         # A catch-all yields to the timeline when it decides: it names the release (or that no release ever had it).
         ids = [sid for sid in ids if sid not in generic]
         root_ids = []

@@ -123,6 +123,16 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     return None
 
 
+def timeline_decides(drift: ApiAnswer, chain: tuple[Raised, ...]) -> bool:
+    """Whether the API timeline's answer settles the error: a side too old or too new, or a name no release had that
+    is a slip of one a release has, or that the user's own code asks for. A name no release had, asked for by nobody
+    the log shows and like no released name, is a development build's as often as a typo: it settles nothing."""
+    if drift.drift is not Drift.NEVER:
+        return drift.decided
+    frame = chain[0].raiser if chain else None
+    return drift.typo_of is not None or (frame is not None and frame.package is None) or drift.unreleased
+
+
 def _raised_in_library(raised: Raised) -> bool:
     frame = raised.raiser
     return frame is not None and frame.package is not None
@@ -153,8 +163,10 @@ def decide(
                                          for v in stated)
     if drift is not None and drift.unreleased:
         return ErrorVerdict.KNOWN, (f"the API timeline: no {drift.package} release has it and {drift.caller} asks for it",)
-    if drift is not None and drift.drift is Drift.NEVER:
-        return ErrorVerdict.NOT_ENVIRONMENT, ("no release of the package ever had it: a typo or the program's own name",)
+    if drift is not None and drift.drift is Drift.NEVER and timeline_decides(drift, chain):
+        why = (f"no {drift.package} release ever had it and {drift.typo_of} is one slip away: a typo" if drift.typo_of else
+               f"no {drift.package} release ever had it and your own code asks for it: the program's own name")
+        return ErrorVerdict.NOT_ENVIRONMENT, (why,)
     if found:
         return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
     reason = not_environment_reason(chain)

@@ -101,7 +101,7 @@ def _api_json(a: ApiAnswer) -> dict:
         "caller": a.caller, "caller_installed": a.caller_installed,
         "caller_import": a.caller_import.value if a.caller_import else None, "caller_fixed_in": a.caller_fixed_in,
         "caller_since": a.caller_since,
-        "fix": list(a.fix), "reason": a.reason,
+        "fix": list(a.fix), "reason": a.reason, "typo_of": a.typo_of,
     }
 
 
@@ -115,8 +115,11 @@ def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
         return (f"api: no indexed {a.package} release has {what}, yet the installed {a.caller} asks for it: it was written "
                 f"against an unreleased {a.package} (a development build or a fork); install a {a.caller} release made for "
                 f"a released {a.package}")
+    if a.drift is Drift.NEVER and a.typo_of:
+        return f"api: no indexed {a.package} release has {what}; `{a.typo_of}` is one slip away: a typo, not the environment"
     if a.drift is Drift.NEVER:
-        return f"api: no indexed {a.package} release has {what}: a typo or an error in the calling code, not the environment"
+        return (f"api: no indexed {a.package} release has {what}, nor a name close to it: the calling code's own name, or "
+                "one of an unreleased build")
     if a.drift is Drift.INSTALLED_HAS:
         return f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment"
     if a.drift is Drift.UNDECIDED:

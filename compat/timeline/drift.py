@@ -11,6 +11,9 @@ takes `**kwargs`, or a module the index does not know leaves the answer undecide
 
 from __future__ import annotations
 
+import bisect
+import difflib
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
@@ -94,7 +97,7 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
         if api.start(kind) != 0:
             since = api.releases[api.start(kind) or 0]
             return replace(base, reason=f"no {api.package} release since {since} has it, and older ones are not read for {kind.value}s")
-        return replace(base, drift=Drift.NEVER)
+        return replace(base, drift=Drift.NEVER, typo_of=_typo_of(api, kind, key))
     if base.question.missing is Missing.POSITIONAL and kind is ApiKind.PARAM:
         return _positional(api, base, present)
     if installed is not None:
@@ -105,6 +108,28 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
             return replace(base, drift=Drift.INSTALLED_HAS)
     elif base.removed_in is None and base.added_in is None:
         return replace(base, reason=f"every indexed {api.package} release has it")
+    return None
+
+
+_TYPO_RATIO = 0.9
+"""How alike a name must be to one a release has to read as a slip of the keyboard (difflib's ratio): `GRPOTrainr` is
+0.95 from `GRPOTrainer`; `Qwen2_5_VLImageProcessor`, a development build's name, is 0.88 from `Qwen2_5_VLProcessor`."""
+
+
+def _typo_of(api: PackageApi, kind: ApiKind, key: str) -> str | None:
+    """The key of a name any release has in the same module (or class) that `key` is a slip of; None when none is.
+    A name that differs only in its digits is another generation of a model family, not a typo."""
+    if kind not in (ApiKind.NAME, ApiKind.MEMBER):
+        return None
+    cut = max(key.rfind(":"), key.rfind(".") if kind is ApiKind.MEMBER else -1) + 1
+    prefix, name = key[:cut], key[cut:]
+    keys = api.keys(kind)
+    names = [k[cut:] for k in keys[bisect.bisect_left(keys, prefix):bisect.bisect_left(keys, prefix + "\U0010ffff")]
+             if k.find(".", cut) < 0]
+    skeleton = re.sub(r"\d", "", name)
+    for near in difflib.get_close_matches(name, names, n=3, cutoff=_TYPO_RATIO):
+        if re.sub(r"\d", "", near) != skeleton:
+            return prefix + near
     return None
 
 

@@ -171,7 +171,8 @@ class Drift(str, Enum):
     CALLEE_TOO_OLD = "callee-too-old"
     """The callee's release does not have it yet."""
     NEVER = "never"
-    """No indexed release of the callee ever had it: a typo or a user error, not the environment."""
+    """No indexed release of the callee ever had it: a typo (`typo_of`) or the program's own name when the program asks
+    for it; from an installed package's import, a name of an unreleased build (`unreleased`)."""
     INSTALLED_HAS = "installed-has"
     """The installed callee has it: the log comes from another environment."""
     UNDECIDED = "undecided"
@@ -225,6 +226,8 @@ class ApiAnswer:
     """For a callee too old: the first caller release that imports the key (older ones do not)."""
     reason: str | None = None
     """Why the answer is undecided."""
+    typo_of: str | None = None
+    """For a key no release had: the key of a release's name it is one slip away from (NEVER only)."""
 
     @property
     def decided(self) -> bool:

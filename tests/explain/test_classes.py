@@ -148,3 +148,24 @@ def test_an_attribute_no_release_had_is_not_blamed_on_the_frame_that_raised_it()
 ])
 def test_the_unknown_model_type_is_named_with_or_without_its_backticks(line: str) -> None:
     assert "transformers-unknown-model-type" in _ids(line + "\n")
+
+
+_SITE = "/venv/lib/python3.11/site-packages/transformers/models/llama/__init__.py"
+
+
+def test_a_name_no_release_had_and_like_no_released_one_is_not_called_a_typo() -> None:
+    # LlamaFlashAttention2 is a release's name: a name that differs only in its digits is another generation (of a
+    # development build, say), not a slip; nobody the log shows asked for it, so the catch-all names the mismatch.
+    line = f"ImportError: cannot import name 'LlamaFlashAttention3' from 'transformers.models.llama' ({_SITE})\n"
+    (error,) = _explain(line).errors
+    assert error.api is not None and error.api.typo_of is None
+    assert error.verdict is ErrorVerdict.KNOWN and error.signatures == ("import-name-missing-from-installed-package",)
+
+
+def test_a_name_no_release_had_that_your_own_code_imports_is_the_programs() -> None:
+    log = ("Traceback (most recent call last):\n"
+           '  File "/home/me/train.py", line 3, in <module>\n'
+           "    from transformers.models.llama import LlamaFlashAttention3\n"
+           f"ImportError: cannot import name 'LlamaFlashAttention3' from 'transformers.models.llama' ({_SITE})\n")
+    (error,) = _explain(log).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "your own code asks for it" in error.reasons[0]

@@ -100,7 +100,9 @@ def test_a_name_no_release_ever_had_is_not_the_environment(catalog, source):
     (error,) = result.errors
     assert error.api is not None and error.api.drift is Drift.NEVER and error.api.fix == ()
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and not result.known
-    assert "no indexed transformers release has `transformers:AutoModelForCasualLM`: a typo" in render_text(result)
+    assert error.api.typo_of == "transformers:AutoModelForCausalLM"
+    assert ("no indexed transformers release has `transformers:AutoModelForCasualLM`; `transformers:AutoModelForCausalLM` is "
+            "one slip away: a typo") in render_text(result)
 
 
 def test_a_chained_module_error_is_answered_from_its_cause(catalog, source):
