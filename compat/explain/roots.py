@@ -172,10 +172,20 @@ _CHECKOUT_SUBPACKAGE = re.compile(r"[/\\]([A-Za-z_]\w*)(?=[/\\][A-Za-z_]\w*[/\\]
 the clone itself may be named anything (NeMo-RL's is `RL`)."""
 
 
+GENERATED = {"unsloth_compiled_cache": "unsloth", "transformers_modules": "transformers_modules"}
+"""Folders of code a package writes and runs for the user, by who wrote it: unsloth compiles its patched trainers and
+models into `unsloth_compiled_cache/`; transformers copies a model's own code (`trust_remote_code`) into
+`transformers_modules/`, written for the transformers releases its authors had. Neither is the user's code."""
+_GENERATED = re.compile(r"[/\\](" + "|".join(GENERATED) + r")[/\\]")
+
+
 def package_of(path: str) -> str | None:
-    """The top-level package of a file under site-packages (or dist-packages), or inside a source checkout
-    of a package people run from a clone (`.../verl/verl/...`, `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`);
-    else None."""
+    """The top-level package of a file under site-packages (or dist-packages), of code a package generated
+    (`GENERATED`), or inside a source checkout of a package people run from a clone (`.../verl/verl/...`,
+    `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`); else None."""
+    m = _GENERATED.search(path)
+    if m is not None:
+        return GENERATED[m.group(1)]
     m = _PACKAGE.search(path)
     if m is not None:
         return m.group(1)

@@ -227,3 +227,21 @@ def test_colours_are_removed_sparse_or_dense_and_a_lone_escape_is_kept():
     assert strip_ansi(b"a \x1b[1;31mRuntimeError\x1b[0m: x\n\x1b]0;title\x07b \x1b lone\n") == b"a RuntimeError: x\nb \x1b lone\n"
     dense = b"\x1b[32m50%\x1b[0m|\x1b[33mbar\x1b[0m \x1b[2K\n" * 5000
     assert strip_ansi(dense) == b"50%|bar \n" * 5000
+
+
+@pytest.mark.parametrize(("path", "owner"), [
+    ("/kaggle/working/unsloth_compiled_cache/unsloth_compiled_module_qwen2_vl.py", "unsloth"),
+    ("/root/.cache/huggingface/modules/transformers_modules/DNABERT-2-117M/bert_layers.py", "transformers_modules"),
+    (r"C:\Users\me\.cache\huggingface\modules\transformers_modules\phi\modeling_phi.py", "transformers_modules"),
+])
+def test_code_a_package_generated_for_the_user_is_not_the_users_own(catalog, path: str, owner: str) -> None:
+    assert package_of(path) == owner
+    log = ("Traceback (most recent call last):\n"
+           '  File "/home/me/train.py", line 9, in <module>\n'
+           "    model(**batch)\n"
+           f'  File "{path}", line 708, in forward\n'
+           "    x = self.config.pad_token_id\n"
+           "AttributeError: 'BertConfig' object has no attribute 'pad_token_id'\n")
+    (error,) = explain([log], catalog).errors
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+    assert error.chain[0].raiser is not None and error.chain[0].raiser.package == owner
