@@ -16,7 +16,7 @@ from tests.support.signature_entries import GOOD, entry_tables
 
 MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
-           "module-missing-in-package", "package-build-failed"}
+           "module-missing-in-package", "package-build-failed", "checkpoint-tensor-unknown-to-loader"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -169,3 +169,19 @@ def test_a_name_no_release_had_that_your_own_code_imports_is_the_programs() -> N
            f"ImportError: cannot import name 'LlamaFlashAttention3' from 'transformers.models.llama' ({_SITE})\n")
     (error,) = _explain(log).errors
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "your own code asks for it" in error.reasons[0]
+
+
+_LOADER = ('  File "/venv/lib/python3.11/site-packages/vllm/model_executor/models/qwen2.py", line 371, in load_weights\n'
+           "    param = params_dict[name]\n")
+_OWN = '  File "/home/me/convert.py", line 12, in <module>\n    w = state["layers.0.mlp.down_proj.weight"]\n'
+
+
+@pytest.mark.parametrize(("frames", "key", "fires"), [
+    (_LOADER, "layers.0.mlp.down_proj.weight_scale", True),
+    (_LOADER, "model.layers.0.mlp.experts.w13_bias", True),
+    (_OWN, "layers.0.mlp.down_proj.weight", False),  # the user's own lookup
+    (_LOADER, "prompt", False),  # not a tensor's name
+])
+def test_a_checkpoint_tensor_the_loader_lacks_is_the_layout_not_the_user(frames: str, key: str, fires: bool) -> None:
+    log = f"Traceback (most recent call last):\n{frames}KeyError: '{key}'\n"
+    assert ("checkpoint-tensor-unknown-to-loader" in _ids(log)) is fires

@@ -11,7 +11,7 @@ from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
     "extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
-    "module-missing-in-package", "package-build-failed",
+    "module-missing-in-package", "package-build-failed", "checkpoint-tensor-unknown-to-loader",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
