@@ -17,7 +17,7 @@ from tests.support.signature_entries import GOOD, entry_tables
 MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
-           "unsloth-compiled-code-out-of-step"}
+           "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -213,3 +213,20 @@ def test_a_name_remote_code_imports_yields_to_the_timeline_when_it_knows_the_rel
     log = _raised(_REMOTE, "ImportError: cannot import name 'is_torch_fx_available' from 'transformers.utils.import_utils'")
     (error,) = _explain(log).errors
     assert error.verdict is ErrorVerdict.KNOWN and error.api is not None and error.api.removed_in == "5.0.0"
+
+
+@pytest.mark.parametrize(("raiser", "fires"), [
+    ("/venv/lib/python3.12/site-packages/transformers/integrations/bitsandbytes.py", True),
+    ("/home/me/train.py", False),
+])
+def test_an_undefined_name_is_the_environment_only_in_a_packages_code(raiser: str, fires: bool) -> None:
+    log = (f'  File "{raiser}", line 331, in <module>\n'
+           "    def dequantize_bnb_weight(weight: torch.nn.Parameter, state=None):\n"
+           "NameError: name 'torch' is not defined\n")
+    assert ("name-undefined-in-package-code" in _ids(log)) is fires
+
+
+def test_an_undefined_name_in_unsloths_generated_code_is_named_for_unsloth_first() -> None:
+    # Both classes match; the one that asked for unsloth_compiled_cache's frames and found them is the narrower guess.
+    log = _raised(_COMPILED, "NameError: name 'has_images' is not defined")
+    assert _ids(log)[:2] == ["unsloth-compiled-code-out-of-step", "name-undefined-in-package-code"]
