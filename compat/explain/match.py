@@ -240,7 +240,9 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     signatures, acc, drafts = read.signatures, read.acc, read.drafts
     env_note = environment or ("environment facts given" if facts is not None else "no environment facts: ranked by the log alone")
     matches = [_rank(signatures[si], a, facts, matrix) for si, a in acc.items()]
-    matches.sort(key=lambda m: (m.signature.wrapper, -m.score, m.lines[0].number if m.lines else 0, m.signature.id))
+    # At an equal score an entry that asked for its library's frames and found them is the narrower guess.
+    matches.sort(key=lambda m: (m.signature.wrapper, -m.score, not m.signature.frames, m.lines[0].number if m.lines else 0,
+                                m.signature.id))
     by_id = {sig.id: si for si, sig in enumerate(signatures)}
     order = {m.signature.id: i for i, m in enumerate(matches)}
     source = api if api is not None else ApiSource(getattr(matrix, "roots", None))
@@ -277,13 +279,17 @@ def _conditions_hold(sig: Signature, a: _Acc, context_seen: bool, frames_seen: b
         return False
     if not _library_shown(sig, a, frames_seen):
         return False  # the message alone, raised where none of the library's code ran: user code's, not the library's
-    return not sig.raised_in or _raised_in_package(a, drafts)
+    return not sig.raised_in or _raised_in_package(sig, a, drafts)
 
 
-def _raised_in_package(a: _Acc, drafts: list[ErrorDraft]) -> bool:
-    """Whether one of the lines it matched is an exception whose raising frame is an installed package's."""
+def _raised_in_package(sig: Signature, a: _Acc, drafts: list[ErrorDraft]) -> bool:
+    """Whether one of the lines it matched is an exception whose raising frame is an installed package's and, for an
+    entry with `frames`, whose own traceback runs that library's code: a bare `NameError` raised in torch is unsloth's
+    compiled code's only when unsloth_compiled_cache is on that exception's stack, not somewhere else in the log."""
     lines = {number for number, _ in a.at}
+    shown = [re.compile(p, re.ASCII) for p in sig.frame_patterns]
     return any(raised.line in lines and raised.raiser is not None and raised.raiser.package is not None
+               and (not shown or any(rx.search(f.file) for f in raised.frames for rx in shown))
                for d in drafts for raised in d.chain)
 
 

@@ -79,7 +79,8 @@ class Signature:
     raised_in: str = ""
     """"package" for a message any code could raise about itself (`No module named 'x'`, `module 'x' has no
     attribute 'y'`): the entry fires only on an exception whose raising frame is an installed package's (or a
-    framework's source checkout), where it names the environment; raised by the user's own code it does not fire."""
+    framework's source checkout), where it names the environment; raised by the user's own code it does not fire.
+    With `frames` too, that exception's own traceback must run one of those libraries' code."""
     few_lines: str = ""
     """Why its saved log holds fewer than three real lines (the one public thread that shows the message, a line
     printed once per run); empty where three are saved."""

@@ -16,7 +16,9 @@ from tests.support.signature_entries import GOOD, entry_tables
 
 MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
-           "module-missing-in-package", "package-build-failed", "checkpoint-tensor-unknown-to-loader"}
+           "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
+           "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
+           "checkpoint-tensor-unknown-to-loader"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -185,3 +187,61 @@ _OWN = '  File "/home/me/convert.py", line 12, in <module>\n    w = state["layer
 def test_a_checkpoint_tensor_the_loader_lacks_is_the_layout_not_the_user(frames: str, key: str, fires: bool) -> None:
     log = f"Traceback (most recent call last):\n{frames}KeyError: '{key}'\n"
     assert ("checkpoint-tensor-unknown-to-loader" in _ids(log)) is fires
+_REMOTE = "/root/.cache/huggingface/modules/transformers_modules/chatglm2-6b/tokenization_chatglm.py"
+_COMPILED = "/content/unsloth_compiled_cache/UnslothGRPOTrainer.py"
+
+
+def _raised(path: str, message: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/home/me/train.py", line 9, in <module>\n'
+            "    main()\n"
+            f'  File "{path}", line 104, in vocab_size\n'
+            "    return self.tokenizer.n_words\n"
+            f"{message}\n")
+
+
+@pytest.mark.parametrize(("entry", "path", "message"), [
+    ("remote-code-written-for-another-transformers", _REMOTE, "AttributeError: 'ChatGLMTokenizer' object has no attribute 'tokenizer'"),
+    ("remote-code-written-for-another-transformers", _REMOTE, "TypeError: 'NoneType' object is not subscriptable"),
+    ("unsloth-compiled-code-out-of-step", _COMPILED, "NameError: name 'has_images' is not defined"),
+    ("unsloth-compiled-code-out-of-step", _COMPILED,
+     "TypeError: _UnslothGRPOTrainer._get_per_token_logps() takes 5 positional arguments but 6 were given"),
+])
+def test_generated_code_failing_is_named_for_who_generated_it(entry: str, path: str, message: str) -> None:
+    log = _raised(path, message)
+    assert entry in _ids(log)
+    # The same line without the generated code's frames, or raised by the user's own file on a stack that never ran it
+    # while the generated code shows elsewhere in the log, is nobody's version mismatch.
+    assert entry not in _ids(message + "\n")
+    elsewhere = f'  File "{path}", line 1, in <module>\n' + _raised("/home/me/helpers.py", message)
+    assert entry not in _ids(elsewhere)
+
+
+def test_a_module_of_remote_code_that_is_missing_is_not_called_a_version_mismatch() -> None:
+    # A dot in the model's directory name breaks transformers' dynamic import: no remote code ran.
+    line = "ModuleNotFoundError: No module named 'transformers_modules.InternLM2'\n"
+    assert "remote-code-written-for-another-transformers" not in _ids(line)
+
+
+def test_a_name_remote_code_imports_yields_to_the_timeline_when_it_knows_the_release() -> None:
+    # transformers 5 removed is_torch_fx_available, which many modeling files import: the timeline names the release.
+    log = _raised(_REMOTE, "ImportError: cannot import name 'is_torch_fx_available' from 'transformers.utils.import_utils'")
+    (error,) = _explain(log).errors
+    assert error.verdict is ErrorVerdict.KNOWN and error.api is not None and error.api.removed_in == "5.0.0"
+
+
+@pytest.mark.parametrize(("raiser", "fires"), [
+    ("/venv/lib/python3.12/site-packages/transformers/integrations/bitsandbytes.py", True),
+    ("/home/me/train.py", False),
+])
+def test_an_undefined_name_is_the_environment_only_in_a_packages_code(raiser: str, fires: bool) -> None:
+    log = (f'  File "{raiser}", line 331, in <module>\n'
+           "    def dequantize_bnb_weight(weight: torch.nn.Parameter, state=None):\n"
+           "NameError: name 'torch' is not defined\n")
+    assert ("name-undefined-in-package-code" in _ids(log)) is fires
+
+
+def test_an_undefined_name_in_unsloths_generated_code_is_named_for_unsloth_first() -> None:
+    # Both classes match; the one that asked for unsloth_compiled_cache's frames and found them is the narrower guess.
+    log = _raised(_COMPILED, "NameError: name 'has_images' is not defined")
+    assert _ids(log)[:2] == ["unsloth-compiled-code-out-of-step", "name-undefined-in-package-code"]
