@@ -11,11 +11,36 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import threading
+from collections.abc import Callable
 from types import FrameType
 
-_lock = threading.Lock()
+# Reentrant: the signal handler runs in the main thread between two bytecodes, possibly inside one of the blocks below.
+_lock = threading.RLock()
 _groups: set[int] = set()
+_starting = 0
+"""Children being started and not yet registered."""
+_pending: int | None = None
+"""A SIGTERM or SIGHUP that came while a child was being started: acted on once it is registered."""
+
+
+def spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """Start a child with `start` (a Popen in a session of its own) and register it. A signal that arrives between the
+    fork and the registration waits for the registration, else the child, not yet known, would outlive compat."""
+    global _starting
+    with _lock:
+        _starting += 1
+    try:
+        proc = start()
+        started(proc.pid)
+        return proc
+    finally:
+        with _lock:
+            _starting -= 1
+            signum = _pending if _starting == 0 else None
+        if signum is not None:
+            _on_signal(signum, None)
 
 
 def started(pid: int) -> None:
@@ -57,6 +82,11 @@ def end_children_on_signals() -> None:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    global _pending
+    with _lock:
+        if _starting:
+            _pending = signum
+            return
     kill_all()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)

@@ -107,11 +107,11 @@ def uv_compile(request: CompileRequest, *, uv: str | None = None) -> Compiled | 
             cmd += ["--exclude-newer", request.exclude_newer]
         try:
             # A session of its own, registered, so that a SIGTERM to compat ends uv too (compat.sources.children).
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, cwd=folder, start_new_session=True)
+            proc = children.spawn(lambda: subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                           stderr=subprocess.PIPE, text=True, cwd=folder,
+                                                           start_new_session=True))
         except OSError as exc:
             return CompileFailed(offline=True, message=f"uv could not be run: {exc}")
-        children.started(proc.pid)
         try:
             _, stderr = proc.communicate(timeout=request.timeout_s)
         except subprocess.TimeoutExpired:

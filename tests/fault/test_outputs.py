@@ -177,6 +177,33 @@ def test_a_signal_to_compat_ends_its_probe_children(tmp_path, signum):
         time.sleep(0.05)
 
 
+def test_a_signal_while_a_child_is_being_started_ends_it_once_it_is_registered(tmp_path):
+    # The signal lands after the fork and before the registration; acted on at once, it would find no child to kill
+    # and the child would outlive compat. It waits for the registration.
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import os, signal, subprocess\n"
+        "from compat.sources import children\n"
+        "children.end_children_on_signals()\n"
+        "def start():\n"
+        "    proc = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+        f"    open({str(pidfile)!r}, 'w').write(str(proc.pid))\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return proc\n"
+        "children.spawn(start).wait()\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
+                              preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    assert parent.wait(timeout=30) == -signal.SIGTERM
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(child):
+        if time.monotonic() > deadline:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("a child started during the signal outlived compat")
+        time.sleep(0.05)
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as handle:

@@ -121,14 +121,14 @@ def run(
     try:
         # A new session gives the child its own process group, so a hung tool and anything it
         # spawned can be killed together without touching compat itself.
-        proc = subprocess.Popen(
+        proc = children.spawn(lambda: subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env) if env is not None else None,
             start_new_session=True,
-        )
+        ))  # registered: a SIGTERM to compat ends this child's group too
     except FileNotFoundError:
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} not found", not_found=True)
     except PermissionError:
@@ -136,7 +136,6 @@ def run(
     except OSError as exc:
         return RunResult(argv=argv, returncode=None, stdout="", stderr="", error=f"{name} could not be started: {exc.strerror or exc}")
     assert proc.stdout is not None and proc.stderr is not None
-    children.started(proc.pid)  # a SIGTERM to compat ends this child's group too
     try:
         return _supervise(proc, argv, name, timeout=timeout, max_output=max_output, max_memory=max_memory)
     finally:
