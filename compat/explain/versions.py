@@ -7,6 +7,11 @@ one `Phrasing` of the table below, read into `StatedVersion` records (what, need
 which side to change). `check` then compares the found side with what is installed (packages,
 Python, glibc, driver, toolkit, GPUs) and writes the command that changes it.
 
+The general phrasings, last in the table, read the family of plain requirement statements whatever
+the package ("X requires Y>=V", "Y >= V is required", "Y V or higher is required", "the minimum
+supported Y version is V"), each with the found side that may follow (`_FOUND`, one place); they add
+only what no specific phrasing read.
+
 Every phrasing has a real line from a public thread in tests/explain/test_stated_versions.py. A
 pattern starts with literal words or reads a package name at word starts only, and every repeat is
 bounded: one long line costs linear time (tests/fault/test_long_lines.py).
@@ -45,7 +50,7 @@ _BOUND = r"(?:[<>]=?|==|~=)\s?" + _DOTTED + r"(?:,\s?(?:[<>!]=?|==|~=)\s?" + _DO
 """An operator bound: >=4.58.0, >= 2.1, ==0.8.5, >=2.7.1,<=2.7.4."""
 _NOT_NAMES = frozenset({"version", "versions", "minimum", "maximum", "model", "models", "it", "this", "that", "which",
                         "capability", "compute", "gpu", "the", "a", "an", "one", "and", "or", "also", "still", "now", "only",
-                        "api", "opset", "level"})
+                        "api", "opset", "level", "required", "supported"})
 _NAME = r"(?P<name>" + _PKG + r")"
 """A package the general phrasings read, in every phrasing directly followed by a bound, "version" or
 a version; never one of `_NOT_NAMES`, words of the sentence around it ("this model requires version
@@ -348,6 +353,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("or-higher-but-got", r"only supports? (" + _PKG + r") (" + _VER + r") or higher, "
        r"but got (?:" + _PKG + r" )?version:? (" + _VER + r")",
        lambda m: _one(_name(m.group(1)), f">={m.group(2)}", m.group(3), Change.INSTALLED)),
+    # numba's and llvmlite's setup.py: RuntimeError: Cannot install on Python version 3.13.0; only versions >=3.9,<3.13 are supported.
+    _p("cannot-install-on-python", r"Cannot install on Python version (" + _VER + r"); only versions ((?:[<>=!~]=?[\w.*+]+,?){1,4}) "
+       r"are supported", lambda m: _one("python", _spec(m.group(2)), m.group(1), Change.INSTALLED)),
     # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
     # a specific phrasing of the same words reads them first.
     # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / LlamaFactory: requires transformers>=4.58.0
@@ -356,6 +364,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
     # transformers: Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1
     _general("bound-is-required", _NAME + r"\s?(?:version\s?)?(?P<spec>" + _BOUND + r")\s(?:is\s|are\s)?(?:required|needed)\b",
              lambda m: _spec(m.group("spec"))),
+    # get-pip: ERROR: This script does not work on Python 3.8. The minimum supported Python version is 3.9.
+    _general("minimum-version-is", r"\b[Mm]inimum\s(?:supported\s|required\s)?" + _NAME + r"\s{1,4}version\sis\s(?P<ver>" + _DOTTED + r")",
+             lambda m: f">={m.group('ver')}"),
     # CMake: CMake 3.18 or higher is required.  You are running version 3.16.3
     _general("or-higher-is-required", _NAME + r"\s(?:version\s)?(?P<ver>" + _DOTTED + r")(?:\sor\s(?:higher|newer|later|above|"
              r"greater)|\+)\s(?:is\s)?required\b", lambda m: f">={m.group('ver')}"),

@@ -188,6 +188,13 @@ LINES: list[Row] = [
     ("or-higher-is-required",
      "CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n  CMake 3.20 or higher is required.  You are running version 3.19.7",
      "https://github.com/scivision/mumps-superbuild/issues/20", ("cmake", ">=3.20", "3.19.7", None)),
+    ("minimum-version-is",
+     "ERROR: This script does not work on Python 3.7 The minimum supported Python version is 3.8. Please use "
+     "https://bootstrap.pypa.io/pip/3.7/get-pip.py instead.",
+     "https://github.com/pypa/get-pip/issues/214", ("python", ">=3.8", None, None)),
+    ("cannot-install-on-python",
+     "RuntimeError: Cannot install on Python version 3.13.0; only versions >=3.9,<3.13 are supported.",
+     "https://github.com/Philipbear/msbuddy/issues/5", ("python", ">=3.9,<3.13", "3.13.0", None)),
 ]
 
 SECOND_LINES: list[Row] = [
@@ -308,6 +315,21 @@ SECOND_LINES: list[Row] = [
     ("or-higher-is-required",
      "  CMake 3.18 or higher is required.  You are running version 3.16.3",
      "https://github.com/hoehermann/purple-gowhatsapp/issues/201", ("cmake", ">=3.18", "3.16.3", None)),
+    ("minimum-version-is",
+     "ERROR: This script does not work on Python 3.6 The minimum supported Python version is 3.7. Please use "
+     "https://bootstrap.pypa.io/pip/3.6/get-pip.py instead.",
+     "https://github.com/exasol/script-languages-release/issues/474", ("python", ">=3.7", None, None)),
+    ("minimum-version-is",
+     "ERROR: This script does not work on Python 3.8. The minimum supported Python version is 3.9. Please use "
+     "https://bootstrap.pypa.io/pip/3.8/get-pip.py instead.",
+     "https://github.com/google/dataflow-ml-starter/pull/27", ("python", ">=3.9", None, None)),
+    ("cannot-install-on-python",
+     "    \"matplotlib>=3.3.0\",\nRuntimeError: Cannot install on Python version 3.8.20; only versions >=3.9,<3.13 are supported.",
+     "https://github.com/synthpops/synthpops/issues/72", ("python", ">=3.9,<3.13", "3.8.20", None)),
+    ("cannot-install-on-python",
+     "    raise RuntimeError(msg.format(cur_py, min_py, max_py))\n"
+     "RuntimeError: Cannot install on Python version 3.5.6; only versions >=3.6,<3.10 are supported.",
+     "https://github.com/numba/llvmlite/pull/699", ("python", ">=3.6,<3.10", "3.5.6", None)),
 ]
 
 
@@ -415,6 +437,7 @@ def test_the_general_wordings_read_every_operator_and_spacing(line, expected):
 @pytest.mark.parametrize("line", [
     "RuntimeError: This model requires version >= 4.5.0",
     "RuntimeError: minimum version 3.8 or higher is required",
+    "Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0.",
     "ValueError: n_samples>=1 is required",  # a bare number: a count, not a release
     "ValueError: it requires batch_size > 0",
     "Requirement already satisfied: transformers>=4.58.0 in ./venv/lib/python3.11/site-packages (from trl) (4.58.1)",
