@@ -56,7 +56,7 @@ _NAME = r"(?P<name>" + _PKG + r")"
 a version; never one of `_NOT_NAMES`, words of the sentence around it ("this model requires version
 >= 4.5", "minimum version 3.8 or higher"), checked after the match (a look-ahead at every word start
 costs more than the whole phrasing)."""
-_FOUND = (r"(?:[,;.]?\s{1,2}\(?(?:but\s|while\s|and\s)?(?:[Yy]ou\s(?:have|are\s(?:running|using))|found|got|detected|"
+_FOUND = (r"(?:[,;.]?\s{1,2}\(?(?:but\s|while\s|and\s)?(?:[Yy]ou\s(?:have|are\s(?:running|using))|[Ff]ound|[Gg]ot|[Dd]etected|"
           r"(?:[Yy]our\s|[Tt]he\s)?(?:installed|current)\sversion(?:\sis)?:?)\s(?:" + _PKG + r"(?:\s|==))?(?:version\s)?"
           r"(?P<found>" + _VER + r"))?")
 """The found side that may follow a general statement, in one place: ", but found 4.51.3", "you have

@@ -407,6 +407,7 @@ FOUND_SIDES = [
     "RuntimeError: FSDP requires PyTorch >= 2.1.0. Your installed version is 2.0.1",
     "RuntimeError: FSDP requires PyTorch >= 2.1.0; current version: 2.0.1",
     "RuntimeError: FSDP requires PyTorch >= 2.1.0, got 2.0.1",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0. Detected version 2.0.1.",
     "RuntimeError: PyTorch >= 2.1.0 is required, but you have torch 2.0.1",
     "RuntimeError: PyTorch 2.1.0 or newer is required.  You are running version 2.0.1",
 ]
