@@ -196,7 +196,6 @@ def _general(id: str, pattern: str, wanted: Callable[[re.Match[str]], str]) -> P
     return Phrasing(id, re.compile(pattern + _FOUND), _stated(wanted), general=True)
 
 
-
 PHRASINGS: tuple[Phrasing, ...] = (
     # glibc, libstdc++ and the C++ ABI a binary needs: version `GLIBC_2.32' not found (required by /x.so)
     _p("symbol-version-not-found", r"version [`'](GLIBC(?:XX)?|CXXABI)_([\d.]{1,12})' not found(?: \(required by ([^)\n]{1,500})\))?",
@@ -358,7 +357,7 @@ PHRASINGS: tuple[Phrasing, ...] = (
        r"are supported", lambda m: _one("python", _spec(m.group(2)), m.group(1), Change.INSTALLED)),
     # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
     # a specific phrasing of the same words reads them first.
-    # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / LlamaFactory: requires transformers>=4.58.0
+    # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / transformers: 4 bit quantization requires bitsandbytes>=0.39.0
     _general("requires-bound", r"(?<![Yy]ou )\b[Rr]equires?\s(?:the\s)?(?:package\s)?`?" + _NAME + r"\s?(?:version\s?)?"
              r"(?P<spec>" + _BOUND + r")", lambda m: _spec(m.group("spec"))),
     # transformers: Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1
