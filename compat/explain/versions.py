@@ -7,6 +7,11 @@ one `Phrasing` of the table below, read into `StatedVersion` records (what, need
 which side to change). `check` then compares the found side with what is installed (packages,
 Python, glibc, driver, toolkit, GPUs) and writes the command that changes it.
 
+The general phrasings, last in the table, read the family of plain requirement statements whatever
+the package ("X requires Y>=V", "Y >= V is required", "Y V or higher is required", "the minimum
+supported Y version is V"), each with the found side that may follow (`_FOUND`, one place); they add
+only what no specific phrasing read.
+
 Every phrasing has a real line from a public thread in tests/explain/test_stated_versions.py. A
 pattern starts with literal words or reads a package name at word starts only, and every repeat is
 bounded: one long line costs linear time (tests/fault/test_long_lines.py).
@@ -38,6 +43,25 @@ _PKG = r"(?<![\w.-])[A-Za-z][\w.-]*"
 _SPEC = r"(?:[<>=!~]=?\s?[\w.*+]+\s?,?\s?){1,6}"
 _CC = r"\d{1,2}\.\d"
 """A compute capability: 8.0, 12.0."""
+_DOTTED = r"\d{1,4}\.\d(?:[\w+*-]|\.(?=\w)){0,40}"
+"""A version with a dot (2.1, 4.58.0): the general phrasings read no bare number, which is more
+often a count or a size ("n>=1 is required") than a release."""
+_BOUND = r"(?:[<>]=?|==|~=)\s?" + _DOTTED + r"(?:,\s?(?:[<>!]=?|==|~=)\s?" + _DOTTED + r"){0,3}"
+"""An operator bound: >=4.58.0, >= 2.1, ==0.8.5, >=2.7.1,<=2.7.4."""
+_NOT_NAMES = frozenset({"version", "versions", "minimum", "maximum", "model", "models", "it", "this", "that", "which",
+                        "capability", "compute", "gpu", "the", "a", "an", "one", "and", "or", "also", "still", "now", "only",
+                        "api", "opset", "level", "required", "supported"})
+_NAME = r"(?P<name>" + _PKG + r")"
+"""A package the general phrasings read, in every phrasing directly followed by a bound, "version" or
+a version; never one of `_NOT_NAMES`, words of the sentence around it ("this model requires version
+>= 4.5", "minimum version 3.8 or higher"), checked after the match (a look-ahead at every word start
+costs more than the whole phrasing)."""
+_FOUND = (r"(?:[,;.]?\s{1,2}\(?(?:but\s|while\s|and\s)?(?:[Yy]ou\s(?:have|are\s(?:running|using))|[Ff]ound|[Gg]ot|[Dd]etected|"
+          r"(?:[Yy]our\s|[Tt]he\s)?(?:installed|current)\sversion(?:\sis)?:?)\s(?:" + _PKG + r"(?:\s|==))?(?:version\s)?"
+          r"(?P<found>" + _VER + r"))?")
+"""The found side that may follow a general statement, in one place: ", but found 4.51.3", "you have
+4.51.3", "(found 4.51.3)", "installed version is 4.51.3", "current version: 4.51.3", "got 4.51.3",
+"You are running version 3.16.3"."""
 
 
 def _name(text: str) -> str:
@@ -100,6 +124,9 @@ class Phrasing:
     """A stable name for the wording (tests and the JSON name it)."""
     pattern: re.Pattern[str]
     read: Read
+    general: bool = False
+    """A general wording (a bound after "requires", before "is required"...): it adds only a
+    (subject, bound) that no specific phrasing read, since those read more (who needs it)."""
 
 
 def _one(subject: str, wanted: str, found: str | None, change: Change, by: str | None = None) -> Iterator[StatedVersion]:
@@ -154,6 +181,19 @@ def _glibc(m: re.Match[str]) -> Iterator[StatedVersion]:
 
 def _p(id: str, pattern: str, read: Read, flags: int = 0) -> Phrasing:
     return Phrasing(id, re.compile(pattern, flags), read)
+
+
+def _stated(wanted: Callable[[re.Match[str]], str]) -> Read:
+    """The reader of a general phrasing: its package, the bound `wanted` makes and the found side."""
+    def read(m: re.Match[str]) -> Iterator[StatedVersion]:
+        if m.group("name").lower() not in _NOT_NAMES:
+            yield from _one(_name(m.group("name")), wanted(m), m.group("found"), Change.INSTALLED)
+
+    return read
+
+
+def _general(id: str, pattern: str, wanted: Callable[[re.Match[str]], str]) -> Phrasing:
+    return Phrasing(id, re.compile(pattern + _FOUND), _stated(wanted), general=True)
 
 
 PHRASINGS: tuple[Phrasing, ...] = (
@@ -312,6 +352,23 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("or-higher-but-got", r"only supports? (" + _PKG + r") (" + _VER + r") or higher, "
        r"but got (?:" + _PKG + r" )?version:? (" + _VER + r")",
        lambda m: _one(_name(m.group(1)), f">={m.group(2)}", m.group(3), Change.INSTALLED)),
+    # numba's and llvmlite's setup.py: RuntimeError: Cannot install on Python version 3.13.0; only versions >=3.9,<3.13 are supported.
+    _p("cannot-install-on-python", r"Cannot install on Python version (" + _VER + r"); only versions ((?:[<>=!~]=?[\w.*+]+,?){1,4}) "
+       r"are supported", lambda m: _one("python", _spec(m.group(2)), m.group(1), Change.INSTALLED)),
+    # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
+    # a specific phrasing of the same words reads them first.
+    # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / transformers: 4 bit quantization requires bitsandbytes>=0.39.0
+    _general("requires-bound", r"(?<![Yy]ou )\b[Rr]equires?\s(?:the\s)?(?:package\s)?`?" + _NAME + r"\s?(?:version\s?)?"
+             r"(?P<spec>" + _BOUND + r")", lambda m: _spec(m.group("spec"))),
+    # transformers: Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1
+    _general("bound-is-required", _NAME + r"\s?(?:version\s?)?(?P<spec>" + _BOUND + r")\s(?:is\s|are\s)?(?:required|needed)\b",
+             lambda m: _spec(m.group("spec"))),
+    # get-pip: ERROR: This script does not work on Python 3.8. The minimum supported Python version is 3.9.
+    _general("minimum-version-is", r"\b[Mm]inimum\s(?:supported\s|required\s)?" + _NAME + r"\s{1,4}version\sis\s(?P<ver>" + _DOTTED + r")",
+             lambda m: f">={m.group('ver')}"),
+    # CMake: CMake 3.18 or higher is required.  You are running version 3.16.3
+    _general("or-higher-is-required", _NAME + r"\s(?:version\s)?(?P<ver>" + _DOTTED + r")(?:\sor\s(?:higher|newer|later|above|"
+             r"greater)|\+)\s(?:is\s)?required\b", lambda m: f">={m.group('ver')}"),
 )
 
 
@@ -319,6 +376,7 @@ def stated_versions(text: str) -> tuple[StatedVersion, ...]:
     """The mismatches `text` states, in the order of the table, each once."""
     out: list[StatedVersion] = []
     seen: set[tuple[str, str, str | None]] = set()
+    bounds: set[tuple[str, str]] = set()
     for phrasing in PHRASINGS:
         for m in phrasing.pattern.finditer(text):
             said = m.group(0).strip()
@@ -326,9 +384,11 @@ def stated_versions(text: str) -> tuple[StatedVersion, ...]:
                 if (sv.wanted and unreadable_version(sv.wanted)) or (sv.found is not None and unreadable_version(sv.found)):
                     continue  # a number no version has: not a statement compat can check
                 key = (sv.subject, sv.wanted, sv.found)
-                if key not in seen:
-                    seen.add(key)
-                    out.append(replace(sv, phrasing=phrasing.id, text=said))
+                if key in seen or (phrasing.general and (sv.subject, sv.wanted) in bounds):
+                    continue
+                seen.add(key)
+                bounds.add((sv.subject, sv.wanted))
+                out.append(replace(sv, phrasing=phrasing.id, text=said))
     return tuple(out)
 
 

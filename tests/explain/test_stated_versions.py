@@ -178,6 +178,23 @@ LINES: list[Row] = [
      "ImportError: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available. Please install it with "
      "`pip install liger-kernel`",
      "https://github.com/huggingface/trl/issues/2997", ("liger-kernel", ">=0.3.0", None, None)),
+    # The general wordings (`general=True`): a bound after "requires", before "is required", a version "or higher".
+    ("requires-bound",
+     "ValueError: FSDP requires PyTorch >= 2.1.0",
+     "https://github.com/lm-sys/FastChat/issues/2809", ("torch", ">=2.1.0", None, None)),
+    ("bound-is-required",
+     "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1",
+     "https://github.com/jingyaogong/minimind/issues/588", ("torch", ">=2.1", "2.0.1", None)),
+    ("or-higher-is-required",
+     "CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n  CMake 3.20 or higher is required.  You are running version 3.19.7",
+     "https://github.com/scivision/mumps-superbuild/issues/20", ("cmake", ">=3.20", "3.19.7", None)),
+    ("minimum-version-is",
+     "ERROR: This script does not work on Python 3.7 The minimum supported Python version is 3.8. Please use "
+     "https://bootstrap.pypa.io/pip/3.7/get-pip.py instead.",
+     "https://github.com/pypa/get-pip/issues/214", ("python", ">=3.8", None, None)),
+    ("cannot-install-on-python",
+     "RuntimeError: Cannot install on Python version 3.13.0; only versions >=3.9,<3.13 are supported.",
+     "https://github.com/Philipbear/msbuddy/issues/5", ("python", ">=3.9,<3.13", "3.13.0", None)),
 ]
 
 SECOND_LINES: list[Row] = [
@@ -273,6 +290,49 @@ SECOND_LINES: list[Row] = [
     ("not-supported-on-python",
      "RuntimeError: torch.compile is not supported on Python 3.14+",
      "https://github.com/PINA-org/PINA/issues/683", ("python", "<3.14", None, "torch")),
+    # The general wordings: other threads, other packages, with and without spaces around the operator.
+    ("requires-bound",
+     "ValueError: 4 bit quantization requires bitsandbytes>=0.39.0 - please upgrade your bitsandbytes version",
+     "https://github.com/bitsandbytes-foundation/bitsandbytes/issues/815", ("bitsandbytes", ">=0.39.0", None, None)),
+    ("requires-bound",
+     "    assert torch_ver >= [1, 3], \"Requires PyTorch >= 1.3\"\nAssertionError: Requires PyTorch >= 1.3",
+     "https://github.com/Megvii-BaseDetection/BorderDet/issues/40", ("torch", ">=1.3", None, None)),
+    ("requires-bound",
+     "Assert Trigger with Torch 2.0 (AssertionError: AdversarialPatchPyTorch requires torch>=1.7.0)",
+     "https://github.com/Trusted-AI/adversarial-robustness-toolbox/issues/2179", ("torch", ">=1.7.0", None, None)),
+    ("requires-bound",
+     "I get the error `FSDP requires PyTorch >= 1.12.0`.",
+     "https://github.com/HKUNLP/icl-ceil/issues/1", ("torch", ">=1.12.0", None, None)),
+    ("bound-is-required",
+     "Disabling PyTorch because PyTorch >= 2.1 is required but found 2.0.1",
+     "https://github.com/XiaoxinHe/G-Retriever/issues/48", ("torch", ">=2.1", "2.0.1", None)),
+    ("bound-is-required",
+     "    author_email=\"hello@rwightman.com\",\nRuntimeError: Python version >= 3.9 required.",
+     "https://github.com/opendilab/LMDrive/issues/8", ("python", ">=3.9", None, None)),
+    ("bound-is-required",
+     "You are using torch==1.13.0, but torch>=1.9.0 is required to use MCTCTModel. Please upgrade torch.",
+     "https://github.com/huggingface/transformers/issues/21031", ("torch", ">=1.9.0", None, None)),
+    ("or-higher-is-required",
+     "CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n  CMake 3.15 or higher is required.  You are running version 3.10.2",
+     "https://github.com/InfiniTimeOrg/InfiniTime/issues/15", ("cmake", ">=3.15", "3.10.2", None)),
+    ("or-higher-is-required",
+     "  CMake 3.18 or higher is required.  You are running version 3.16.3",
+     "https://github.com/hoehermann/purple-gowhatsapp/issues/201", ("cmake", ">=3.18", "3.16.3", None)),
+    ("minimum-version-is",
+     "ERROR: This script does not work on Python 3.6 The minimum supported Python version is 3.7. Please use "
+     "https://bootstrap.pypa.io/pip/3.6/get-pip.py instead.",
+     "https://github.com/exasol/script-languages-release/issues/474", ("python", ">=3.7", None, None)),
+    ("minimum-version-is",
+     "ERROR: This script does not work on Python 3.8. The minimum supported Python version is 3.9. Please use "
+     "https://bootstrap.pypa.io/pip/3.8/get-pip.py instead.",
+     "https://github.com/google/dataflow-ml-starter/pull/27", ("python", ">=3.9", None, None)),
+    ("cannot-install-on-python",
+     "    \"matplotlib>=3.3.0\",\nRuntimeError: Cannot install on Python version 3.8.20; only versions >=3.9,<3.13 are supported.",
+     "https://github.com/synthpops/synthpops/issues/72", ("python", ">=3.9,<3.13", "3.8.20", None)),
+    ("cannot-install-on-python",
+     "    raise RuntimeError(msg.format(cur_py, min_py, max_py))\n"
+     "RuntimeError: Cannot install on Python version 3.5.6; only versions >=3.6,<3.10 are supported.",
+     "https://github.com/numba/llvmlite/pull/699", ("python", ">=3.6,<3.10", "3.5.6", None)),
 ]
 
 
@@ -339,3 +399,85 @@ def test_the_docs_state_the_number_of_phrasings():
     text = (Path(__file__).resolve().parents[2] / "docs" / "explain.md").read_text()
     assert f"**Stated versions** (`compat/explain/versions.py`): {len(PHRASINGS)} phrasings" in text
     assert f"{len(SECOND_LINES)} more threads' lines" in text
+
+
+# Each found side `_FOUND` reads, after a general statement (the statement of tests above, the tail of another wording).
+FOUND_SIDES = [
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0, but found 2.0.1",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0 but found torch==2.0.1.",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0, you have 2.0.1",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0 (found 2.0.1)",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0. Your installed version is 2.0.1",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0; current version: 2.0.1",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0, got 2.0.1",
+    "RuntimeError: FSDP requires PyTorch >= 2.1.0. Detected version 2.0.1.",
+    "RuntimeError: PyTorch >= 2.1.0 is required, but you have torch 2.0.1",
+    "RuntimeError: PyTorch 2.1.0 or newer is required.  You are running version 2.0.1",
+]
+
+
+@pytest.mark.parametrize("line", FOUND_SIDES)
+def test_a_general_statement_reads_the_found_side_that_follows_it(line):
+    (sv,) = stated_versions(line)
+    assert (sv.subject, sv.wanted, sv.found) == ("torch", ">=2.1.0", "2.0.1")
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("requires transformers>=4.58.0", ("transformers", ">=4.58.0")),
+    ("requires torch >= 2.1", ("torch", ">=2.1")),
+    ("requires vllm==0.8.5", ("vllm", "==0.8.5")),
+    ("requires transformers version >= 4.58", ("transformers", ">=4.58")),
+    ("requires the package peft~=0.11.1", ("peft", "~=0.11.1")),
+    ("transformers>=4.40.0 is needed", ("transformers", ">=4.40.0")),
+    ("flash-attn>=2.5.6,<2.6.0 required", ("flash-attn", ">=2.5.6,<2.6.0")),
+    ("Python 3.9+ is required", ("python", ">=3.9")),
+    ("accelerate version 0.26.0 or later is required", ("accelerate", ">=0.26.0")),
+])
+def test_the_general_wordings_read_every_operator_and_spacing(line, expected):
+    (sv,) = stated_versions(f"RuntimeError: {line}")
+    assert (sv.subject, sv.wanted) == expected and sv.change is Change.INSTALLED
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: This model requires version >= 4.5.0",
+    "RuntimeError: minimum version 3.8 or higher is required",
+    "Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0.",
+    "ValueError: n_samples>=1 is required",  # a bare number: a count, not a release
+    "ValueError: it requires batch_size > 0",
+    "Requirement already satisfied: transformers>=4.58.0 in ./venv/lib/python3.11/site-packages (from trl) (4.58.1)",
+    "Collecting vllm==0.8.5\n  Downloading vllm-0.8.5-cp38-abi3-manylinux1_x86_64.whl (326.4 MB)",
+    "Collecting torch>=2.1.0 (from -r requirements.txt (line 1))",
+])
+def test_words_that_are_no_package_and_pips_progress_read_nothing(line):
+    assert stated_versions(line) == ()
+
+
+def test_uv_reads_what_a_package_depends_on_not_what_you_require():
+    line = "  ╰─▶ Because vllm==0.8.5 depends on torch==2.6.0 and you require torch==2.5.1, we can conclude that your requirements are"
+    assert [(s.subject, s.wanted) for s in stated_versions(line)] == [("torch", "==2.6.0")]
+
+
+def test_a_specific_phrasing_reads_its_words_first_and_a_general_one_adds_no_second_record():
+    for row in LINES + SECOND_LINES:
+        read = stated_versions(row[1])
+        bounds = [(s.subject, s.wanted) for s in read]
+        assert len(bounds) == len(set(bounds)), (row[0], bounds)
+        assert read[0].phrasing == row[0], row[0]
+
+
+def test_a_general_statement_is_known_with_its_command(catalog):
+    from compat.explain.match import explain
+    from compat.explain.verdict import ErrorVerdict
+    from compat.report.explain import render_text
+
+    for text, reason, command in [
+        ("ValueError: FSDP requires PyTorch >= 2.1.0\n", "it states torch>=2.1.0", "python -m pip install 'torch>=2.1.0'"),
+        ("ValueError: 4 bit quantization requires bitsandbytes>=0.39.0 - please upgrade your bitsandbytes version\n",
+         "it states bitsandbytes>=0.39.0", "python -m pip install 'bitsandbytes>=0.39.0'"),
+        ("RuntimeError: Python version >= 3.9 required.\n", "it states python>=3.9", None),  # the host's side: no pip command
+    ]:
+        result = explain([text.encode()], catalog)
+        (error,) = result.errors
+        assert error.verdict is ErrorVerdict.KNOWN and error.reasons == (reason,), (text, error.verdict, error.reasons)
+        report = render_text(result)
+        assert (command in report) if command else ("pip install" not in report), (text, report)
