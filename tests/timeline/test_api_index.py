@@ -10,7 +10,8 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
-from compat.timeline.index import check_api_dir, decode_spans, encode_spans, indexed_packages, load_api
+from compat.timeline.index import decode_spans, encode_spans, indexed_packages, load_api
+from compat.timeline.index_check import check_api_dir
 from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 
 
