@@ -441,7 +441,7 @@ def load_api(package: str, base: Path | None = None) -> PackageApi | Unknown:
     if directory.parent != api_dir():  # an overlay's index: read as it is now
         return PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
     stamp = path.stat()
-    key = (name, stamp.st_mtime_ns, stamp.st_size)
+    key = (str(directory), stamp.st_mtime_ns, stamp.st_size)
     api = _SHIPPED.get(key)
     if api is None:
         api = _SHIPPED[key] = PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
