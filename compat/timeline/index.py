@@ -450,7 +450,7 @@ def load_api(package: str, base: Path | None = None) -> PackageApi | Unknown:
 
 _SHIPPED: dict[tuple[str, int, int], PackageApi] = {}
 """The shipped index's packages, one object per process: what it read and decoded serves every later call of a library
-caller (doctor, lock, explain), not only one. Keyed by releases.json's time and size, which a refresh rewrites."""
+caller (doctor, lock, explain), not only one. Keyed by its directory and releases.json's time and size (a refresh rewrites it)."""
 
 
 def indexed_packages(base: Path | None = None) -> tuple[str, ...]:
