@@ -85,7 +85,7 @@ def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
     baseline = _baseline_members(request.baseline)  # a wrong --baseline is said before anyone waits on the store
     rank, _, local_rank = this_rank()
     # Only the ranks that probe (a node's local rank 0) or judge (rank 0) read the matrix: a node's other ranks send
-    # their launch variables alone, and parsing the matrix cost each of them 0.6 s of CPU (without a cache) at start.
+    # their launch variables alone, and each of them parsed the matrix at start (0.2 s of CPU without a cache).
     m = matrix_for(request.matrix, request.settings) if rank == 0 or local_rank == 0 else None
     # Every rank runs compat.fleet in the job's own interpreter: that one is judged, not a guess at another.
     python = Path(sys.executable)

@@ -244,8 +244,8 @@ def _reduced(members: list[Member]) -> list[dict[Key, str | None] | None]:
 
 def _diagnosed(members: list[Member], matrix: Matrix) -> list[tuple[Finding, ...] | None]:
     """Doctor's findings per member; identical facts (ranks of one node, cloned nodes) are judged once, and every
-    member's import links are read from one API source (each index table is read and decoded once per fleet, not
-    once per distinct snapshot: 0.45 s of CPU per snapshot for the shipped index)."""
+    member's import links are read from one API source, whose decoded edges and answers serve every distinct
+    snapshot (a source per snapshot read and decoded the index's tables again for each)."""
     source = ApiSource(matrix.roots)
     seen: dict[str, tuple[Finding, ...]] = {}
     keys: dict[int, str] = {}  # one snapshot object shared by many members is encoded once
