@@ -34,6 +34,8 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
     deadline = started + request.budget
     if request.environment.facts_file is not None:
         raise UsageError("compat smoke runs an interpreter: give --python, not --facts")
+    # A missing --deepspeed file is said before the probe (a child that imports torch: seconds on a cold machine).
+    deepspeed = None if request.deepspeed is None else launch_file(request.deepspeed, "--deepspeed")
     m = matrix_for(request.matrix, request.settings)
     env = gather(request.environment, request.declared, m, settings=request.settings)
     python = env.python.executable
@@ -44,7 +46,6 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
         raise UsageError(f"--accelerate-config: {accelerate.reason}")
     if accelerate is not None and request.environment.accelerate_config is not None:
         accelerate = replace(accelerate, path=launch_file(request.environment.accelerate_config, "--accelerate-config"))
-    deepspeed = None if request.deepspeed is None else launch_file(request.deepspeed, "--deepspeed")
     launcher = None if isinstance(env.launch.launcher, Unknown) else env.launch.launcher
     plans = plan_stages(env, trainers=request.trainers, processes=request.processes, accelerate=accelerate,
                         deepspeed=deepspeed, launcher=launcher)

@@ -32,6 +32,7 @@ from compat.model.fleet import (
     WorldProblem,
 )
 from compat.model.unknown import Unknown
+from compat.timeline.links import ApiSource
 
 COMPARED_ENV = ("NCCL_", "CUDA_", "HF_")
 """Variables compared across nodes: the ones that change what NCCL, CUDA or the Hub do."""
@@ -242,7 +243,10 @@ def _reduced(members: list[Member]) -> list[dict[Key, str | None] | None]:
 
 
 def _diagnosed(members: list[Member], matrix: Matrix) -> list[tuple[Finding, ...] | None]:
-    """Doctor's findings per member; identical facts (ranks of one node, cloned nodes) are judged once."""
+    """Doctor's findings per member; identical facts (ranks of one node, cloned nodes) are judged once, and every
+    member's import links are read from one API source, whose decoded edges and answers serve every distinct
+    snapshot (a source per snapshot read and decoded the index's tables again for each)."""
+    source = ApiSource(matrix.roots)
     seen: dict[str, tuple[Finding, ...]] = {}
     keys: dict[int, str] = {}  # one snapshot object shared by many members is encoded once
     out: list[tuple[Finding, ...] | None] = []
@@ -254,7 +258,7 @@ def _diagnosed(members: list[Member], matrix: Matrix) -> list[tuple[Finding, ...
         if key is None:
             key = keys[id(m.facts)] = repr(m.facts)  # equal facts, equal repr (a differing dict order only misses the cache)
         if key not in seen:
-            seen[key] = diagnose(m.facts, matrix)
+            seen[key] = diagnose(m.facts, matrix, api=source)
         out.append(seen[key])
     return out
 

@@ -61,7 +61,7 @@ def _read_labelled(path: Path, root: Path, shipped: bool) -> Table:
 def _check_api(out: _Collector, root: Path, shipped: bool) -> None:
     """Each package directory of root/api (the API index): schema, keys, release ranges."""
     from compat.matrix import file_label
-    from compat.timeline.index import check_api_dir
+    from compat.timeline.index_check import check_api_dir
 
     api = root / "api"
     for directory in sorted(api.iterdir()) if api.is_dir() else ():

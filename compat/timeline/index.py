@@ -43,7 +43,7 @@ Storage (schema 1), under matrix/api/<package>/:
   ...]}`, so that a lookup parses one shard (transformers' parameters are megabytes of JSON) and
   neighbouring keys, which share their prefixes, still compress together.
 
-`check_api_dir` validates a package directory and names the file and the key in its errors.
+`check_api_dir` (compat/timeline/index_check.py) validates a package directory and names the file and the key in its errors.
 """
 
 from __future__ import annotations
@@ -80,8 +80,6 @@ def import_names(package: str) -> tuple[str, ...]:
     """The top-level modules a distribution installs (by its canonical name)."""
     name = canonicalize_name(package)
     return TOP_LEVEL_NAMES.get(name, (name.replace("-", "_"),))
-
-
 
 
 _SPANS = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -440,7 +438,19 @@ def load_api(package: str, base: Path | None = None) -> PackageApi | Unknown:
     if not path.is_file():
         return Unknown(reason=f"{name} has no API index")
     label = f"matrix/api/{name}"
-    return PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
+    if directory.parent != api_dir():  # an overlay's index: read as it is now
+        return PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
+    stamp = path.stat()
+    key = (str(directory), stamp.st_mtime_ns, stamp.st_size)
+    api = _SHIPPED.get(key)
+    if api is None:
+        api = _SHIPPED[key] = PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
+    return api
+
+
+_SHIPPED: dict[tuple[str, int, int], PackageApi] = {}
+"""The shipped index's packages, one object per process: what it read and decoded serves every later call of a library
+caller (doctor, lock, explain), not only one. Keyed by its directory and releases.json's time and size (a refresh rewrites it)."""
 
 
 def indexed_packages(base: Path | None = None) -> tuple[str, ...]:
@@ -451,115 +461,11 @@ def indexed_packages(base: Path | None = None) -> tuple[str, ...]:
     return tuple(sorted(p.name for p in root.iterdir() if (p / "releases.json").is_file()))
 
 
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-_MODULE = rf"{_IDENT}(\.{_IDENT})*"
-_PARAM = rf"({_IDENT}=?|/|\*|\*args|\*\*kwargs)"
-_KEY_SHAPES = {
-    ApiKind.MODULE: re.compile(rf"^{_MODULE}$"),
-    ApiKind.NAME: re.compile(rf"^{_MODULE}:{_IDENT}$"),
-    ApiKind.PARAM: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})*\(({_IDENT}|\*|\*\*)\)$"),
-    ApiKind.CLI: re.compile(r"^[\w.-]+( [\w.:-]+)?$"),
-    ApiKind.MODEL_TYPE: re.compile(r"^[\w.-]+$"),
-    ApiKind.MEMBER: re.compile(rf"^{_MODULE}:{_IDENT}\.{_IDENT}$"),
-    ApiKind.BASE: re.compile(rf"^{_MODULE}:{_IDENT}<{_MODULE}(:{_IDENT})?$"),
-    ApiKind.SIGNATURE: re.compile(rf"^{_MODULE}:{_IDENT}(\.{_IDENT})?\[({_PARAM}(,{_PARAM})*)?\]$"),
-}
-_IMPORT_KEY = re.compile(rf"^{_MODULE} {_MODULE} ({_IDENT}|\*) (top_level|guarded|lazy)$")
-
-
-def check_api_dir(directory: Path, label: str) -> list[str]:
-    """Every problem of one package's API directory, as "file: key: message"."""
-    problems: list[str] = []
-    try:
-        meta = _read_meta(directory / "releases.json", f"{label}/releases.json")
-    except MatrixError as exc:
-        return [str(exc)]
-    releases = meta["releases"]
-    try:
-        versions = [Version(r) for r in releases]
-    except ValueError as exc:  # InvalidVersion, or a number longer than int() reads
-        return [str(MatrixError(f"{label}/releases.json", "releases", str(exc)))]
-    if versions != sorted(versions) or len(set(versions)) != len(versions):
-        problems.append(str(MatrixError(f"{label}/releases.json", "releases", "not sorted oldest first without repeats")))
-    if meta["package"] != directory.name:
-        found = f"{meta['package']!r} in the directory of {directory.name!r}"
-        problems.append(str(MatrixError(f"{label}/releases.json", "package", found)))
-    files = meta.get("files", [])
-    if not isinstance(files, list) or len(files) != len(releases):
-        problems.append(str(MatrixError(f"{label}/releases.json", "files", "not one file per release")))
-    if not isinstance(meta.get("missing", {}), dict):
-        problems.append(str(MatrixError(f"{label}/releases.json", "missing", "not an object")))
-    problems.extend(_check_since(meta, label))
-    stems = [k.value for k in ApiKind] + [IMPORTS]
-    shards = meta.get("shards", {})
-    if not isinstance(shards, dict) or not all(
-        k in stems and isinstance(v, list) and v and all(isinstance(b, str) for b in v) and v == sorted(set(v))
-        for k, v in shards.items()
-    ):
-        problems.append(str(MatrixError(f"{label}/releases.json", "shards", "not {kind: [sorted first keys]}")))
-        shards = {}
-    files_of = {stem: [f"{stem}.{i}" for i in range(len(shards[stem]) + 1)] if stem in shards else [stem] for stem in stems}
-    allowed = {f"{name}.json.gz" for names in files_of.values() for name in names}
-    for path in sorted(directory.iterdir()):
-        if path.name != "releases.json" and path.name not in allowed:
-            problems.append(str(MatrixError(f"{label}/{path.name}", "", "not a file of the API index")))
-    for stem in stems:
-        for i, name in enumerate(files_of[stem]):
-            path = directory / f"{name}.json.gz"
-            if not path.is_file():
-                if stem in shards:
-                    problems.append(str(MatrixError(f"{label}/{name}.json.gz", "", "missing shard")))
-                continue
-            file = f"{label}/{name}.json.gz"
-            try:
-                table = _read_table(path, file)
-            except MatrixError as exc:
-                problems.append(str(exc))
-                continue
-            problems.extend(_check_table(table, stem, file, len(releases), (i, shards.get(stem, []))))
-    return problems
-
-
-def _check_since(meta: dict[str, Any], label: str) -> list[str]:
-    since = meta.get("since", {})
-    late = {k.value for k in LATE_KINDS}
-    if not isinstance(since, dict) or not all(k in late and v in meta["releases"] for k, v in since.items()):
-        return [str(MatrixError(f"{label}/releases.json", "since", "not {late kind: an indexed release}"))]
-    return []
-
-
-def _check_table(table: dict[str, Any], stem: str, file: str, releases: int, shard: tuple[int, list[str]]) -> list[str]:
-    problems = []
-    shape = _IMPORT_KEY if stem == IMPORTS else _KEY_SHAPES[ApiKind(stem)]
-    for key, text in table.items():
-        if not shape.match(key):
-            problems.append(str(MatrixError(file, key, "malformed key")))
-            continue
-        if shard_of(key, shard[1]) != shard[0]:
-            problems.append(str(MatrixError(file, key, f"belongs in shard {shard_of(key, shard[1])}")))
-        try:
-            spans = decode_spans(text) if isinstance(text, str) else None
-        except ValueError:
-            spans = None
-        if not spans:
-            problems.append(str(MatrixError(file, key, f"malformed release ranges {text!r}")))
-            continue
-        prev = -2
-        for a, b in spans:
-            if not (prev + 1 < a <= b < releases):
-                why = f"release ranges {text!r} unsorted, adjacent or past the {releases} releases"
-                problems.append(str(MatrixError(file, key, why)))
-                break
-            prev = b
-    return problems
-
-
 __all__ = [
     "IMPORTS",
     "SCHEMA",
     "PackageApi",
     "api_dir",
-    "check_api_dir",
     "decode_spans",
     "encode_spans",
     "import_names",

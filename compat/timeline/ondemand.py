@@ -26,7 +26,8 @@ from packaging.version import Version
 
 from compat.errors import MatrixError, PackageIndexError, UsageError
 from compat.model.unknown import Unknown
-from compat.timeline.index import PackageApi, check_api_dir, load_api
+from compat.timeline.index import PackageApi, load_api
+from compat.timeline.index_check import check_api_dir
 from compat.timeline.records import PENDING, ApiKind, ApiWanted, OnDemandIndex, OnDemandOutcome
 
 if TYPE_CHECKING:

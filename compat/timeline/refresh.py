@@ -35,7 +35,8 @@ from compat.maintain.remote_zip import Member, RemoteZip
 from compat.matrix.releases import TRACKED
 from compat.timeline.combine import ReleaseApi, combine
 from compat.timeline.extract import ModuleInfo, extract_module, module_name
-from compat.timeline.index import IMPORTS, SCHEMA, check_api_dir, decode_spans, encode_spans, import_names
+from compat.timeline.index import IMPORTS, SCHEMA, decode_spans, encode_spans, import_names
+from compat.timeline.index_check import check_api_dir
 from compat.timeline.records import LATE_KINDS, PENDING, ApiKind, ApiOutcome
 
 API_PACKAGES: tuple[str, ...] = (

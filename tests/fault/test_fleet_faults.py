@@ -267,7 +267,7 @@ def test_a_rank_answering_garbage_is_failed_with_the_reason(answer):
 def fleet_module(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("RANK", "WORLD_SIZE", "LOCAL_", "MASTER_",
                                                                        "SLURM_", "OMPI_", "TORCHELASTIC_"))}
-    full = {**keep, "COMPAT_NO_CACHE": "1", "PYTHONPATH": str(REPO), **env}
+    full = {**keep, "PYTHONPATH": str(REPO), **env}  # the run's private cache, as tests/fault/fakes.py's compat_cli
     return subprocess.run([sys.executable, "-m", "compat.fleet", *args], capture_output=True, timeout=timeout,
                           env=full, input=b"")
 

@@ -34,8 +34,11 @@ def other_venv(path: Path, *, package: str = "peft", version: str = "0.99.0") ->
 
 
 def env(**extra: str) -> dict[str, str]:
+    """This environment for a launcher's children, with this checkout first. The children keep the run's private cache
+    (COMPAT_CACHE_DIR, tests/conftest.py): ranks that start together each write an entry atomically, and a later
+    test's ranks read the parsed matrix and the torch report from it instead of importing torch again."""
     out = {k: v for k, v in os.environ.items() if not k.startswith(("NCCL_", "HF_"))}
-    out.update({"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "COMPAT_NO_CACHE": "1", **extra})
+    out.update({"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **extra})
     return out
 
 

@@ -113,7 +113,6 @@ def test_slurm_mode_through_a_fake_srun(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("SLURM_NTASKS", "2")
     monkeypatch.setenv("FAKE_SLURM_NODES", "gpu-01 gpu-02")
     monkeypatch.setenv("FAKE_SLURM_ODD", "gpu-02")
-    monkeypatch.setenv("COMPAT_NO_CACHE", "1")
     out_dir = tmp_path / "facts"
     # A bound that no loaded machine reaches: srun returns as soon as both nodes have written their facts.
     code, out = _run("--slurm", "--out", str(out_dir), "--timeout", "120")

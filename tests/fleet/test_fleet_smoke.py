@@ -121,7 +121,6 @@ def test_slurm_smoke_through_a_fake_srun_writes_and_reads_one_report_per_node(tm
     monkeypatch.setenv("SLURM_JOB_NODELIST", "gpu-[01-02]")
     monkeypatch.setenv("SLURM_NTASKS", "2")
     monkeypatch.setenv("FAKE_SLURM_NODES", "gpu-01 gpu-02")
-    monkeypatch.setenv("COMPAT_NO_CACHE", "1")
     out_dir = tmp_path / "run"
     code, out = _run("--slurm", "--smoke", "--smoke-budget", "10", "--out", str(out_dir), "--timeout", "120")
     assert code in (0, 1), out  # a verdict, not a usage error or a bug

@@ -3,7 +3,9 @@ of (none declared on this GPU-less host, CPU, one consumer GPU, 8xH100 on R535/R
 R470, Blackwell) for the README's lock targets end in a verdict or a one-line reason, never in a bug.
 
 In process, through compat.api, as the CLI would: a `CompatError` is the CLI's exit 2, a `Conflict`
-its exit 1 (lock) or 4 (plan); anything else raised is what the CLI turns into exit 3.
+its exit 1 (lock) or 4 (plan); anything else raised is what the CLI turns into exit 3. With the settings the CLI
+reads (`api.read_settings()`: the run's private cache, tests/conftest.py), as the CLI would: the matrix is parsed once,
+not once per cell.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def _cells(machines: dict[str, tuple[str | None, str | None]]) -> list[Any]:
 def test_lock_never_ends_in_a_bug(machine: str, target: str) -> None:
     gpus, driver = MACHINES[machine]
     outcome = _outcome(lambda: api.lock(api.LockRequest(
-        targets=TARGETS[target], declared=api.Declared(gpus=gpus, driver=driver), python_version="3.11",
+        targets=TARGETS[target], declared=api.Declared(gpus=gpus, driver=driver), python_version="3.11", settings=api.read_settings(),
     )))
     if machine == "undeclared":
         assert outcome == "usage"  # no GPU here: the one line says to declare the machine
@@ -93,7 +95,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     beside it: planning that takes 15-40 s a machine today (issue 20, "every plan is bounded")."""
     root = tmp_path_factory.mktemp("machines")
     python = make_env(root / "env", {"vllm": "0.7.2"})
-    facts = api.facts(api.FactsRequest(environment=api.Environment(python=python)))
+    facts = api.facts(api.FactsRequest(environment=api.Environment(python=python), settings=api.read_settings()))
     path = root / "facts.json"
     path.write_text(dump_facts(facts), encoding="utf-8")
     return path
@@ -104,6 +106,7 @@ def test_doctor_never_ends_in_a_bug(installed: Path, machine: str) -> None:
     gpus, driver = MACHINES[machine]
     outcome = _outcome(lambda: api.doctor(api.DoctorRequest(
         environment=api.Environment(facts_file=installed), declared=api.Declared(gpus=gpus, driver=driver), find_config=False,
+        settings=api.read_settings(),
     )))
     assert outcome in ("ok", "usage")
 
@@ -117,6 +120,6 @@ PLAN_BUGS: dict[str, pytest.MarkDecorator] = {}
 def test_plan_never_ends_in_a_bug(installed: Path, machine: str) -> None:
     gpus, driver = MACHINES[machine]
     outcome = _outcome(lambda: api.plan(api.PlanRequest(
-        environment=api.Environment(facts_file=installed), declared=api.Declared(gpus=gpus, driver=driver),
+        environment=api.Environment(facts_file=installed), declared=api.Declared(gpus=gpus, driver=driver), settings=api.read_settings(),
     )))
     assert outcome in ("ok", "conflict", "usage")

@@ -10,7 +10,8 @@ import pytest
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
-from compat.timeline.index import check_api_dir, decode_spans, encode_spans, indexed_packages, load_api
+from compat.timeline.index import decode_spans, encode_spans, indexed_packages, load_api
+from compat.timeline.index_check import check_api_dir
 from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 
 
@@ -78,6 +79,25 @@ def test_validation_names_file_and_key(tmp_path):
     assert any(p.startswith("matrix/api/peft/name.json.gz: peft:X: release ranges") for p in problems)
     assert "matrix/api/peft/imports.json.gz: peft.x transformers Y sideways: malformed key" in problems
     assert "matrix/api/peft/stray.txt: not a file of the API index" in problems
+
+
+def test_validation_names_every_key_a_whole_table_check_rejects(tmp_path):
+    """A sound table passes in one check of all its keys; one that is not is walked key by key, and every bad key
+    is named: a range text repeated over keys, a key in the wrong shard, a value that is not a text."""
+    d = write(tmp_path, "trl", ["1.0", "2.0"], {
+        "name.0": {"trl:A": "0-1", "trl:B": "0-1", "trl:Z": "1"},
+        "name.1": {"trl:M": "0", "trl:N": "5", "trl:O": "5", "trl:P": [0]},
+    }, shards={"name": ["trl:M"]})
+    problems = check_api_dir(d, "matrix/api/trl")
+    assert problems == [
+        "matrix/api/trl/name.0.json.gz: trl:Z: belongs in shard 1",
+        "matrix/api/trl/name.1.json.gz: trl:N: release ranges '5' unsorted, adjacent or past the 2 releases",
+        "matrix/api/trl/name.1.json.gz: trl:O: release ranges '5' unsorted, adjacent or past the 2 releases",
+        "matrix/api/trl/name.1.json.gz: trl:P: malformed release ranges [0]",
+    ]
+    write(tmp_path / "sound", "trl", ["1.0", "2.0"], {"name.0": {"trl:A": "0-1", "trl:B": "0-1"}, "name.1": {"trl:M": "1"}},
+          shards={"name": ["trl:M"]})
+    assert check_api_dir(tmp_path / "sound" / "api" / "trl", "matrix/api/trl") == []
 
 
 def test_corrupt_files_raise_matrix_errors(tmp_path):

@@ -13,7 +13,8 @@ from compat.report.explain import api_text
 from compat.sources.http import HttpClient
 from compat.timeline.drift import answer
 from compat.timeline.extract import extract_module
-from compat.timeline.index import check_api_dir, load_api, lookup
+from compat.timeline.index import load_api, lookup
+from compat.timeline.index_check import check_api_dir
 from compat.timeline.links import ApiSource
 from compat.timeline.records import ApiKind, Drift, Span
 from compat.timeline.refresh import refresh_package

@@ -12,7 +12,8 @@ from compat.errors import UsageError
 from compat.maintain.index import IndexClient
 from compat.model.unknown import Unknown
 from compat.sources.http import HttpClient
-from compat.timeline.index import check_api_dir, load_api
+from compat.timeline.index import load_api
+from compat.timeline.index_check import check_api_dir
 from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 from compat.timeline.refresh import refresh_api, refresh_package
 

@@ -96,6 +96,11 @@ def launcher_rank(environ: Mapping[str, str]) -> tuple[int, int, int]:
     return rank, world, local
 
 
+def this_rank() -> tuple[int, int, int]:
+    """This process's (rank, world size, local rank) from its launcher's variables; a UsageError without a launcher."""
+    return launcher_rank(launcher_env(os.environ))
+
+
 def store_address(environ: Mapping[str, str]) -> str:
     """MASTER_ADDR:MASTER_PORT, which torch's env:// rendezvous reads; a UsageError when missing or out of shape."""
     missing = [n for n in ("MASTER_ADDR", "MASTER_PORT") if not environ.get(n)]
