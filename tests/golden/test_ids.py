@@ -341,6 +341,13 @@ SIGNATURE_IDS = (
     "torch-load-weights-only-futurewarning",
     "bnb-quantized-model-moved",
     "transformers-vlm-loaded-as-causal-lm",
+    # classes_2026.toml
+    "remote-code-imports-not-found",
+    "transformers-bnb-quantization-unavailable", "torchcodec-cannot-load", "setuptools-pkg-resources-removed",
+    "disk-full-or-quota-exceeded", "torch-checkpoint-file-truncated", "torch-ops-namespace-missing-op",
+    "torchvision-ops-without-cuda-kernels", "flashinfer-cubin-version-mismatch",
+    "requirements-unresolvable", "requirement-has-no-matching-distribution",
+    "protobuf-runtime-generated-code-mismatch", "hub-rate-limited",
 )
 
 CHECK_IDS = (
