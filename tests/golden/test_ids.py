@@ -348,6 +348,8 @@ SIGNATURE_IDS = (
     "torchvision-ops-without-cuda-kernels", "flashinfer-cubin-version-mismatch",
     "requirements-unresolvable", "requirement-has-no-matching-distribution",
     "protobuf-runtime-generated-code-mismatch", "hub-rate-limited",
+    "datasets-audio-needs-torchcodec", "hub-local-path-not-found", "sdpa-mem-efficient-no-kernel-for-gpu",
+    "cuda-unspecified-launch-failure", "python312-pkgutil-impimporter-removed", "windows-torch-dll-dependency-missing",
 )
 
 CHECK_IDS = (
