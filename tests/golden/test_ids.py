@@ -350,6 +350,8 @@ SIGNATURE_IDS = (
     "protobuf-runtime-generated-code-mismatch", "hub-rate-limited",
     "datasets-audio-needs-torchcodec", "hub-local-path-not-found", "sdpa-mem-efficient-no-kernel-for-gpu",
     "cuda-unspecified-launch-failure", "python312-pkgutil-impimporter-removed", "windows-torch-dll-dependency-missing",
+    "cuda-torch-without-nvidia-driver", "python312-distutils-removed", "cuda-invalid-device-function",
+    "wandb-api-key-not-configured",
 )
 
 CHECK_IDS = (
