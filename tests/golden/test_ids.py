@@ -351,7 +351,7 @@ SIGNATURE_IDS = (
     "datasets-audio-needs-torchcodec", "hub-local-path-not-found", "sdpa-mem-efficient-no-kernel-for-gpu",
     "cuda-unspecified-launch-failure", "python312-pkgutil-impimporter-removed", "windows-torch-dll-dependency-missing",
     "cuda-torch-without-nvidia-driver", "python312-distutils-removed", "cuda-invalid-device-function",
-    "wandb-api-key-not-configured",
+    "wandb-api-key-not-configured", "triton-jit-header-missing", "vllm-compiled-extension-not-found",
 )
 
 CHECK_IDS = (
