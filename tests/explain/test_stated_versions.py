@@ -472,8 +472,8 @@ def test_a_general_statement_is_known_with_its_command(catalog):
 
     for text, reason, command in [
         ("ValueError: FSDP requires PyTorch >= 2.1.0\n", "it states torch>=2.1.0", "python -m pip install 'torch>=2.1.0'"),
-        ("ValueError: 4 bit quantization requires bitsandbytes>=0.39.0 - please upgrade your bitsandbytes version\n",
-         "it states bitsandbytes>=0.39.0", "python -m pip install 'bitsandbytes>=0.39.0'"),
+        ("AssertionError: AdversarialPatchPyTorch requires torch>=1.7.0\n", "it states torch>=1.7.0",
+         "python -m pip install 'torch>=1.7.0'"),
         ("RuntimeError: Python version >= 3.9 required.\n", "it states python>=3.9", None),  # the host's side: no pip command
     ]:
         result = explain([text.encode()], catalog)

@@ -342,6 +342,17 @@ SIGNATURE_IDS = (
     "torch-load-weights-only-futurewarning",
     "bnb-quantized-model-moved",
     "transformers-vlm-loaded-as-causal-lm",
+    # classes_2026.toml
+    "remote-code-imports-not-found",
+    "transformers-bnb-quantization-unavailable", "torchcodec-cannot-load", "setuptools-pkg-resources-removed",
+    "disk-full-or-quota-exceeded", "torch-checkpoint-file-truncated", "torch-ops-namespace-missing-op",
+    "torchvision-ops-without-cuda-kernels", "flashinfer-cubin-version-mismatch",
+    "requirements-unresolvable", "requirement-has-no-matching-distribution",
+    "protobuf-runtime-generated-code-mismatch", "hub-rate-limited",
+    "datasets-audio-needs-torchcodec", "hub-local-path-not-found", "sdpa-mem-efficient-no-kernel-for-gpu",
+    "cuda-unspecified-launch-failure", "python312-pkgutil-impimporter-removed", "windows-torch-dll-dependency-missing",
+    "cuda-torch-without-nvidia-driver", "python312-distutils-removed", "cuda-invalid-device-function",
+    "wandb-api-key-not-configured", "triton-jit-header-missing", "vllm-compiled-extension-not-found",
 )
 
 CHECK_IDS = (
