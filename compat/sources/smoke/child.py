@@ -498,16 +498,6 @@ def _launched_settings(accelerator: Any, expected: str | None) -> str:
     return (f", mixed precision {ran}" if ran != "no" else "") + (", debug mode" if debug else "")
 
 
-def _leave_group() -> None:
-    """Each rank tears its process group down before the interpreter's exit does: left to finalizers, gloo could abort
-    (SIGABRT after the steps passed), which is not the stack failing. No barrier: a peer that already failed or left
-    would make it wait for ever."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        dist.destroy_process_group()
-
-
 def stage_train(args: list[str]) -> None:
     """ARGS: the trainers (sft, dpo, grpo, online-dpo), then --lora to add a LoRA variant of the first, --launched under
     a launcher (--launcher=torchrun when torchrun started it), --distributed=KIND for the sharding the launch config
@@ -548,8 +538,7 @@ def stage_train(args: list[str]) -> None:
             if kind == trainers[0] and not launched:
                 saved = trainer
     if launched:
-        _leave_group()
-        return
+        return  # a launched rank ends in `_end` (no finalizers)
     if saved is None:
         return
     with step(f"save and reload ({trainers[0]})"):
@@ -587,5 +576,17 @@ def main(argv: list[str]) -> int:
     return 1 if FAILED else 0
 
 
+def _end(code: int) -> None:
+    """Leave the process. A rank a launcher started (torchrun or `accelerate launch` set LOCAL_RANK) leaves without
+    finalizers once its steps are printed: tearing its gloo group down after the peer has left waits for ever (the DDP
+    reducer's group joins a run-loop thread no peer will wake) or aborts (SIGABRT), neither of which is the stack
+    failing, and no barrier helps when the peer failed or already left."""
+    if "LOCAL_RANK" not in os.environ:
+        sys.exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    _end(main(sys.argv[1:]))

@@ -42,3 +42,26 @@ def test_ctrl_c_in_a_step_ends_the_run(child, capsys):
     with pytest.raises(KeyboardInterrupt), child.step("train"):
         raise KeyboardInterrupt
     assert _reports(capsys.readouterr().out) == []
+
+
+def test_a_launched_rank_leaves_without_finalizers_and_a_plain_child_runs_them(tmp_path):
+    """A rank's teardown after its peer left can hang for ever (gloo's run-loop join in the DDP reducer's
+    destructor): a rank a launcher started ends with its code once its output is flushed, running no finalizer."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, importlib.util, sys, time\n"
+        f"spec = importlib.util.spec_from_file_location('child', {str(CHILD)!r})\n"
+        "child = importlib.util.module_from_spec(spec); spec.loader.exec_module(child)\n"
+        "atexit.register(lambda: (print('finalized', flush=True), time.sleep(float(sys.argv[1]))))\n"
+        "print('steps printed')\n"
+        "child._end(3)\n"
+    )
+    base = {k: v for k, v in os.environ.items() if k not in ("LOCAL_RANK", "RANK")}
+    launched = subprocess.run([sys.executable, "-c", code, "600"], env={**base, "LOCAL_RANK": "1"}, capture_output=True,
+                              text=True, timeout=60)
+    assert launched.returncode == 3 and launched.stdout == "steps printed\n"
+    plain = subprocess.run([sys.executable, "-c", code, "0"], env=base, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 3 and plain.stdout == "steps printed\nfinalized\n"
