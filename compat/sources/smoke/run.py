@@ -162,17 +162,32 @@ _DRAIN_SECONDS = 5.0
 
 def _kill_tree(pid: int) -> None:
     """Kill the child's process group and every descendant, also those that started a session of their own
-    (torchrun's ranks): a rank left alive holds the output pipes open and the bound would not hold."""
-    descendants = _descendants(pid)
+    (torchrun's ranks): a rank left alive holds the output pipes open and the bound would not hold. The tree is
+    stopped before it is read, and read again until nothing new appears: a process that forks between the reading and
+    the kill would otherwise outlive it."""
+    _signal_group(pid, signal.SIGSTOP)
+    stopped: set[int] = set()
+    while new := set(_descendants(pid)) - stopped:
+        for child in new:
+            _signal(child, signal.SIGSTOP)
+        stopped |= new
+    _signal_group(pid, signal.SIGKILL)
+    for child in stopped:
+        _signal(child, signal.SIGKILL)
+
+
+def _signal_group(pid: int, signum: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
-    for child in descendants:
-        try:
-            os.kill(child, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _descendants(pid: int) -> list[int]:

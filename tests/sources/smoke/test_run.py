@@ -84,3 +84,17 @@ def test_a_killed_child_takes_its_own_session_leaders_with_it(tmp_path):
     grandchild = int(out.stdout.split()[0])
     status = Path(f"/proc/{grandchild}/status")
     assert not status.exists() or "State:\tZ" in status.read_text()
+
+
+def test_a_child_that_keeps_starting_session_leaders_leaves_none_behind(tmp_path):
+    # A process that forks between the tree's reading and its kill would outlive it: the tree is stopped first.
+    script = ("import subprocess, sys\n"
+              "while True:\n"
+              "    p = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+              "    print(p.pid, flush=True)\n")
+    out = run_child("spawner", [sys.executable, "-c", script], cwd=tmp_path, env={}, timeout=1.5)
+    assert out.timed_out
+    pids = [int(p) for p in out.stdout.split()[:-1]]  # the last line may be cut by the kill
+    assert pids
+    alive = [p for p in pids if Path(f"/proc/{p}/status").exists() and "State:\tZ" not in Path(f"/proc/{p}/status").read_text()]
+    assert not alive
