@@ -16,7 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from compat.errors import UsageError
@@ -165,29 +165,21 @@ def _kill_tree(pid: int) -> None:
     (torchrun's ranks): a rank left alive holds the output pipes open and the bound would not hold. The tree is
     stopped before it is read, and read again until nothing new appears: a process that forks between the reading and
     the kill would otherwise outlive it."""
-    _signal_group(pid, signal.SIGSTOP)
+    _send(os.killpg, pid, signal.SIGSTOP)
     stopped: set[int] = set()
     while new := set(_descendants(pid)) - stopped:
         for child in new:
-            _signal(child, signal.SIGSTOP)
+            _send(os.kill, child, signal.SIGSTOP)
         stopped |= new
-    _signal_group(pid, signal.SIGKILL)
+    _send(os.killpg, pid, signal.SIGKILL)
     for child in stopped:
-        _signal(child, signal.SIGKILL)
+        _send(os.kill, child, signal.SIGKILL)
 
 
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _signal(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _send(send: Callable[[int, int], None], pid: int, signum: int) -> None:
+    """`os.kill` or `os.killpg`, for a process that may already be gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        send(pid, signum)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -215,7 +207,8 @@ def run_stage(python: str, plan: StagePlan, *, root: Path, env: Mapping[str, str
     """Each child of the stage in its own folder under `root`, bounded by the stage's time and the run's deadline."""
     outputs: list[ChildOutput] = []
     stage_end = min(deadline, time.monotonic() + plan.seconds)
-    for i, (label, argv) in enumerate(commands(python, plan, port=free_port())):
+    port = free_port() if plan.launch is not None else None  # only a launched run rendezvouses on one
+    for i, (label, argv) in enumerate(commands(python, plan, port=port)):
         left = stage_end - time.monotonic()
         if left < 1.0:
             outputs.append(ChildOutput(command=label, returncode=None, stdout="", stderr="", seconds=0.0, timed_out=True))
