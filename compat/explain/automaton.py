@@ -10,11 +10,12 @@ import hashlib
 import json
 import platform
 import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from compat.explain.blocks import count_lines
 from compat.explain.engine import (
@@ -39,6 +40,33 @@ remove: on 500 MB logs, one escape per 2 KB read in 1.34 s stripped and 1.46 s i
 
 PARALLEL_BLOCK = 1024 * 1024
 """Bytes of a block from which Hyperscan reads its two halves in two threads."""
+
+REMEMBERED = 32
+"""Compiled automata a process keeps in memory when it has no store (about 0.5 MB each)."""
+
+
+class _Remembered:
+    """A `BlobStore` in this process's memory, for a scanner given no store (a library caller without compat's cache,
+    a process explaining many logs): each automaton is compiled once per process (a second or more for the catalog;
+    loading a serialised one costs milliseconds). Only compiled automata go in: their names cover all they are
+    built from."""
+
+    _kept: ClassVar[OrderedDict[str, bytes]] = OrderedDict()
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def get(self, name: str) -> bytes | None:
+        with self._lock:
+            data = self._kept.get(name)
+            if data is not None:
+                self._kept.move_to_end(name)
+            return data
+
+    def put(self, name: str, data: bytes) -> None:
+        with self._lock:
+            self._kept[name] = data
+            self._kept.move_to_end(name)
+            while len(self._kept) > REMEMBERED:
+                self._kept.popitem(last=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +110,7 @@ class HyperscanScanner(EngineBase):
         self.patterns = tuple(patterns)
         self._once = frozenset(once)
         self._store = store
+        self._automata: BlobStore = store if store is not None else _Remembered()
         self._compiled = LazyPatterns(self.patterns)
         self._dbs: dict[tuple[frozenset[int], bool], Any] = {}
         self._lock = threading.Lock()
@@ -133,15 +162,12 @@ class HyperscanScanner(EngineBase):
                     raise
                 self._tolerant = None  # too big for this build of Hyperscan: strip colours instead
                 return None
-            if self._store is not None:
-                self._store.put(name, hs.dumpb(db))
+            self._automata.put(name, hs.dumpb(db))
         self._dbs[(without, coloured)] = db
         return db
 
     def _load(self, name: str) -> Any:
-        if self._store is None:
-            return None
-        data = self._store.get(name)
+        data = self._automata.get(name)
         if not data:
             return None
         hs = self._hs

@@ -7,6 +7,7 @@ at the top of a source checkout) and then each overlay directory (`--matrix DIR`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,11 +76,35 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
     for root in roots:
         if not root.is_dir():
             raise MatrixError(str(root), "", "not a directory")
+    shipped = not overlays and base == shipped_matrix_dir()
+    stamp = _stamp(base) if shipped else None
+    if stamp is not None and stamp in _SHIPPED:
+        return dataclasses.replace(_SHIPPED[stamp], releases=_releases(roots, cache_dir))
     if cache_dir is None:
-        return _load(roots, cache_dir)
-    from compat.matrix.compiled import load_compiled
+        matrix = _load(roots, cache_dir)
+    else:
+        from compat.matrix.compiled import load_compiled
 
-    return load_compiled(roots, cache_dir, lambda: _load(roots, cache_dir), lambda: _releases(roots, cache_dir))
+        matrix = load_compiled(roots, cache_dir, lambda: _load(roots, cache_dir), lambda: _releases(roots, cache_dir))
+    if stamp is not None:
+        _SHIPPED.clear()
+        _SHIPPED[stamp] = matrix
+    return matrix
+
+
+_SHIPPED: dict[tuple[tuple[str, int, int], ...], Matrix] = {}
+"""The shipped matrix as this process parsed it, under the stamp of its files: a process that judges many
+environments (a fleet, a library caller, the test suite) parses it once. Each load gets its own release index."""
+
+
+def _stamp(root: Path) -> tuple[tuple[str, int, int], ...] | None:
+    """The name, size and modification time of every curated file the loader reads (None when one cannot be read):
+    a file edited while the process runs gives a new stamp."""
+    try:
+        return tuple((p.name, (s := p.stat()).st_size, s.st_mtime_ns)
+                     for p in sorted([*root.glob("*.toml"), *(root / "signatures").glob("*.toml")]))
+    except OSError:
+        return None
 
 
 def _releases(roots: tuple[Path, ...], cache_dir: Path | None) -> ReleaseIndex:

@@ -52,9 +52,9 @@ import bisect
 import gzip
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -62,6 +62,8 @@ from packaging.version import Version
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
 from compat.timeline.records import LATE_KINDS, ApiKind, ApiLookup, ApiMatch, ImportEdge, ImportKind, Span
+
+T = TypeVar("T")
 
 SCHEMA = 1
 IMPORTS = "imports"
@@ -154,6 +156,17 @@ class PackageApi:
         """For the kinds added late (`LATE_KINDS`): the first release from which they are indexed."""
         self._bases: dict[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]] | None = None
         self._members: dict[str, frozenset[int]] = {}
+        self._derived: dict[Hashable, Any] = {}
+
+    def derived(self, key: Hashable, make: Callable[[], T]) -> T:
+        """`make()`, kept with this index under `key`: an answer computed from the index alone (what a release
+        imports, which releases lack a name) is the same for every doctor and lock of the process, and the shipped
+        index is read once per process."""
+        try:
+            return cast(T, self._derived[key])
+        except KeyError:
+            found = self._derived[key] = make()
+            return found
 
     def _shard(self, stem: str, shard: int) -> dict[str, str]:
         name = f"{stem}.{shard}" if stem in self._shards else stem
@@ -284,8 +297,13 @@ class PackageApi:
         i = self._release_index(release)
         if isinstance(i, Unknown):
             return i
-        out = [edge for edge, spans in self._imports(import_names(other)) if any(a <= i <= b for a, b in spans)]
-        return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+        roots = import_names(other)
+
+        def at_release() -> tuple[ImportEdge, ...]:
+            out = [edge for edge, spans in self._imports(roots) if any(a <= i <= b for a, b in spans)]
+            return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+
+        return self.derived(("imports", i, roots), at_release)
 
     def _imports(self, roots: tuple[str, ...]) -> tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]:
         """The rows of the import table that import from `roots`, with their decoded spans, read once."""

@@ -180,7 +180,8 @@ class ApiSource:
         key = (id(provider), edge.target, edge.name, breaking_only)
         found = self._lacking.get(key)
         if found is None and isinstance(provider, PackageApi):
-            found = self._lacking[key] = _lacking_indexed(edge, provider, breaking_only)
+            found = self._lacking[key] = provider.derived(
+                ("lacking", edge.target, edge.name, breaking_only), lambda: _lacking_indexed(edge, provider, breaking_only))
         if found is None:
             found = self._lacking[key] = frozenset(
                 r for r in provider.releases if self.resolves(edge, provider, r) is False
