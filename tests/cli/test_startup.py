@@ -75,3 +75,29 @@ def test_doctor_on_a_requirements_file_coerces_its_options_without_pydantic(tmp_
     assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
     _, code = _modules(tmp_path, "doctor", "-r", str(tmp_path / "absent.txt"))
     assert code == 2  # typer's own answer to a path that does not exist still comes
+
+
+_RUN = """
+import atexit, sys, threading
+sys.argv = ["compat", *sys.argv[1:]]
+atexit.register(lambda: print("EXIT HANDLER RAN", file=sys.stderr))
+from compat.cli import run
+if sys.argv[1:2] == ["--thread"]:
+    sys.argv.pop(1)
+    threading.Thread(target=lambda: (__import__("time").sleep(0.3), print("THREAD DONE", flush=True))).start()
+run()
+"""
+
+
+def test_the_entry_point_leaves_without_teardown_yet_runs_exit_handlers_and_keeps_codes(tmp_path):
+    def child(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, text=True, cwd=tmp_path,
+                              env=_env(tmp_path), timeout=120, check=False)
+
+    done = child("--version")
+    assert (done.returncode, done.stdout.strip()) == (0, f"compat {__import__('compat').__version__}")
+    assert "EXIT HANDLER RAN" in done.stderr  # coverage, temporary directories and pools still finish
+    done = child("explain", "--no-such-option")
+    assert done.returncode == 2 and "EXIT HANDLER RAN" in done.stderr
+    done = child("--thread", "--version")
+    assert done.returncode == 0 and "THREAD DONE" in done.stdout  # a running thread gets the ordinary exit
