@@ -1,3 +1,3 @@
-from compat.cli import run
+from compat.entry import main
 
-run()
+main()

@@ -87,8 +87,8 @@ def main() -> None:
 
 
 def run() -> None:
-    """The process's entry point (`compat`, `python -m compat`): `main`, then the exit without the interpreter's
-    teardown.
+    """The process's end of `compat` and `python -m compat` (compat.entry): `main`, then the exit without the
+    interpreter's teardown.
 
     Freeing every module and object one by one at exit costs a tenth of what `compat explain` on a pasted log costs
     (25 ms of 230). What teardown would do that matters is done here first: the exit handlers run (thread pools,
@@ -231,5 +231,8 @@ def _usage_error(exc: Exception) -> int:
     return ExitCode.USAGE
 
 
-# Register the commands (each module adds its own to `app`).
-from compat.cli import commands  # noqa: E402,F401
+# Register the commands (each module adds its own to `app`): only the one a process runs, when compat.entry knows it.
+from compat import entry  # noqa: E402
+from compat.cli import commands  # noqa: E402
+
+commands.register(entry.ONLY)

@@ -81,11 +81,12 @@ _RUN = """
 import atexit, sys, threading
 sys.argv = ["compat", *sys.argv[1:]]
 atexit.register(lambda: print("EXIT HANDLER RAN", file=sys.stderr))
-from compat.cli import run
 if sys.argv[1:2] == ["--thread"]:
     sys.argv.pop(1)
     threading.Thread(target=lambda: (__import__("time").sleep(0.3), print("THREAD DONE", flush=True))).start()
-run()
+atexit.register(lambda: print("MODULES:" + " ".join(m for m in sys.modules if m.startswith("compat.cli."))))
+from compat.entry import main
+main()
 """
 
 
@@ -95,9 +96,32 @@ def test_the_entry_point_leaves_without_teardown_yet_runs_exit_handlers_and_keep
                               env=_env(tmp_path), timeout=120, check=False)
 
     done = child("--version")
-    assert (done.returncode, done.stdout.strip()) == (0, f"compat {__import__('compat').__version__}")
+    assert (done.returncode, done.stdout.split("MODULES:")[0].strip()) == (0, f"compat {__import__('compat').__version__}")
     assert "EXIT HANDLER RAN" in done.stderr  # coverage, temporary directories and pools still finish
     done = child("explain", "--no-such-option")
     assert done.returncode == 2 and "EXIT HANDLER RAN" in done.stderr
     done = child("--thread", "--version")
     assert done.returncode == 0 and "THREAD DONE" in done.stdout  # a running thread gets the ordinary exit
+
+
+def test_a_process_registers_only_the_command_it_runs(tmp_path):
+    log = tmp_path / "small.log"
+    log.write_text(LOG)
+    done = subprocess.run([sys.executable, "-c", _RUN, "explain", "--no-env", str(log)], capture_output=True, text=True,
+                          cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    modules = done.stdout.rsplit("MODULES:", 1)[1].split()
+    assert "compat.cli.explain" in modules and not {"compat.cli.lock", "compat.cli.smoke", "compat.cli.fleet"} & {*modules}
+    done = subprocess.run([sys.executable, "-c", _RUN, "--debug", "--help"], capture_output=True, text=True,
+                          cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    assert done.returncode == 0 and "compat.cli.lock" in done.stdout.rsplit("MODULES:", 1)[1].split()  # an option first: all
+
+
+def test_the_command_map_names_the_module_of_every_command():
+    from compat.cli import app
+    from compat.cli.commands import MODULES, ORDER
+
+    found = {(c.name or c.callback.__name__).replace("_", "-"): c.callback.__module__ for c in app.registered_commands}
+    found.update((g.name, g.typer_instance.registered_commands[0].callback.__module__) for g in app.registered_groups)
+    assert {name: f"compat.cli.{module}" for name, module in MODULES.items()} == found
+    assert set(ORDER) == set(MODULES.values())
