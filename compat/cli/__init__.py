@@ -91,9 +91,9 @@ def run() -> None:
     interpreter's teardown.
 
     Freeing every module and object one by one at exit costs a tenth of what `compat explain` on a pasted log costs
-    (25 ms of 230). What teardown would do that matters is done here first: the exit handlers run (thread pools,
-    temporary directories, coverage) and both streams are flushed. A thread other than the main one still running
-    gets the ordinary exit, which waits for it.
+    (25 ms of 230). What teardown would do that matters is done here first: the exit handlers run (thread pools
+    and temporary directories) and both streams are flushed. A thread other than the main one still running
+    gets the ordinary exit, which waits for it, and so does a process that a profiler or a tracer watches.
     """
     import atexit
     import os
@@ -103,10 +103,12 @@ def run() -> None:
         main()
     except SystemExit as done:
         code = done.code
-        if not (code is None or isinstance(code, int)) or threading.active_count() > 1:
+        if not (code is None or isinstance(code, int)) or threading.active_count() > 1 or _watched():
             raise
     else:
         code = 0
+        if threading.active_count() > 1 or _watched():
+            return
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -114,6 +116,12 @@ def run() -> None:
         except (OSError, ValueError):
             pass  # main() has said what it could; nothing is retried at exit either
     os._exit(code or 0)
+
+
+def _watched() -> bool:
+    """Whether a profiler or tracer (cProfile, coverage, a debugger) runs this process: it writes what it found when
+    the interpreter ends, so the process ends the ordinary way."""
+    return sys.getprofile() is not None or sys.gettrace() is not None
 
 
 def _flushed(code: int | str | None) -> int | str | None:

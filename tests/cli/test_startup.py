@@ -125,3 +125,10 @@ def test_the_command_map_names_the_module_of_every_command():
     found.update((g.name, g.typer_instance.registered_commands[0].callback.__module__) for g in app.registered_groups)
     assert {name: f"compat.cli.{module}" for name, module in MODULES.items()} == found
     assert set(ORDER) == set(MODULES.values())
+
+
+def test_a_profiled_process_ends_the_ordinary_way_so_the_profile_is_written(tmp_path):
+    out = tmp_path / "compat.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "compat", "--version"],
+                          capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    assert done.returncode == 0 and out.stat().st_size > 0, done.stderr
