@@ -226,6 +226,11 @@ class HyperscanScanner(EngineBase):
                 kept.append(hit)
         return kept, base - line_base + unfinished(buf)
 
+    def release(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown()  # idle: every block's second half was waited for
+
     def _pool(self) -> ThreadPoolExecutor:
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compat-scan")
