@@ -1,3 +1,3 @@
-from compat.cli import main
+from compat.entry import main
 
 main()

@@ -31,7 +31,7 @@ from compat.explain.engine import (
     numbered,
     unfinished,
 )
-from compat.explain.normalize import coloured_every, strip_ansi
+from compat.explain.normalize import RECHECK, coloured_every, strip_ansi
 
 COLOURED_EVERY = 512
 """Bytes per escape from which a block is read coloured, as it is. Sparser colour costs less to
@@ -143,8 +143,6 @@ class HyperscanScanner(EngineBase):
         flags = [int(hs.HS_FLAG_MULTILINE | (0 if self.patterns[k].isascii() else hs.HS_FLAG_UTF8)
                      | (hs.HS_FLAG_SINGLEMATCH if k in self._once else 0)) for k in keys]
         if coloured:
-            from compat.explain.colour import RECHECK
-
             keys = keys + [n + i for i in range(len(RECHECK))]
             expressions += [p.encode() for p in RECHECK]
             flags += [int(hs.HS_FLAG_MULTILINE)] * len(RECHECK)
@@ -190,14 +188,14 @@ class HyperscanScanner(EngineBase):
         store: rewriting the whole catalog costs a tenth of a second, on every coloured log. The entry's name covers
         the patterns and the rewriting's code; an entry that does not read back as one answer per pattern is made
         again, never trusted."""
-        # The rewriting (and the pattern parser under it) is imported by the first coloured block only.
-        from compat.explain import colour
-
         name = _rewriting_name(self.patterns) if self._store is not None else None
         if name is not None and self._store is not None:
             found = _rewritten_entry(self._store.get(name), len(self.patterns))
             if found is not None:
                 return found
+        # The rewriting (and the pattern parser under it) is imported only when no stored rewriting answers.
+        from compat.explain import colour
+
         rewritten = tuple(colour.tolerant(p) for p in self.patterns)
         if name is not None and self._store is not None:
             self._store.put(name, json.dumps(rewritten).encode())
@@ -254,6 +252,11 @@ class HyperscanScanner(EngineBase):
                 kept.append(hit)
         return kept, base - line_base + unfinished(buf)
 
+    def release(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown()  # idle: every block's second half was waited for
+
     def _pool(self) -> ThreadPoolExecutor:
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="compat-scan")
@@ -277,7 +280,7 @@ class HyperscanScanner(EngineBase):
         def at(key: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
             nonlocal halted_at
             end = to + offset
-            if key >= n_keys:  # a line to match again, uncoloured (`colour.RECHECK`)
+            if key >= n_keys:  # a line to match again, uncoloured (`normalize.RECHECK`)
                 if end > line_end[n_keys]:
                     nl = buf.find(b"\n", end - 1, stop)
                     line_end[n_keys] = stop if nl < 0 else nl
@@ -330,7 +333,7 @@ class HyperscanScanner(EngineBase):
 
     def _recheck(self, buf: bytes, starts: list[int], spent: frozenset[int], lines: dict[int, tuple[int, int, int]],
                      keys: set[tuple[int, int]]) -> None:
-        """Candidates on the lines the colour automaton may misread (`colour.RECHECK`): each is
+        """Candidates on the lines the colour automaton may misread (`normalize.RECHECK`): each is
         read uncoloured by the plain automaton."""
         db = self._database(spent, coloured=False)
         if db is None:
@@ -352,13 +355,12 @@ class HyperscanScanner(EngineBase):
 def _rewriting_name(patterns: Sequence[str]) -> str | None:
     """The store's name for the rewritten `patterns`: a digest of them and of the code that rewrites them (None when
     that code cannot be read, as in an installation without sources: then nothing is kept)."""
-    from compat.explain import colour, normalize
-    from compat.matrix import pattern_syntax
-
+    # The modules' files by path, not imported: a cached rewriting needs neither the rewriting nor the pattern parser.
+    here = Path(__file__).resolve().parent
     digest = hashlib.sha256(json.dumps(list(patterns)).encode())
     try:
-        for module in (colour, normalize, pattern_syntax):
-            digest.update(Path(module.__file__ or "").read_bytes())
+        for source in (here / "colour.py", here / "normalize.py", here.parent / "matrix" / "pattern_syntax.py"):
+            digest.update(source.read_bytes())
     except OSError:
         return None
     return f"tolerant-{digest.hexdigest()[:32]}.json"

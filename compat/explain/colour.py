@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import re
 
-from compat.explain.normalize import CSI
+from compat.explain.normalize import CSI, RECHECK
 from compat.matrix.pattern_syntax import Alt, Char, Node, PatternSyntaxError, Repeat, Seq, Zero, parse_pattern
 
-_ESCAPES = f"(?:{CSI})*"
+__all__ = ["RECHECK", "tolerant"]
 
-RECHECK = (r"\x1b\]",)
-"""Lines to match again with their colours removed: an OSC sequence, which colour removal takes
-out but the rewritten patterns do not allow for."""
+_ESCAPES = f"(?:{CSI})*"
 
 
 class _Untranslatable(Exception):

@@ -148,3 +148,7 @@ class EngineBase:
         """Hits in one block of whole lines whose first line is number `line_base`; key k is
         reported on at most caps[k] lines (0: not at all)."""
         return self.scan(block, line_base, caps)[0]
+
+    def release(self) -> None:
+        """Ends what the engine keeps running between blocks (a scanning thread) once a log is read; the next
+        block starts it again. A process whose only thread is left can exit at once (compat.cli.run)."""

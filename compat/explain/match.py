@@ -228,6 +228,7 @@ def read_log(
         acc[si].context = True
     drafts = builder.drafts()
     _match_wrapped(drafts, signatures, acc, context_seen, frames_seen, scanner, keys)
+    scanner.release()
     for si in [si for si in acc if not _conditions_hold(signatures[si], acc[si], si in context_seen, si in frames_seen, drafts)]:
         del acc[si]
     return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,

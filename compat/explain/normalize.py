@@ -17,6 +17,11 @@ bytes are taken in any order, as terminals skip to the final byte."""
 ANSI = re.compile(CSI + r"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)")
 ANSI_BYTES = re.compile(ANSI.pattern.encode())
 
+RECHECK = (r"\x1b\]",)
+"""Lines the colour automaton (compat.explain.colour) reads again with their colours removed: an OSC
+sequence, which colour removal takes out but the rewritten patterns do not allow for. Here, not in
+colour, so that reading a coloured log whose rewriting is cached imports no pattern parser."""
+
 _PREFIX_PARTS = (
     r"\[(?:rank|Rank|default)\s*\d+\]:?",  # [rank3]: / [default0]:
     r"\((?:[A-Za-z_][\w-]*) pid=\d+(?:, ip=[\w.:-]+)?\)",  # (EngineCore_DP0 pid=123) / (RayWorker pid=9, ip=10.0.0.1)

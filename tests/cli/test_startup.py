@@ -75,3 +75,60 @@ def test_doctor_on_a_requirements_file_coerces_its_options_without_pydantic(tmp_
     assert not [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")]
     _, code = _modules(tmp_path, "doctor", "-r", str(tmp_path / "absent.txt"))
     assert code == 2  # typer's own answer to a path that does not exist still comes
+
+
+_RUN = """
+import atexit, sys, threading
+sys.argv = ["compat", *sys.argv[1:]]
+atexit.register(lambda: print("EXIT HANDLER RAN", file=sys.stderr))
+if sys.argv[1:2] == ["--thread"]:
+    sys.argv.pop(1)
+    threading.Thread(target=lambda: (__import__("time").sleep(0.3), print("THREAD DONE", flush=True))).start()
+atexit.register(lambda: print("MODULES:" + " ".join(m for m in sys.modules if m.startswith("compat.cli."))))
+from compat.entry import main
+main()
+"""
+
+
+def test_the_entry_point_leaves_without_teardown_yet_runs_exit_handlers_and_keeps_codes(tmp_path):
+    def child(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", _RUN, *args], capture_output=True, text=True, cwd=tmp_path,
+                              env=_env(tmp_path), timeout=120, check=False)
+
+    done = child("--version")
+    assert (done.returncode, done.stdout.split("MODULES:")[0].strip()) == (0, f"compat {__import__('compat').__version__}")
+    assert "EXIT HANDLER RAN" in done.stderr  # coverage, temporary directories and pools still finish
+    done = child("explain", "--no-such-option")
+    assert done.returncode == 2 and "EXIT HANDLER RAN" in done.stderr
+    done = child("--thread", "--version")
+    assert done.returncode == 0 and "THREAD DONE" in done.stdout  # a running thread gets the ordinary exit
+
+
+def test_a_process_registers_only_the_command_it_runs(tmp_path):
+    log = tmp_path / "small.log"
+    log.write_text(LOG)
+    done = subprocess.run([sys.executable, "-c", _RUN, "explain", "--no-env", str(log)], capture_output=True, text=True,
+                          cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    modules = done.stdout.rsplit("MODULES:", 1)[1].split()
+    assert "compat.cli.explain" in modules and not {"compat.cli.lock", "compat.cli.smoke", "compat.cli.fleet"} & {*modules}
+    done = subprocess.run([sys.executable, "-c", _RUN, "--debug", "--help"], capture_output=True, text=True,
+                          cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    assert done.returncode == 0 and "compat.cli.lock" in done.stdout.rsplit("MODULES:", 1)[1].split()  # an option first: all
+
+
+def test_the_command_map_names_the_module_of_every_command():
+    from compat.cli import app
+    from compat.cli.commands import MODULES, ORDER
+
+    found = {(c.name or c.callback.__name__).replace("_", "-"): c.callback.__module__ for c in app.registered_commands}
+    found.update((g.name, g.typer_instance.registered_commands[0].callback.__module__) for g in app.registered_groups)
+    assert {name: f"compat.cli.{module}" for name, module in MODULES.items()} == found
+    assert set(ORDER) == set(MODULES.values())
+
+
+def test_a_profiled_process_ends_the_ordinary_way_so_the_profile_is_written(tmp_path):
+    out = tmp_path / "compat.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "compat", "--version"],
+                          capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    assert done.returncode == 0 and out.stat().st_size > 0, done.stderr

@@ -362,6 +362,20 @@ def test_every_phrasing_has_a_real_line_and_there_are_forty():
     assert all(r[2] for r in LINES + SECOND_LINES)
 
 
+def test_each_phrasings_gate_is_what_every_match_holds():
+    # A phrasing runs only on a text holding one of its GATES: they must be its required literals, so that a
+    # changed pattern with a stale gate fails here instead of missing lines.
+    from compat.explain.literals import required_literals
+    from compat.explain.versions import GATES
+
+    assert set(GATES) == {p.id for p in PHRASINGS}
+    for p in PHRASINGS:
+        assert set(GATES[p.id]) == required_literals(p.source), f"GATES[{p.id!r}]: {sorted(required_literals(p.source) or ())}"
+    for row in LINES + SECOND_LINES:
+        phrasing = next(p for p in PHRASINGS if p.id == row[0])
+        assert phrasing.may_match(row[1]) and not phrasing.may_match(""), row[0]
+
+
 def test_a_pair_the_message_states_equal_is_no_mismatch():
     text = ("xFormers was built for:\n    PyTorch 2.6.0+cu118 with CUDA 1107 (you have 2.6.0+cu118)\n"
             "    Python  3.10.17 (you have 3.10.17)")  # facebookresearch/xformers#1250: the cause is elsewhere
