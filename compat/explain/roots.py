@@ -52,6 +52,9 @@ class Event(str, Enum):
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
+    IMPORT = r"No module named '|cannot import name '"
+    """An import failure a logger printed without its exception type (`Failed to import X: No module named 'y'`,
+    sglang's `Ignore import error when loading ...`): the import error itself, whatever the line around it says."""
 
 
 class ErrorKind(str, Enum):
@@ -156,6 +159,9 @@ _NOT_CONTINUED = re.compile(
     r"^(?:\s*File \"|Traceback \(|During handling|The above exception|\s*\^+\s*$|\s*~+|"
     r"\[?\d{4}-\d{2}-\d{2}|(?:INFO|WARNING|ERROR|DEBUG)\b|\s*$)"
 )
+_IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+' from '[\w.]+'(?: \([^)\n]*\))?")
+_CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
+"""A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
 _LINK_GAP = 4
 """Lines between an exception and a chain marker, and between the marker and the next traceback."""
 
@@ -266,6 +272,8 @@ class ErrorBuilder:
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
+        elif event is Event.IMPORT and not self._inside(st, number):
+            self._logged_import(st, number, line, text)
 
     def _inside(self, st: _Stream, number: int) -> bool:
         return st.last is not None and any(a <= number <= b for a, b in st.last.spans[-1:])
@@ -283,6 +291,14 @@ class ErrorBuilder:
             st.last.chain[0] = Raised(type=root.type, message=root.message, frames=tuple(frames), line=root.line)
         st.last.spans[-1] = (st.last.spans[-1][0], number)
         st.last_end = number
+
+    def _logged_import(self, st: _Stream, number: int, line: str, text: str) -> None:
+        if _CODE_LINE.match(line) or _EXC_INSIDE.search(clean(text)) or _EXC_AT_START.match(line.strip()):
+            return  # code that raises it, or an exception line the EXCEPTION event reads
+        m = _IMPORT_FAILURE.search(line)
+        if m is not None:
+            etype = "ModuleNotFoundError" if m.group(0).startswith("No module") else "ImportError"
+            self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, ())
 
     def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
         if line[:1].isspace():

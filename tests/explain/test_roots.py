@@ -245,3 +245,16 @@ def test_code_a_package_generated_for_the_user_is_not_the_users_own(catalog, pat
     (error,) = explain([log], catalog).errors
     assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
     assert error.chain[0].raiser is not None and error.chain[0].raiser.package == owner
+
+
+def test_an_import_failure_a_logger_printed_without_its_type_is_an_import_error(run):
+    # Lines of sgl-project/sglang#11969 and sgl-project/sglang#12827: sglang logs the model modules it skips with the
+    # import error's message alone. The import error is the error, whatever the logger's words around it; a source
+    # line that raises one is not a report of one.
+    for by_line in (False, True):
+        result = run("logged-import-failure.log", by_line=by_line)
+        roots = {(e.root.short_type, e.root.message) for e in result.errors}
+        assert roots == {("ModuleNotFoundError", "No module named 'custom_ops'"),
+                         ("ModuleNotFoundError", "No module named 'transformers.models.glm4v_moe'")}
+        glm = next(e for e in result.errors if "glm4v_moe" in e.root.message)
+        assert Clue.IMPORT in glm.clues and glm.verdict is not ErrorVerdict.NOT_ENVIRONMENT
