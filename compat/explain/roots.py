@@ -133,6 +133,9 @@ class ErrorDraft:
     count: int = 1
     lines: list[str] = field(default_factory=list)
     """Text of the error's own lines (messages and continuations), for matching wrapped messages."""
+    logged: bool = False
+    """Only a logger's line reports it (an import failure printed without its type): programs log the optional imports
+    they skip and go on, so such an error stands only in a log that shows no other error."""
 
     @property
     def root(self) -> Raised:
@@ -299,6 +302,8 @@ class ErrorBuilder:
         if m is not None:
             etype = "ModuleNotFoundError" if m.group(0).startswith("No module") else "ImportError"
             self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, ())
+            if st.last is not None and st.last.first_line == number:
+                st.last.logged = True
 
     def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
         if line[:1].isspace():
@@ -352,7 +357,9 @@ class ErrorBuilder:
             else:
                 seen.count += 1
                 seen.spans.extend(d.spans)
-        return list(merged.values())
+        out = list(merged.values())
+        failed = [d for d in out if not d.logged]
+        return failed or out
 
 
     def _unfinished(self) -> list[ErrorDraft]:

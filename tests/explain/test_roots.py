@@ -258,3 +258,11 @@ def test_an_import_failure_a_logger_printed_without_its_type_is_an_import_error(
                          ("ModuleNotFoundError", "No module named 'transformers.models.glm4v_moe'")}
         glm = next(e for e in result.errors if "glm4v_moe" in e.root.message)
         assert Clue.IMPORT in glm.clues and glm.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_a_logged_import_failure_gives_way_to_an_error_the_log_shows(run):
+    # unslothai/unsloth#2476 (the skipped optional trainers unsloth logs and goes on from) and unslothai/unsloth#1328
+    # (the error that stopped the run): a logged import failure is the error only where nothing else failed.
+    result = run("logged-import-beside-an-error.log")
+    assert [(e.root.short_type, e.root.message) for e in result.errors] == [
+        ("ImportError", "Unsloth: Cannot import unsloth_compiled_cache/Conv3d.py")]
