@@ -18,7 +18,7 @@ MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
-           "checkpoint-tensor-unknown-to-loader"}
+           "checkpoint-tensor-unknown-to-loader", "build-system-header-missing"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -245,3 +245,30 @@ def test_an_undefined_name_in_unsloths_generated_code_is_named_for_unsloth_first
     # Both classes match; the one that asked for unsloth_compiled_cache's frames and found them is the narrower guess.
     log = _raised(_COMPILED, "NameError: name 'has_images' is not defined")
     assert _ids(log)[:2] == ["unsloth-compiled-code-out-of-step", "name-undefined-in-package-code"]
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    # NVIDIA-NeMo/RL's deep_ep build and torch's own CUDA header, as gcc, clang and MSVC print them.
+    ("/tmp/deep_ep/csrc/kernels/ibgda_device.cuh:12:10: fatal error: infiniband/mlx5dv.h: No such file or directory", True),
+    ("./tensorflow/contrib/verbs/rdma.h:21:10: fatal error: 'infiniband/verbs.h' file not found", True),
+    ("fatal error C1083: Cannot open include file: 'openssl/opensslv.h': No such file or directory", True),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'config.h'", False),
+    ("fatal error: too many errors emitted, stopping now", False),
+])
+def test_a_build_stopped_by_a_missing_header_is_named_by_the_compilers_own_line(line: str, fires: bool) -> None:
+    assert ("build-system-header-missing" in _ids(line + "\n")) is fires
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("SyntaxError: non-default argument follows default argument (UnslothGKDTrainer.py, line 613)", True),
+    ("RuntimeError: Direct module loading failed for unsloth_compiled_module_qwen3: positional argument follows keyword argument",
+     True),
+    # unsloth's fallback logs the optional trainers it skips (unslothai/unsloth#2476): no syntax error in it.
+    ("Standard import failed for UnslothBCOTrainer: No module named 'UnslothBCOTrainer'. Using tempfile instead!", False),
+    ("SyntaxError: non-default argument follows default argument (train.py, line 12)", False),
+])
+def test_generated_code_that_does_not_compile_is_named_only_for_a_generated_module(line: str, fires: bool) -> None:
+    result = _explain(line + "\n")
+    assert ("unsloth-compiled-code-does-not-compile" in [m.signature.id for m in result.matches]) is fires
+    if fires:
+        assert result.verdict is ErrorVerdict.KNOWN

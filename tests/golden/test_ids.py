@@ -353,7 +353,7 @@ SIGNATURE_IDS = (
     "cuda-unspecified-launch-failure", "python312-pkgutil-impimporter-removed", "windows-torch-dll-dependency-missing",
     "cuda-torch-without-nvidia-driver", "python312-distutils-removed", "cuda-invalid-device-function",
     "wandb-api-key-not-configured", "triton-jit-header-missing", "vllm-compiled-extension-not-found",
-    "build-system-header-missing",
+    "build-system-header-missing", "unsloth-compiled-code-does-not-compile",
 )
 
 CHECK_IDS = (
