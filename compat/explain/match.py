@@ -279,7 +279,17 @@ def _conditions_hold(sig: Signature, a: _Acc, context_seen: bool, frames_seen: b
         return False
     if not _library_shown(sig, a, frames_seen):
         return False  # the message alone, raised where none of the library's code ran: user code's, not the library's
+    if sig.raised_in == "not-user":
+        return _not_raised_in_user_code(a, drafts)
     return not sig.raised_in or _raised_in_package(sig, a, drafts)
+
+
+def _not_raised_in_user_code(a: _Acc, drafts: list[ErrorDraft]) -> bool:
+    """Whether one of the exceptions it matched was not raised by the user's own code: raised in a package's frame,
+    or printed without a traceback (a one-line paste, a worker's summary), where nothing says the user's code did."""
+    lines = {number for number, _ in a.at}
+    placed = [raised for d in drafts for raised in d.chain if raised.line in lines]
+    return not placed or any(r.raiser is None or r.raiser.package is not None for r in placed)
 
 
 def _raised_in_package(sig: Signature, a: _Acc, drafts: list[ErrorDraft]) -> bool:

@@ -18,7 +18,7 @@ MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
-           "checkpoint-tensor-unknown-to-loader", "build-system-header-missing"}
+           "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -272,3 +272,33 @@ def test_generated_code_that_does_not_compile_is_named_only_for_a_generated_modu
     assert ("unsloth-compiled-code-does-not-compile" in [m.signature.id for m in result.matches]) is fires
     if fires:
         assert result.verdict is ErrorVerdict.KNOWN
+
+
+PRIVATE_CALL_IN_PACKAGE = """Traceback (most recent call last):
+  File "/home/user/train.py", line 138, in <module>
+    trainer.train()
+  File "/venv/lib/python3.11/site-packages/transformers/trainer.py", line 2206, in train
+    return inner_training_loop(
+  File "/venv/lib/python3.11/site-packages/trl/trainer/rloo_trainer.py", line 900, in _compute_loss
+    logps = self._get_per_token_logps_and_entropies(model, ids, mask, keep, token_type_ids=tt)
+TypeError: RLOOTrainer._get_per_token_logps_and_entropies() got an unexpected keyword argument 'token_type_ids'
+"""
+
+PRIVATE_CALL_IN_USER_CODE = """Traceback (most recent call last):
+  File "/home/user/train.py", line 40, in <module>
+    batch = _collate(rows, tokenizer)
+TypeError: _collate() takes 1 positional argument but 2 were given
+"""
+
+
+@pytest.mark.parametrize(("log", "fires"), [
+    (PRIVATE_CALL_IN_PACKAGE, True),
+    # Printed without its traceback (unslothai/unsloth#2959's last line): nothing says the user's code raised it.
+    ("TypeError: _unsloth_get_batch_samples() takes 3 positional arguments but 4 were given\n", True),
+    ("TypeError: Error instantiating 'my_app.Optimizer' : __init__() got an unexpected keyword argument '_partial_'\n", True),
+    (PRIVATE_CALL_IN_USER_CODE, False),
+    ("TypeError: forward() got an unexpected keyword argument 'cache_position'\n", False),
+    ("TypeError: __init__() got an unexpected keyword argument 'dispatch_batches'\n", False),
+])
+def test_an_internal_call_that_does_not_fit_is_named_unless_the_users_code_made_it(log: str, fires: bool) -> None:
+    assert ("internal-call-signature-mismatch" in _ids(log)) is fires
