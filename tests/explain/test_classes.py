@@ -18,7 +18,8 @@ MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
-           "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch"}
+           "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch",
+           "stack-package-not-installed"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -302,3 +303,14 @@ TypeError: _collate() takes 1 positional argument but 2 were given
 ])
 def test_an_internal_call_that_does_not_fit_is_named_unless_the_users_code_made_it(log: str, fires: bool) -> None:
     assert ("internal-call-signature-mismatch" in _ids(log)) is fires
+
+
+@pytest.mark.parametrize(("module", "fires"), [
+    ("flash_attn", True), ("sgl_kernel", True), ("deepspeed", True), ("unsloth_zoo", True),
+    ("my_utils", False),  # the user's own module: a typo or a path, not the stack
+    ("transformers.deepspeed", False),  # a submodule that moved: the timeline's and the releases' question
+    ("torchvision_extra", False),
+])
+def test_a_package_of_the_stack_missing_from_the_interpreter_is_named_by_its_import_name(module: str, fires: bool) -> None:
+    log = USER_RAISES.replace("my_utils", module)
+    assert ("stack-package-not-installed" in _ids(log)) is fires

@@ -354,7 +354,7 @@ SIGNATURE_IDS = (
     "cuda-torch-without-nvidia-driver", "python312-distutils-removed", "cuda-invalid-device-function",
     "wandb-api-key-not-configured", "triton-jit-header-missing", "vllm-compiled-extension-not-found",
     "build-system-header-missing", "unsloth-compiled-code-does-not-compile",
-    "internal-call-signature-mismatch",
+    "internal-call-signature-mismatch", "stack-package-not-installed",
 )
 
 CHECK_IDS = (
