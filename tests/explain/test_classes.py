@@ -75,6 +75,9 @@ def test_a_frameworks_source_checkout_counts_as_the_package_whatever_the_clone_i
     (r"ImportError: cannot import name 'Thing' from 'pkgz' (C:\env\Lib\site-packages\pkgz\__init__.py)", True),
     ("ImportError: cannot import name 'Thing' from 'helpers' (/home/user/project/helpers.py)", False),
     ("ImportError: cannot import name 'Thing' from 'pkgz'", False),
+    # No path printed: a module of a package of the stack is an installed package's too (huggingface/transformers#38973).
+    ("ImportError: cannot import name 'DTensor' from 'torch.distributed.tensor'", True),
+    ("ImportError: cannot import name 'Thing' from 'torchvision_extra.sub'", False),
 ])
 def test_an_import_name_class_needs_the_module_under_site_packages(line: str, fires: bool) -> None:
     assert ("import-name-missing-from-installed-package" in _ids(line + "\n")) is fires
@@ -91,9 +94,10 @@ def test_an_extension_class_needs_a_libtorch_symbol(line: str, fires: bool) -> N
     assert ("extension-built-for-another-torch" in _ids(line + "\n")) is fires
 
 
-def test_a_name_no_release_ever_had_is_not_called_a_version_mismatch() -> None:
+@pytest.mark.parametrize("where", [" (/venv/lib/python3.11/site-packages/trl/__init__.py)", ""])
+def test_a_name_no_release_ever_had_is_not_called_a_version_mismatch(where: str) -> None:
     # trl is in the shipped API index: no release exported this name, so the user misspelled it.
-    line = "ImportError: cannot import name 'GRPOTrainr' from 'trl' (/venv/lib/python3.11/site-packages/trl/__init__.py)\n"
+    line = f"ImportError: cannot import name 'GRPOTrainr' from 'trl'{where}\n"
     result = _explain(line)
     (error,) = result.errors
     assert error.api is not None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
