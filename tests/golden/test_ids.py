@@ -355,6 +355,7 @@ SIGNATURE_IDS = (
     "wandb-api-key-not-configured", "triton-jit-header-missing", "vllm-compiled-extension-not-found",
     "build-system-header-missing", "unsloth-compiled-code-does-not-compile",
     "internal-call-signature-mismatch", "stack-package-not-installed",
+    "request-longer-than-served-context", "generate-max-length-not-above-input",
 )
 
 CHECK_IDS = (
