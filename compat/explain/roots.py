@@ -85,6 +85,8 @@ class Frame:
     package: str | None
     """The top-level package of a file under site-packages/ or dist-packages/ ("vllm", "torch");
     None for the user's own files."""
+    code: str | None = None
+    """The source line printed under the frame (`import torch`, `llm = sgl.Engine(...)`); None when not printed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +110,15 @@ class Raised:
     def innermost(self) -> Frame | None:
         """The frame that raised it."""
         return self.frames[-1] if self.frames else None
+
+    @property
+    def cut_above_import(self) -> bool:
+        """An import error whose last printed frame is the user's code on a line that imports nothing
+        (`llm = sgl.Engine(...)`): the import ran in frames the paste or a launcher cut, a library's, so the user's
+        code is not where it was raised."""
+        frame = self.raiser
+        return (self.short_type in _IMPORT_TYPES and frame is not None and frame.package is None and frame.code is not None
+                and not _IMPORT_STATEMENT.search(frame.code))
 
     @property
     def raiser(self) -> Frame | None:
@@ -162,6 +173,9 @@ _NOT_CONTINUED = re.compile(
     r"^(?:\s*File \"|Traceback \(|During handling|The above exception|\s*\^+\s*$|\s*~+|"
     r"\[?\d{4}-\d{2}-\d{2}|(?:INFO|WARNING|ERROR|DEBUG)\b|\s*$)"
 )
+_IMPORT_TYPES = frozenset({"ImportError", "ModuleNotFoundError"})
+_IMPORT_STATEMENT = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s|\bimport_module\(|\b__import__\(|\bexec\(|\bimportlib\.")
+"""A source line that imports: the import itself, or a dynamic one (importlib, __import__, exec of source)."""
 _IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+' from '[\w.]+'(?: \([^)\n]*\))?")
 _CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
 """A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
@@ -253,7 +267,7 @@ class ErrorBuilder:
                 if st.tb_start is None:
                     st.tb_start = number
                 file, at, function = _frame_parts(m)
-                st.frames.append(Frame(file=file, line=at, function=function, package=package_of(file)))
+                st.frames.append(Frame(file=file, line=at, function=function, package=package_of(file), code=_code(following, text)))
                 del st.frames[:-_FRAMES_KEPT]
                 st.frame_line = number
         elif event is Event.CPP_FRAME:
@@ -390,6 +404,17 @@ def _nested(outer: Raised) -> list[Raised]:
     if t is not None and t.group(2) is not None:
         return [Raised(type=t.group(1), message=t.group(2).strip(), frames=(), line=outer.line)]
     return [Raised(type="", message=inner, frames=(), line=outer.line)]
+
+
+def _code(following: Sequence[str], frame_text: str) -> str | None:
+    """The source line printed under a frame, when the next line of its stream is one (not another frame, a marker or
+    the exception line)."""
+    if not following or stream(following[0]) != stream(frame_text):
+        return None
+    line = body(following[0]).strip()
+    if not line or _NOT_CONTINUED.match(line) or _EXC_AT_START.match(line) or line.startswith(("File ", "Traceback")):
+        return None
+    return line[:200]
 
 
 def _continuation(following: Sequence[str], where: str) -> list[str]:

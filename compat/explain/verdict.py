@@ -115,7 +115,7 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     None when nothing says so: no frame of the user's code raised it and its type is not one of data or logic."""
     root = chain[0]
     frame = root.raiser
-    if frame is not None and frame.package is None:
+    if frame is not None and frame.package is None and not root.cut_above_import:
         place = f"{frame.file}:{frame.line}" if frame.line is not None else frame.file
         return f"raised in your own code ({place})"
     if root.short_type in _DATA_TYPES:

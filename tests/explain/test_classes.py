@@ -309,12 +309,31 @@ def test_an_internal_call_that_does_not_fit_is_named_unless_the_users_code_made_
     assert ("internal-call-signature-mismatch" in _ids(log)) is fires
 
 
-@pytest.mark.parametrize(("module", "fires"), [
-    ("flash_attn", True), ("sgl_kernel", True), ("deepspeed", True), ("unsloth_zoo", True),
-    ("my_utils", False),  # the user's own module: a typo or a path, not the stack
-    ("transformers.deepspeed", False),  # a submodule that moved: the timeline's and the releases' question
-    ("torchvision_extra", False),
+CUT_ABOVE_THE_IMPORT = """Traceback (most recent call last):
+  File "/home/user/generate/stage1.py", line 138, in <module>
+    llm = sgl.Engine(model_path=model_path, tp_size=4)
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+ModuleNotFoundError: No module named 'sgl_kernel'
+"""
+
+
+@pytest.mark.parametrize(("log", "fires"), [
+    ("ModuleNotFoundError: No module named 'flash_attn'\n", True),  # printed alone: nothing says whose import it was
+    (PACKAGE_RAISES.replace("weave", "deepspeed"), True),  # a package's own import
+    # The user's frame calls into a library (`sgl.Engine(...)`), it imports nothing: the traceback was cut above the
+    # library frame that imported, so it is not the user's import.
+    (CUT_ABOVE_THE_IMPORT, True),
+    (USER_RAISES.replace("my_utils", "torch"), False),  # the user's own `import torch`: left to the user
+    ("ModuleNotFoundError: No module named 'my_utils'\n", False),  # the user's own module: a typo or a path
+    ("ModuleNotFoundError: No module named 'transformers.deepspeed'\n", False),  # a submodule that moved
+    ("ModuleNotFoundError: No module named 'torchvision_extra'\n", False),
 ])
-def test_a_package_of_the_stack_missing_from_the_interpreter_is_named_by_its_import_name(module: str, fires: bool) -> None:
-    log = USER_RAISES.replace("my_utils", module)
+def test_a_package_of_the_stack_missing_from_the_interpreter_is_named_by_its_import_name(log: str, fires: bool) -> None:
     assert ("stack-package-not-installed" in _ids(log)) is fires
+
+
+def test_an_import_error_cut_above_the_library_frame_is_not_the_users_own() -> None:
+    (error,) = _explain(CUT_ABOVE_THE_IMPORT).errors
+    assert error.root.cut_above_import and error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+    (own,) = _explain(USER_RAISES).errors
+    assert not own.root.cut_above_import and own.root.raiser is not None and own.root.raiser.code == "import my_utils"
