@@ -19,7 +19,7 @@ CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "imp
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
            "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch",
-           "stack-package-not-installed"}
+           "stack-package-not-installed", "build-system-library-not-found"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -337,3 +337,13 @@ def test_an_import_error_cut_above_the_library_frame_is_not_the_users_own() -> N
     assert error.root.cut_above_import and error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
     (own,) = _explain(USER_RAISES).errors
     assert not own.root.cut_above_import and own.root.raiser is not None and own.root.raiser.code == "import my_utils"
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("../../x86_64-conda-linux-gnu/bin/ld: cannot find -lcudart: No such file or directory", True),
+    ("compiler_compat/ld: cannot find -lcudart", True),
+    ("LINK : fatal error LNK1181: cannot open input file 'aio.lib'", True),
+    ("ValueError: cannot find -l option in config", False),
+])
+def test_a_build_stopped_at_the_link_step_is_named_by_the_linkers_own_line(line: str, fires: bool) -> None:
+    assert ("build-system-library-not-found" in _ids(line + "\n")) is fires
