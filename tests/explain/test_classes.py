@@ -19,7 +19,8 @@ CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "imp
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
            "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch",
-           "stack-package-not-installed", "build-system-library-not-found"}
+           "stack-package-not-installed", "build-system-library-not-found",
+           "package-code-needs-another-python"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -347,3 +348,11 @@ def test_an_import_error_cut_above_the_library_frame_is_not_the_users_own() -> N
 ])
 def test_a_build_stopped_at_the_link_step_is_named_by_the_linkers_own_line(line: str, fires: bool) -> None:
     assert ("build-system-library-not-found" in _ids(line + "\n")) is fires
+
+
+def test_a_syntax_error_is_the_environments_only_in_a_packages_file() -> None:
+    package = ('  File "/venv/lib/python3.9/site-packages/google/adk/tools/google_api_tool/__init__.py", line 39\n'
+               "    match name:\n          ^\nSyntaxError: invalid syntax\n")
+    own = '  File "/home/user/train.py", line 12\n    match name:\n          ^\nSyntaxError: invalid syntax\n'
+    assert "package-code-needs-another-python" in _ids(package)
+    assert "package-code-needs-another-python" not in _ids(own)

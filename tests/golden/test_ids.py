@@ -356,7 +356,7 @@ SIGNATURE_IDS = (
     "build-system-header-missing", "unsloth-compiled-code-does-not-compile",
     "internal-call-signature-mismatch", "stack-package-not-installed",
     "request-longer-than-served-context", "generate-max-length-not-above-input",
-    "build-system-library-not-found",
+    "build-system-library-not-found", "package-code-needs-another-python",
 )
 
 CHECK_IDS = (
