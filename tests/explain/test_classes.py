@@ -20,7 +20,7 @@ CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "imp
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
            "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch",
            "stack-package-not-installed", "build-system-library-not-found",
-           "package-code-needs-another-python"}
+           "package-code-needs-another-python", "shared-object-undefined-symbol"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -356,3 +356,12 @@ def test_a_syntax_error_is_the_environments_only_in_a_packages_file() -> None:
     own = '  File "/home/user/train.py", line 12\n    match name:\n          ^\nSyntaxError: invalid syntax\n'
     assert "package-code-needs-another-python" in _ids(package)
     assert "package-code-needs-another-python" not in _ids(own)
+
+
+def test_an_undefined_symbol_of_a_libtorch_build_is_named_for_torch_before_the_catch_all() -> None:
+    torch_symbol = ("ImportError: /venv/lib/python3.11/site-packages/xyz/_C.so: undefined symbol: "
+                    "_ZN3c104cuda9SetDeviceEab\n")
+    assert _ids(torch_symbol)[:2] == ["extension-built-for-another-torch", "shared-object-undefined-symbol"]
+    cuda_symbol = ("ImportError: Image-Adaptive-3DLUT/trilinear/_ext/trilinear/_trilinear.so: undefined symbol: "
+                   "__cudaRegisterFatBinaryEnd\n")
+    assert _ids(cuda_symbol) == ["shared-object-undefined-symbol"]

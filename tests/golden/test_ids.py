@@ -357,6 +357,7 @@ SIGNATURE_IDS = (
     "internal-call-signature-mismatch", "stack-package-not-installed",
     "request-longer-than-served-context", "generate-max-length-not-above-input",
     "build-system-library-not-found", "package-code-needs-another-python",
+    "shared-object-undefined-symbol",
 )
 
 CHECK_IDS = (
