@@ -60,7 +60,8 @@ def test_a_wrapper_message_alone_still_yields_its_nested_error(run):
     result = run("lazy-import-message-only.log")
     (error,) = result.errors
     assert error.root.message.endswith("undefined symbol: _ZN3c104cuda9SetDeviceEi")
-    assert error.signatures == ("flash-attn-abi-undefined-symbol", "extension-built-for-another-torch", "transformers-lazy-import-failed")
+    assert error.signatures == ("flash-attn-abi-undefined-symbol", "extension-built-for-another-torch",
+                                "shared-object-undefined-symbol", "transformers-lazy-import-failed")
     assert result.matches[0].signature.id == "flash-attn-abi-undefined-symbol" and result.verdict is ErrorVerdict.KNOWN
 
 
