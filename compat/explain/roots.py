@@ -390,7 +390,9 @@ class ErrorBuilder:
 UNFINISHED = "the log ends inside this traceback: its exception line is missing"
 """The message of a traceback cut before its exception line."""
 
-_NESTED = re.compile(r"because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
+_NESTED = re.compile(r"^.*because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
+"""The last wrapper's marker (greedy): a lazy import that failed inside another (`integration_utils` because of
+`modeling_utils` because of the real error) nests its message once per level, and the innermost is the error."""
 
 
 def _nested(outer: Raised) -> list[Raised]:

@@ -267,3 +267,12 @@ def test_a_logged_import_failure_gives_way_to_an_error_the_log_shows(run):
     result = run("logged-import-beside-an-error.log")
     assert [(e.root.short_type, e.root.message) for e in result.errors] == [
         ("ImportError", "Unsloth: Cannot import unsloth_compiled_cache/Conv3d.py")]
+
+
+def test_a_lazy_import_failing_inside_another_yields_the_innermost_error(run):
+    # huggingface/transformers#28275: modeling_utils failed because generation.utils failed because a compiled
+    # extension does not load; the error is the innermost, not the second wrapper's message.
+    result = run("lazy-import-twice-nested.log")
+    (error,) = result.errors
+    assert error.root.message.startswith("/usr/local/lib/python3.8/dist-packages/transformer_engine_extensions")
+    assert "extension-built-for-another-torch" in error.signatures and result.verdict is ErrorVerdict.KNOWN
