@@ -208,7 +208,10 @@ def read_log(
             caps[hit.key] -= 1
             if kind == "event":
                 event = _EVENTS[index]
-                following = _following(data, hit.end, MAX_FOLLOWING) if event in _FOLLOW else []
+                if event in _FOLLOW:
+                    following = _following(data, hit.end, MAX_FOLLOWING)
+                else:  # a frame's source line says what it was doing (an import, or a call into a library)
+                    following = _following(data, hit.end, 1) if event is Event.FRAME else []
                 queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
             elif kind == "context":
                 context_seen.add(index)
@@ -280,7 +283,18 @@ def _conditions_hold(sig: Signature, a: _Acc, context_seen: bool, frames_seen: b
         return False
     if not _library_shown(sig, a, frames_seen):
         return False  # the message alone, raised where none of the library's code ran: user code's, not the library's
+    if sig.raised_in == "not-user":
+        return _not_raised_in_user_code(a, drafts)
     return not sig.raised_in or _raised_in_package(sig, a, drafts)
+
+
+def _not_raised_in_user_code(a: _Acc, drafts: list[ErrorDraft]) -> bool:
+    """Whether one of the exceptions it matched was not raised by the user's own code: raised in a package's frame,
+    printed without a traceback (a one-line paste, a worker's summary), or an import error whose traceback was cut
+    above the library frame that imported (`Raised.cut_above_import`), where nothing says the user's code did."""
+    lines = {number for number, _ in a.at}
+    placed = [raised for d in drafts for raised in d.chain if raised.line in lines]
+    return not placed or any(r.raiser is None or r.raiser.package is not None or r.cut_above_import for r in placed)
 
 
 def _raised_in_package(sig: Signature, a: _Acc, drafts: list[ErrorDraft]) -> bool:

@@ -52,6 +52,9 @@ class Event(str, Enum):
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
+    IMPORT = r"No module named '|cannot import name '"
+    """An import failure a logger printed without its exception type (`Failed to import X: No module named 'y'`,
+    sglang's `Ignore import error when loading ...`): the import error itself, whatever the line around it says."""
 
 
 class ErrorKind(str, Enum):
@@ -82,6 +85,8 @@ class Frame:
     package: str | None
     """The top-level package of a file under site-packages/ or dist-packages/ ("vllm", "torch");
     None for the user's own files."""
+    code: str | None = None
+    """The source line printed under the frame (`import torch`, `llm = sgl.Engine(...)`); None when not printed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +112,15 @@ class Raised:
         return self.frames[-1] if self.frames else None
 
     @property
+    def cut_above_import(self) -> bool:
+        """An import error whose last printed frame is the user's code on a line that imports nothing
+        (`llm = sgl.Engine(...)`): the import ran in frames the paste or a launcher cut, a library's, so the user's
+        code is not where it was raised."""
+        frame = self.raiser
+        return (self.short_type in _IMPORT_TYPES and frame is not None and frame.package is None and frame.code is not None
+                and not _IMPORT_STATEMENT.search(frame.code))
+
+    @property
     def raiser(self) -> Frame | None:
         """The innermost frame that is not the interpreter's own (`<frozen importlib._bootstrap>`, the standard
         library's importlib or ctypes): whose code the failure happened in, the user's or a package's."""
@@ -130,6 +144,9 @@ class ErrorDraft:
     count: int = 1
     lines: list[str] = field(default_factory=list)
     """Text of the error's own lines (messages and continuations), for matching wrapped messages."""
+    logged: bool = False
+    """Only a logger's line reports it (an import failure printed without its type): programs log the optional imports
+    they skip and go on, so such an error stands only in a log that shows no other error."""
 
     @property
     def root(self) -> Raised:
@@ -156,6 +173,12 @@ _NOT_CONTINUED = re.compile(
     r"^(?:\s*File \"|Traceback \(|During handling|The above exception|\s*\^+\s*$|\s*~+|"
     r"\[?\d{4}-\d{2}-\d{2}|(?:INFO|WARNING|ERROR|DEBUG)\b|\s*$)"
 )
+_IMPORT_TYPES = frozenset({"ImportError", "ModuleNotFoundError"})
+_IMPORT_STATEMENT = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s|\bimport_module\(|\b__import__\(|\bexec\(|\bimportlib\.")
+"""A source line that imports: the import itself, or a dynamic one (importlib, __import__, exec of source)."""
+_IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+' from '[\w.]+'(?: \([^)\n]*\))?")
+_CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
+"""A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
 _LINK_GAP = 4
 """Lines between an exception and a chain marker, and between the marker and the next traceback."""
 
@@ -244,7 +267,7 @@ class ErrorBuilder:
                 if st.tb_start is None:
                     st.tb_start = number
                 file, at, function = _frame_parts(m)
-                st.frames.append(Frame(file=file, line=at, function=function, package=package_of(file)))
+                st.frames.append(Frame(file=file, line=at, function=function, package=package_of(file), code=_code(following, text)))
                 del st.frames[:-_FRAMES_KEPT]
                 st.frame_line = number
         elif event is Event.CPP_FRAME:
@@ -266,6 +289,8 @@ class ErrorBuilder:
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
+        elif event is Event.IMPORT and not self._inside(st, number):
+            self._logged_import(st, number, line, text)
 
     def _inside(self, st: _Stream, number: int) -> bool:
         return st.last is not None and any(a <= number <= b for a, b in st.last.spans[-1:])
@@ -283,6 +308,16 @@ class ErrorBuilder:
             st.last.chain[0] = Raised(type=root.type, message=root.message, frames=tuple(frames), line=root.line)
         st.last.spans[-1] = (st.last.spans[-1][0], number)
         st.last_end = number
+
+    def _logged_import(self, st: _Stream, number: int, line: str, text: str) -> None:
+        if _CODE_LINE.match(line) or _EXC_INSIDE.search(clean(text)) or _EXC_AT_START.match(line.strip()):
+            return  # code that raises it, or an exception line the EXCEPTION event reads
+        m = _IMPORT_FAILURE.search(line)
+        if m is not None:
+            etype = "ModuleNotFoundError" if m.group(0).startswith("No module") else "ImportError"
+            self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, ())
+            if st.last is not None and st.last.first_line == number:
+                st.last.logged = True
 
     def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
         if line[:1].isspace():
@@ -336,7 +371,9 @@ class ErrorBuilder:
             else:
                 seen.count += 1
                 seen.spans.extend(d.spans)
-        return list(merged.values())
+        out = list(merged.values())
+        failed = [d for d in out if not d.logged]
+        return failed or out
 
 
     def _unfinished(self) -> list[ErrorDraft]:
@@ -353,7 +390,9 @@ class ErrorBuilder:
 UNFINISHED = "the log ends inside this traceback: its exception line is missing"
 """The message of a traceback cut before its exception line."""
 
-_NESTED = re.compile(r"because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
+_NESTED = re.compile(r"^.*because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
+"""The last wrapper's marker (greedy): a lazy import that failed inside another (`integration_utils` because of
+`modeling_utils` because of the real error) nests its message once per level, and the innermost is the error."""
 
 
 def _nested(outer: Raised) -> list[Raised]:
@@ -367,6 +406,17 @@ def _nested(outer: Raised) -> list[Raised]:
     if t is not None and t.group(2) is not None:
         return [Raised(type=t.group(1), message=t.group(2).strip(), frames=(), line=outer.line)]
     return [Raised(type="", message=inner, frames=(), line=outer.line)]
+
+
+def _code(following: Sequence[str], frame_text: str) -> str | None:
+    """The source line printed under a frame, when the next line of its stream is one (not another frame, a marker or
+    the exception line)."""
+    if not following or stream(following[0]) != stream(frame_text):
+        return None
+    line = body(following[0]).strip()
+    if not line or _NOT_CONTINUED.match(line) or _EXC_AT_START.match(line) or line.startswith(("File ", "Traceback")):
+        return None
+    return line[:200]
 
 
 def _continuation(following: Sequence[str], where: str) -> list[str]:

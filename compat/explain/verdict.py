@@ -115,12 +115,21 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     None when nothing says so: no frame of the user's code raised it and its type is not one of data or logic."""
     root = chain[0]
     frame = root.raiser
-    if frame is not None and frame.package is None:
+    if frame is not None and frame.package is None and not root.cut_above_import:
         place = f"{frame.file}:{frame.line}" if frame.line is not None else frame.file
         return f"raised in your own code ({place})"
     if root.short_type in _DATA_TYPES:
         return f"{root.short_type} is an error of the program's data or logic"
+    if frame is None and root.short_type == "TypeError" and _VALUE_TYPE.search(root.message):
+        return "a TypeError about the values an operation got (a comparison, an index, arithmetic on None or a str) is the data's"
     return None
+
+
+_VALUE_TYPE = re.compile(r"not supported between instances of|string indices must be integers|unsupported operand type\(s\)|"
+                         r"can only concatenate \w+ \(not|object of type '\w+' has no len\(\)")
+"""TypeError wordings about the values an operation met, not about a callable's signature or a library's API: with no
+frame printed, nothing places them in a package, and they speak of the program's data (`'>' not supported between
+instances of 'int' and 'NoneType'`). Raised in a package's frame they stay a suspect of the environment."""
 
 
 def timeline_decides(drift: ApiAnswer, chain: tuple[Raised, ...]) -> bool:

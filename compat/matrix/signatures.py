@@ -80,7 +80,9 @@ class Signature:
     """"package" for a message any code could raise about itself (`No module named 'x'`, `module 'x' has no
     attribute 'y'`): the entry fires only on an exception whose raising frame is an installed package's (or a
     framework's source checkout), where it names the environment; raised by the user's own code it does not fire.
-    With `frames` too, that exception's own traceback must run one of those libraries' code."""
+    With `frames` too, that exception's own traceback must run one of those libraries' code. "not-user" asks less:
+    the entry fires unless the user's own code raised it, so an exception printed without its traceback counts (for
+    a message whose own words already say a library's internals are involved, a private name)."""
     few_lines: str = ""
     """Why its saved log holds fewer than three real lines (the one public thread that shows the message, a line
     printed once per run); empty where three are saved."""
@@ -212,8 +214,9 @@ def _frames(t: Table, patterns: tuple[str, ...]) -> tuple[str, ...]:
     return frames
 
 
-RAISED_IN = ("package",)
-"""The places `raised_in` may name."""
+RAISED_IN = ("package", "not-user")
+"""The places `raised_in` may name: an installed package's frame, or anywhere but the user's own code (a package's
+frame, or an exception printed without its traceback)."""
 
 
 def _raised_in(t: Table, patterns: tuple[str, ...]) -> str:

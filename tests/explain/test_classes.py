@@ -18,7 +18,9 @@ MATRIX = load_matrix()
 CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
            "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
-           "checkpoint-tensor-unknown-to-loader"}
+           "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch",
+           "stack-package-not-installed", "build-system-library-not-found",
+           "package-code-needs-another-python", "shared-object-undefined-symbol"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -74,6 +76,9 @@ def test_a_frameworks_source_checkout_counts_as_the_package_whatever_the_clone_i
     (r"ImportError: cannot import name 'Thing' from 'pkgz' (C:\env\Lib\site-packages\pkgz\__init__.py)", True),
     ("ImportError: cannot import name 'Thing' from 'helpers' (/home/user/project/helpers.py)", False),
     ("ImportError: cannot import name 'Thing' from 'pkgz'", False),
+    # No path printed: a module of a package of the stack is an installed package's too (huggingface/transformers#38973).
+    ("ImportError: cannot import name 'DTensor' from 'torch.distributed.tensor'", True),
+    ("ImportError: cannot import name 'Thing' from 'torchvision_extra.sub'", False),
 ])
 def test_an_import_name_class_needs_the_module_under_site_packages(line: str, fires: bool) -> None:
     assert ("import-name-missing-from-installed-package" in _ids(line + "\n")) is fires
@@ -90,9 +95,10 @@ def test_an_extension_class_needs_a_libtorch_symbol(line: str, fires: bool) -> N
     assert ("extension-built-for-another-torch" in _ids(line + "\n")) is fires
 
 
-def test_a_name_no_release_ever_had_is_not_called_a_version_mismatch() -> None:
+@pytest.mark.parametrize("where", [" (/venv/lib/python3.11/site-packages/trl/__init__.py)", ""])
+def test_a_name_no_release_ever_had_is_not_called_a_version_mismatch(where: str) -> None:
     # trl is in the shipped API index: no release exported this name, so the user misspelled it.
-    line = "ImportError: cannot import name 'GRPOTrainr' from 'trl' (/venv/lib/python3.11/site-packages/trl/__init__.py)\n"
+    line = f"ImportError: cannot import name 'GRPOTrainr' from 'trl'{where}\n"
     result = _explain(line)
     (error,) = result.errors
     assert error.api is not None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
@@ -245,3 +251,117 @@ def test_an_undefined_name_in_unsloths_generated_code_is_named_for_unsloth_first
     # Both classes match; the one that asked for unsloth_compiled_cache's frames and found them is the narrower guess.
     log = _raised(_COMPILED, "NameError: name 'has_images' is not defined")
     assert _ids(log)[:2] == ["unsloth-compiled-code-out-of-step", "name-undefined-in-package-code"]
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    # NVIDIA-NeMo/RL's deep_ep build and torch's own CUDA header, as gcc, clang and MSVC print them.
+    ("/tmp/deep_ep/csrc/kernels/ibgda_device.cuh:12:10: fatal error: infiniband/mlx5dv.h: No such file or directory", True),
+    ("./tensorflow/contrib/verbs/rdma.h:21:10: fatal error: 'infiniband/verbs.h' file not found", True),
+    ("fatal error C1083: Cannot open include file: 'openssl/opensslv.h': No such file or directory", True),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'config.h'", False),
+    ("fatal error: too many errors emitted, stopping now", False),
+])
+def test_a_build_stopped_by_a_missing_header_is_named_by_the_compilers_own_line(line: str, fires: bool) -> None:
+    assert ("build-system-header-missing" in _ids(line + "\n")) is fires
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("SyntaxError: non-default argument follows default argument (UnslothGKDTrainer.py, line 613)", True),
+    ("RuntimeError: Direct module loading failed for unsloth_compiled_module_qwen3: positional argument follows keyword argument",
+     True),
+    # unsloth's fallback logs the optional trainers it skips (unslothai/unsloth#2476): no syntax error in it.
+    ("Standard import failed for UnslothBCOTrainer: No module named 'UnslothBCOTrainer'. Using tempfile instead!", False),
+    ("SyntaxError: non-default argument follows default argument (train.py, line 12)", False),
+])
+def test_generated_code_that_does_not_compile_is_named_only_for_a_generated_module(line: str, fires: bool) -> None:
+    result = _explain(line + "\n")
+    assert ("unsloth-compiled-code-does-not-compile" in [m.signature.id for m in result.matches]) is fires
+    if fires:
+        assert result.verdict is ErrorVerdict.KNOWN
+
+
+PRIVATE_CALL_IN_PACKAGE = """Traceback (most recent call last):
+  File "/home/user/train.py", line 138, in <module>
+    trainer.train()
+  File "/venv/lib/python3.11/site-packages/transformers/trainer.py", line 2206, in train
+    return inner_training_loop(
+  File "/venv/lib/python3.11/site-packages/trl/trainer/rloo_trainer.py", line 900, in _compute_loss
+    logps = self._get_per_token_logps_and_entropies(model, ids, mask, keep, token_type_ids=tt)
+TypeError: RLOOTrainer._get_per_token_logps_and_entropies() got an unexpected keyword argument 'token_type_ids'
+"""
+
+PRIVATE_CALL_IN_USER_CODE = """Traceback (most recent call last):
+  File "/home/user/train.py", line 40, in <module>
+    batch = _collate(rows, tokenizer)
+TypeError: _collate() takes 1 positional argument but 2 were given
+"""
+
+
+@pytest.mark.parametrize(("log", "fires"), [
+    (PRIVATE_CALL_IN_PACKAGE, True),
+    # Printed without its traceback (unslothai/unsloth#2959's last line): nothing says the user's code raised it.
+    ("TypeError: _unsloth_get_batch_samples() takes 3 positional arguments but 4 were given\n", True),
+    ("TypeError: Error instantiating 'my_app.Optimizer' : __init__() got an unexpected keyword argument '_partial_'\n", True),
+    (PRIVATE_CALL_IN_USER_CODE, False),
+    ("TypeError: forward() got an unexpected keyword argument 'cache_position'\n", False),
+    ("TypeError: __init__() got an unexpected keyword argument 'dispatch_batches'\n", False),
+])
+def test_an_internal_call_that_does_not_fit_is_named_unless_the_users_code_made_it(log: str, fires: bool) -> None:
+    assert ("internal-call-signature-mismatch" in _ids(log)) is fires
+
+
+CUT_ABOVE_THE_IMPORT = """Traceback (most recent call last):
+  File "/home/user/generate/stage1.py", line 138, in <module>
+    llm = sgl.Engine(model_path=model_path, tp_size=4)
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+ModuleNotFoundError: No module named 'sgl_kernel'
+"""
+
+
+@pytest.mark.parametrize(("log", "fires"), [
+    ("ModuleNotFoundError: No module named 'flash_attn'\n", True),  # printed alone: nothing says whose import it was
+    (PACKAGE_RAISES.replace("weave", "deepspeed"), True),  # a package's own import
+    # The user's frame calls into a library (`sgl.Engine(...)`), it imports nothing: the traceback was cut above the
+    # library frame that imported, so it is not the user's import.
+    (CUT_ABOVE_THE_IMPORT, True),
+    (USER_RAISES.replace("my_utils", "torch"), False),  # the user's own `import torch`: left to the user
+    ("ModuleNotFoundError: No module named 'my_utils'\n", False),  # the user's own module: a typo or a path
+    ("ModuleNotFoundError: No module named 'transformers.deepspeed'\n", False),  # a submodule that moved
+    ("ModuleNotFoundError: No module named 'torchvision_extra'\n", False),
+])
+def test_a_package_of_the_stack_missing_from_the_interpreter_is_named_by_its_import_name(log: str, fires: bool) -> None:
+    assert ("stack-package-not-installed" in _ids(log)) is fires
+
+
+def test_an_import_error_cut_above_the_library_frame_is_not_the_users_own() -> None:
+    (error,) = _explain(CUT_ABOVE_THE_IMPORT).errors
+    assert error.root.cut_above_import and error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+    (own,) = _explain(USER_RAISES).errors
+    assert not own.root.cut_above_import and own.root.raiser is not None and own.root.raiser.code == "import my_utils"
+
+
+@pytest.mark.parametrize(("line", "fires"), [
+    ("../../x86_64-conda-linux-gnu/bin/ld: cannot find -lcudart: No such file or directory", True),
+    ("compiler_compat/ld: cannot find -lcudart", True),
+    ("LINK : fatal error LNK1181: cannot open input file 'aio.lib'", True),
+    ("ValueError: cannot find -l option in config", False),
+])
+def test_a_build_stopped_at_the_link_step_is_named_by_the_linkers_own_line(line: str, fires: bool) -> None:
+    assert ("build-system-library-not-found" in _ids(line + "\n")) is fires
+
+
+def test_a_syntax_error_is_the_environments_only_in_a_packages_file() -> None:
+    package = ('  File "/venv/lib/python3.9/site-packages/google/adk/tools/google_api_tool/__init__.py", line 39\n'
+               "    match name:\n          ^\nSyntaxError: invalid syntax\n")
+    own = '  File "/home/user/train.py", line 12\n    match name:\n          ^\nSyntaxError: invalid syntax\n'
+    assert "package-code-needs-another-python" in _ids(package)
+    assert "package-code-needs-another-python" not in _ids(own)
+
+
+def test_an_undefined_symbol_of_a_libtorch_build_is_named_for_torch_before_the_catch_all() -> None:
+    torch_symbol = ("ImportError: /venv/lib/python3.11/site-packages/xyz/_C.so: undefined symbol: "
+                    "_ZN3c104cuda9SetDeviceEab\n")
+    assert _ids(torch_symbol)[:2] == ["extension-built-for-another-torch", "shared-object-undefined-symbol"]
+    cuda_symbol = ("ImportError: Image-Adaptive-3DLUT/trilinear/_ext/trilinear/_trilinear.so: undefined symbol: "
+                   "__cudaRegisterFatBinaryEnd\n")
+    assert _ids(cuda_symbol) == ["shared-object-undefined-symbol"]

@@ -60,7 +60,8 @@ def test_a_wrapper_message_alone_still_yields_its_nested_error(run):
     result = run("lazy-import-message-only.log")
     (error,) = result.errors
     assert error.root.message.endswith("undefined symbol: _ZN3c104cuda9SetDeviceEi")
-    assert error.signatures == ("flash-attn-abi-undefined-symbol", "extension-built-for-another-torch", "transformers-lazy-import-failed")
+    assert error.signatures == ("flash-attn-abi-undefined-symbol", "extension-built-for-another-torch",
+                                "shared-object-undefined-symbol", "transformers-lazy-import-failed")
     assert result.matches[0].signature.id == "flash-attn-abi-undefined-symbol" and result.verdict is ErrorVerdict.KNOWN
 
 
@@ -245,3 +246,33 @@ def test_code_a_package_generated_for_the_user_is_not_the_users_own(catalog, pat
     (error,) = explain([log], catalog).errors
     assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
     assert error.chain[0].raiser is not None and error.chain[0].raiser.package == owner
+
+
+def test_an_import_failure_a_logger_printed_without_its_type_is_an_import_error(run):
+    # Lines of sgl-project/sglang#11969 and sgl-project/sglang#12827: sglang logs the model modules it skips with the
+    # import error's message alone. The import error is the error, whatever the logger's words around it; a source
+    # line that raises one is not a report of one.
+    for by_line in (False, True):
+        result = run("logged-import-failure.log", by_line=by_line)
+        roots = {(e.root.short_type, e.root.message) for e in result.errors}
+        assert roots == {("ModuleNotFoundError", "No module named 'custom_ops'"),
+                         ("ModuleNotFoundError", "No module named 'transformers.models.glm4v_moe'")}
+        glm = next(e for e in result.errors if "glm4v_moe" in e.root.message)
+        assert Clue.IMPORT in glm.clues and glm.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_a_logged_import_failure_gives_way_to_an_error_the_log_shows(run):
+    # unslothai/unsloth#2476 (the skipped optional trainers unsloth logs and goes on from) and unslothai/unsloth#1328
+    # (the error that stopped the run): a logged import failure is the error only where nothing else failed.
+    result = run("logged-import-beside-an-error.log")
+    assert [(e.root.short_type, e.root.message) for e in result.errors] == [
+        ("ImportError", "Unsloth: Cannot import unsloth_compiled_cache/Conv3d.py")]
+
+
+def test_a_lazy_import_failing_inside_another_yields_the_innermost_error(run):
+    # huggingface/transformers#28275: modeling_utils failed because generation.utils failed because a compiled
+    # extension does not load; the error is the innermost, not the second wrapper's message.
+    result = run("lazy-import-twice-nested.log")
+    (error,) = result.errors
+    assert error.root.message.startswith("/usr/local/lib/python3.8/dist-packages/transformer_engine_extensions")
+    assert "extension-built-for-another-torch" in error.signatures and result.verdict is ErrorVerdict.KNOWN

@@ -143,6 +143,28 @@ def test_without_evidence_of_the_users_code_it_is_never_not_environment(catalog)
     assert Clue.API not in builtin.errors[0].clues
 
 
+@pytest.mark.parametrize(("line", "verdict"), [
+    # A TypeError about the values an operation met speaks of the data, even with no frame printed...
+    (b"TypeError: '>' not supported between instances of 'int' and 'NoneType'\n", ErrorVerdict.NOT_ENVIRONMENT),
+    (b"TypeError: string indices must be integers\n", ErrorVerdict.NOT_ENVIRONMENT),
+    (b"TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'\n", ErrorVerdict.NOT_ENVIRONMENT),
+    # ...a TypeError about a callable's signature or a None where a library's function was expected does not.
+    (b"TypeError: 'NoneType' object is not callable\n", ErrorVerdict.UNKNOWN_ENVIRONMENT),
+    (b"TypeError: forward() got an unexpected keyword argument 'cache_position'\n", ErrorVerdict.UNKNOWN_ENVIRONMENT),
+])
+def test_a_frameless_type_error_about_values_is_the_datas(catalog, line, verdict):
+    (error,) = explain([line], catalog).errors
+    assert error.verdict is verdict, error.reasons
+
+
+def test_a_type_error_about_values_raised_in_a_package_stays_a_suspect(catalog):
+    log = (b'  File "/venv/lib/python3.11/site-packages/swift/llm/template/base.py", line 1203, in _data_collator\n'
+           b"    padding_to = max(padding_to, 64)\n"
+           b"TypeError: '>' not supported between instances of 'int' and 'NoneType'\n")
+    (error,) = explain([log], catalog).errors
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+
+
 _CUT_IN_A_PACKAGE = """Traceback (most recent call last):
   File "/home/me/train.py", line 3, in <module>
     from sglang.srt.utils import assert_pkg_version

@@ -353,6 +353,11 @@ SIGNATURE_IDS = (
     "cuda-unspecified-launch-failure", "python312-pkgutil-impimporter-removed", "windows-torch-dll-dependency-missing",
     "cuda-torch-without-nvidia-driver", "python312-distutils-removed", "cuda-invalid-device-function",
     "wandb-api-key-not-configured", "triton-jit-header-missing", "vllm-compiled-extension-not-found",
+    "build-system-header-missing", "unsloth-compiled-code-does-not-compile",
+    "internal-call-signature-mismatch", "stack-package-not-installed",
+    "request-longer-than-served-context", "generate-max-length-not-above-input",
+    "build-system-library-not-found", "package-code-needs-another-python",
+    "shared-object-undefined-symbol",
 )
 
 CHECK_IDS = (
