@@ -121,7 +121,11 @@ def run() -> None:
 def _watched() -> bool:
     """Whether a profiler or tracer (cProfile, coverage, a debugger) runs this process: it writes what it found when
     the interpreter ends, so the process ends the ordinary way."""
-    return sys.getprofile() is not None or sys.gettrace() is not None
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return True
+    # From 3.12 cProfile (and coverage's and debuggers' newer cores) register with sys.monitoring instead.
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))
 
 
 def _flushed(code: int | str | None) -> int | str | None:
