@@ -328,6 +328,12 @@ ModuleNotFoundError: No module named 'sgl_kernel'
     ("ModuleNotFoundError: No module named 'my_utils'\n", False),  # the user's own module: a typo or a path
     ("ModuleNotFoundError: No module named 'transformers.deepspeed'\n", False),  # a submodule that moved
     ("ModuleNotFoundError: No module named 'torchvision_extra'\n", False),
+    # The framework's own ImportError naming a missing optional dependency (huggingface/trl#4286, lqtrung1998/mwp_ReFT#36,
+    # lavoiems/DiscreteLatentCode#1 with the message on the line after the type).
+    ("ImportError: vLLM is not installed. Please install it with `pip install trl[vllm]`.\n", True),
+    ("ImportError: DeepSpeed is not installed => run `pip3 install deepspeed` or build it from source.\n", True),
+    ("ImportError:\nDeepSpeed is not installed => run `pip3 install deepspeed` or build it from source.\n", True),
+    ("ImportError: my_plugin is not installed\n", False),  # not a package of the stack
 ])
 def test_a_package_of_the_stack_missing_from_the_interpreter_is_named_by_its_import_name(log: str, fires: bool) -> None:
     assert ("stack-package-not-installed" in _ids(log)) is fires
