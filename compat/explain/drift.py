@@ -31,7 +31,12 @@ _CHOICE = re.compile(r"(?:^|\n|\s)(?:([\w .-]{1,100}): )?error: argument [^:\n]{
 _USAGE = re.compile(r"usage: ([\w.-]+)")
 _MODEL_TYPE = re.compile(r"model type [`'\"]([\w.-]+)[`'\"] but Transformers does not recognize")
 _ARCH = re.compile(r"Model architectures? \['(\w+)'")
-_AUTO_CONFIG = re.compile(r"configuration_auto\.py$")
+_AUTO_MODULE = re.compile(r"(?:configuration|tokenization|processing|image_processing|feature_extraction|modeling)_auto\.py$")
+"""transformers' auto modules: each looks a checkpoint's model type up in its mappings (CONFIG_MAPPING[...])."""
+_AUTO_CALL = re.compile(r"\bAuto(?:Config|Tokenizer|Processor|ImageProcessor|FeatureExtractor|Model\w*)\.from_pretrained\(")
+"""A call into those auto classes: a KeyError on that line, with the paste cut before transformers' own frames,
+was raised by the lookup inside."""
+_MODEL_TYPE_KEY = re.compile(r"[a-z][a-z0-9_]{1,40}")
 
 
 def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = None) -> ApiQuestion | None:
@@ -63,11 +68,22 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=m.group(1), module="transformers", caller=caller)
     if m := _ARCH.search(text):
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=m.group(1), module="vllm", caller=caller)
+    if raised.short_type == "KeyError" and (key := _model_type_key(raised)):
+        return ApiQuestion(missing=Missing.MODEL_TYPE, name=key, module="transformers", caller=None)
+    return None
+
+
+def _model_type_key(raised: Raised) -> str | None:
+    """The model type a KeyError names when transformers' auto machinery raised it: its innermost frame is an auto
+    module, or (a paste cut above transformers' frames) a line calling an auto class's from_pretrained."""
     inner = raised.innermost
-    if raised.short_type == "KeyError" and inner is not None and _AUTO_CONFIG.search(inner.file.replace("\\", "/")):
-        key = text.strip().strip("'\"")
-        if re.fullmatch(r"[\w.-]+", key):
-            return ApiQuestion(missing=Missing.MODEL_TYPE, name=key, module="transformers", caller=None)
+    if inner is None:
+        return None
+    key = raised.message.strip().strip("'\"")
+    if _AUTO_MODULE.search(inner.file.replace("\\", "/")):
+        return key if re.fullmatch(r"[\w.-]+", key) else None
+    if inner.code is not None and _AUTO_CALL.search(inner.code) and _MODEL_TYPE_KEY.fullmatch(key):
+        return key
     return None
 
 

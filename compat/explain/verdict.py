@@ -51,7 +51,8 @@ class Clue(str, Enum):
     NCCL = "nccl"
     """An NCCL or process-group error."""
     VERSION = "version"
-    """The message states a version mismatch."""
+    """The message states a version mismatch, or tells the user to update a named package (`Please update
+    transformers via pip install --upgrade transformers`, `not supported in your current Unsloth version`)."""
     API = "api"
     """A library's API is not what its caller expects (a missing attribute or argument)."""
     LIBRARY = "library"
@@ -67,7 +68,10 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
                            r"NVIDIA driver|NVML|nvrtc|CUDA runtime|Found no NVIDIA driver|CUDA initialization|cudaGetDevice")),
     (Clue.NCCL, re.compile(r"NCCL|ProcessGroupNCCL|Watchdog caught|DistBackendError|c10d")),
     (Clue.VERSION, re.compile(r"[Vv]ersion mismatch|incompatible with|not compatible with|(?:built|compiled) (?:for|against|with) |"
-                              r"requires? [\w.-]+ ?(?:version )?[<>=~]|is not supported (?:by|on|in) (?:this|your)")),
+                              r"requires? [\w.-]+ ?(?:version )?[<>=~]|is not supported (?:by|on|in) (?:this|your)|"
+                              r"not supported (?:yet )?in (?:your current [\w.-]+ version|`?[\w.-]+==)|"
+                              r"[Pp]lease (?:update|upgrade) (?:your )?`?[\w.-]+`? ?(?:version\b|via\b|with\b|using\b)|"
+                              r"version of [\w.-]+ is out of date")),
 )
 _API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name ")
 _API_IN_LIBRARY = re.compile(r"has no attribute '|got an unexpected keyword argument|missing \d+ required positional argument|"

@@ -195,6 +195,7 @@ GATES: dict[str, tuple[str, ...]] = {
     'requires-bound': ('equire',),
     'bound-is-required': ('needed', 'required'),
     'minimum-version-is': ('version',),
+    'works-on-bound': ('work',),
     'or-higher-is-required': ('required',),
 }
 """Each phrasing's required literals: every match holds one of them. They are what
@@ -439,6 +440,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
     # get-pip: ERROR: This script does not work on Python 3.8. The minimum supported Python version is 3.9.
     _general("minimum-version-is", r"\b[Mm]inimum\s(?:supported\s|required\s)?" + _NAME + r"\s{1,4}version\sis\s(?P<ver>" + _DOTTED + r")",
              lambda m: f">={m.group('ver')}"),
+    # unsloth: RuntimeError: Unsloth: Cohere's Command model only works on transformers >= 4.50.0.
+    _general("works-on-bound", r"\bworks?\s(?:only\s)?(?:on|with)\s`?" + _NAME + r"\s?(?:version\s?)?(?P<spec>" + _BOUND + r")",
+             lambda m: _spec(m.group("spec"))),
     # CMake: CMake 3.18 or higher is required.  You are running version 3.16.3
     _general("or-higher-is-required", _NAME + r"\s(?:version\s)?(?P<ver>" + _DOTTED + r")(?:\sor\s(?:higher|newer|later|above|"
              r"greater)|\+)\s(?:is\s)?required\b", lambda m: f">={m.group('ver')}"),

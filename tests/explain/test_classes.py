@@ -328,6 +328,12 @@ ModuleNotFoundError: No module named 'sgl_kernel'
     ("ModuleNotFoundError: No module named 'my_utils'\n", False),  # the user's own module: a typo or a path
     ("ModuleNotFoundError: No module named 'transformers.deepspeed'\n", False),  # a submodule that moved
     ("ModuleNotFoundError: No module named 'torchvision_extra'\n", False),
+    # The framework's own ImportError naming a missing optional dependency (huggingface/trl#4286, lqtrung1998/mwp_ReFT#36,
+    # lavoiems/DiscreteLatentCode#1 with the message on the line after the type).
+    ("ImportError: vLLM is not installed. Please install it with `pip install trl[vllm]`.\n", True),
+    ("ImportError: DeepSpeed is not installed => run `pip3 install deepspeed` or build it from source.\n", True),
+    ("ImportError:\nDeepSpeed is not installed => run `pip3 install deepspeed` or build it from source.\n", True),
+    ("ImportError: my_plugin is not installed\n", False),  # not a package of the stack
 ])
 def test_a_package_of_the_stack_missing_from_the_interpreter_is_named_by_its_import_name(log: str, fires: bool) -> None:
     assert ("stack-package-not-installed" in _ids(log)) is fires
@@ -365,3 +371,23 @@ def test_an_undefined_symbol_of_a_libtorch_build_is_named_for_torch_before_the_c
     cuda_symbol = ("ImportError: Image-Adaptive-3DLUT/trilinear/_ext/trilinear/_trilinear.so: undefined symbol: "
                    "__cudaRegisterFatBinaryEnd\n")
     assert _ids(cuda_symbol) == ["shared-object-undefined-symbol"]
+
+
+@pytest.mark.parametrize("line", [
+    # rusty1s/pytorch_sparse#180, meta-pytorch/csprng#78, pytorch/pytorch#84339: macOS's dyld wording of the same failure.
+    "OSError: dlopen(/Users/andrea/opt/anaconda3/envs/research/lib/python3.8/site-packages/torch_sparse/_version_cpu.so, 6): "
+    "Symbol not found: __ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_S2_\n",
+    "ImportError: dlopen(/Users/mikekg/Library/Python/3.7/lib/python/site-packages/torchcsprng/_C.cpython-37m-darwin.so, 2): "
+    "Symbol not found: __ZN3c104impl23ExcludeDispatchKeyGuardC1ENS_11DispatchKeyE\n",
+    "ImportError: dlopen(/Users/m1/venv/lib/python3.8/site-packages/custom_extensions/ext.cpython-38-darwin.so, 0x0002): "
+    "symbol not found in flat namespace (__ZNK2at10TensorBase8data_ptrIlEEPT_v)\n",
+])
+def test_macos_dyld_words_an_undefined_symbol_its_own_way(line: str) -> None:
+    assert "shared-object-undefined-symbol" in _ids(line)
+
+
+def test_a_dlopen_failure_that_is_no_missing_symbol_is_not_one() -> None:
+    # pytorch/pytorch#39640: a library dyld cannot find is another failure (a missing library, not a symbol).
+    line = ("ImportError: dlopen(/Library/Frameworks/Python.framework/Versions/3.8/lib/python3.8/site-packages/torch/"
+            "_C.cpython-38-darwin.so, 2): Library not loaded: @rpath/libc++.1.dylib\n")
+    assert "shared-object-undefined-symbol" not in _ids(line)

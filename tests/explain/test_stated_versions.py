@@ -195,6 +195,10 @@ LINES: list[Row] = [
     ("cannot-install-on-python",
      "RuntimeError: Cannot install on Python version 3.13.0; only versions >=3.9,<3.13 are supported.",
      "https://github.com/Philipbear/msbuddy/issues/5", ("python", ">=3.9,<3.13", "3.13.0", None)),
+    # unsloth raises it from its loader when the installed transformers predates the model.
+    ("works-on-bound",
+     "RuntimeError: Unsloth: Gemma 3N only works on transformers >= 4.53.0",
+     "https://github.com/unslothai/unsloth/blob/main/unsloth/models/loader.py", ("transformers", ">=4.53.0", None, None)),
 ]
 
 SECOND_LINES: list[Row] = [
@@ -333,6 +337,9 @@ SECOND_LINES: list[Row] = [
      "    raise RuntimeError(msg.format(cur_py, min_py, max_py))\n"
      "RuntimeError: Cannot install on Python version 3.5.6; only versions >=3.6,<3.10 are supported.",
      "https://github.com/numba/llvmlite/pull/699", ("python", ">=3.6,<3.10", "3.5.6", None)),
+    ("works-on-bound",
+     "            print(\"%s only works with PyTorch >= 1.2. Skipping the test. ...\" % o, flush=True)",
+     "https://github.com/fidelity/textwiser/blob/main/tests/test_word.py", ("torch", ">=1.2", None, None)),
 ]
 
 

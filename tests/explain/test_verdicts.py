@@ -143,6 +143,22 @@ def test_without_evidence_of_the_users_code_it_is_never_not_environment(catalog)
     assert Clue.API not in builtin.errors[0].clues
 
 
+@pytest.mark.parametrize("line", [
+    # unslothai/unsloth#4950: the model needs a newer unsloth than the one installed.
+    b"NotImplementedError: Unsloth: google/gemma-4-31B-it is not supported in your current Unsloth version! Please update Unsloth via\n",
+    # hiyouga/LlamaFactory#6784: a ValueError (a data type) that says the installed release is too old.
+    b"ValueError: The checkpoint you are trying to load has model type `qwen2_5_vl` but Transformers does not recognize this "
+    b"architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.\n",
+    # bitsandbytes-foundation/bitsandbytes#815: the fix it names is an upgrade of a package.
+    b"ValueError: 4 bit quantization requires bitsandbytes>=0.39.0 - please upgrade your bitsandbytes version\n",
+])
+def test_a_message_that_asks_to_update_a_package_is_about_the_environment(catalog, line):
+    # An error of a data type (ValueError) whose message tells the user to update a named package, or says the
+    # installed release is too old for what was asked, is about the environment even with no frame printed.
+    (error,) = explain([line], catalog).errors
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT and Clue.VERSION in error.clues, error.reasons
+
+
 @pytest.mark.parametrize(("line", "verdict"), [
     # A TypeError about the values an operation met speaks of the data, even with no frame printed...
     (b"TypeError: '>' not supported between instances of 'int' and 'NoneType'\n", ErrorVerdict.NOT_ENVIRONMENT),

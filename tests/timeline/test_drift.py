@@ -160,6 +160,25 @@ def test_model_types(source):
     assert q is not None and q.missing is Missing.MODEL_TYPE and q.name == "qwen3"
 
 
+def test_model_type_key_errors_of_the_other_auto_modules_and_of_a_cut_paste():
+    # A model type transformers' auto machinery looks up, whichever auto module raised it, or, when the paste was cut
+    # above transformers' frames, the line that called an auto class. henrywoo/pyllama#39 (KeyError: 'llama',
+    # innermost frame tokenization_auto.py); huggingface/transformers#34161 (KeyError: 'qwen2_vl' from the line below).
+    frame = Frame(file=r"D:\Python\Python3_10_8\lib\site-packages\transformers\models\auto\tokenization_auto.py", line=676,
+                  function="from_pretrained", package="transformers")
+    q = question(Raised(type="KeyError", message="'llama'", frames=(frame,), line=1))
+    assert q is not None and (q.missing, q.name, q.module) == (Missing.MODEL_TYPE, "llama", "transformers")
+    call = Frame(file="/content/run.py", line=4, function="<module>", package=None,
+                 code='processor = AutoProcessor.from_pretrained("Qwen/Qwen2-VL-7B-Instruct")')
+    q = question(Raised(type="KeyError", message="'qwen2_vl'", frames=(call,), line=1))
+    assert q is not None and (q.missing, q.name) == (Missing.MODEL_TYPE, "qwen2_vl")
+    # A KeyError on any other line of the user's code is the program's own lookup, not a model type.
+    other = Frame(file="/content/run.py", line=9, function="<module>", package=None, code='row = batch["qwen2_vl"]')
+    assert question(Raised(type="KeyError", message="'qwen2_vl'", frames=(other,), line=1)) is None
+    # On the auto call, a key that is no model type's shape (a class, a path) asks nothing.
+    assert question(Raised(type="KeyError", message="<class 'x.DetrConfig'>", frames=(call,), line=1)) is None
+
+
 def test_positional_and_kwargs_catch_all(source):
     q = question(Raised(type="TypeError", message="Trainer.__init__() missing 1 required positional argument: 'processing_class'",
                         frames=(), line=1))
