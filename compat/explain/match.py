@@ -59,7 +59,8 @@ _WRAPPER_FACTOR = 0.2
 
 def overall_verdict(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -> tuple[bool, ErrorVerdict]:
     """(known, verdict) of a whole log: known when a root cause was recognised (a configuration mistake the
-    catalog names counts), else the most serious verdict of the root errors (of the wrappers when there are only those)."""
+    catalog names counts), else the most serious verdict of the root errors (of the wrappers when there are only
+    those), `unknown-environment` when there are none."""
     named = [m for m in matches if not m.signature.wrapper]
     roots = [e for e in errors if not e.wrapper]
     if any(not m.signature.usage for m in named) or any(e.verdict is ErrorVerdict.KNOWN for e in roots):
@@ -67,7 +68,9 @@ def overall_verdict(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -
     if named or any(e.verdict is ErrorVerdict.KNOWN_USAGE for e in roots):
         return True, ErrorVerdict.KNOWN_USAGE
     roots = roots or list(errors)
-    return False, next((v for v in SERIOUSNESS if any(e.verdict is v for e in roots)), ErrorVerdict.NOT_ENVIRONMENT)
+    # Calling a log not the environment's needs evidence (an error raised in the user's code, a data error); a log in
+    # which no error is found gives none, so the environment stays a suspect.
+    return False, next((v for v in SERIOUSNESS if any(e.verdict is v for e in roots)), ErrorVerdict.UNKNOWN_ENVIRONMENT)
 
 
 @dataclass

@@ -342,7 +342,8 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
             out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
             out.extend(_errors_text(explanation))
         elif not wrappers:
-            out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}): no error found in the log.")
+            out.append(f"Verdict: {verdict.value}: no error found in the log, so nothing says whether the environment is at "
+                       "fault; `compat doctor` (or `compat smoke`) in the environment that failed checks it.")
         return _lines(out + _on_demand_lines(explanation))
     roots = [m for m in matches if not m.signature.wrapper]
     plural = "s" if len(roots) > 1 else ""

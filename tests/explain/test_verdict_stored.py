@@ -25,8 +25,8 @@ def test_the_verdict_is_decided_when_the_log_is_ranked(catalog, log, known, verd
 
 
 def test_the_renderers_show_the_stored_verdict_without_deciding_it_again():
-    # No match and no error, yet a stored verdict: a renderer that decided again would say not-environment.
+    # No match and no error, yet a stored verdict: a renderer that decided again would say unknown-environment.
     stored = Explanation(matches=(), lines_scanned=3, environment="no environment facts", known=False,
-                         verdict=ErrorVerdict.UNKNOWN_ENVIRONMENT)
-    assert json.loads(render_json(stored))["verdict"] == "unknown-environment"
-    assert "(unknown-environment)" in render_text(stored)
+                         verdict=ErrorVerdict.NOT_ENVIRONMENT)
+    assert json.loads(render_json(stored))["verdict"] == "not-environment"
+    assert "Verdict: not-environment:" in render_text(stored)
