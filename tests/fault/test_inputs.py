@@ -87,6 +87,27 @@ def test_a_missing_script_exits_2_like_a_missing_accelerate_config(tmp_path, fac
         assert "does not exist" in one_line_error(result)
 
 
+@pytest.mark.parametrize("name", ["compat.toml", "pylock.toml"])
+def test_a_config_or_pylock_nested_past_the_stack_is_a_one_line_error(tmp_path, name):
+    path = tmp_path / name
+    path.write_text("a = " + "[" * 100_000)
+    args = ("--config", str(path), "-r", str(tmp_path / "empty.txt")) if name == "compat.toml" else ("-r", str(path))
+    (tmp_path / "empty.txt").write_text("")
+    result = compat_cli("doctor", *args, timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    assert f"{path}: not" in one_line_error(result) and "nested too deeply" in one_line_error(result)
+
+
+def test_a_fifo_or_a_directory_as_the_config_is_refused_before_anything_blocks(tmp_path):
+    os.mkfifo(tmp_path / "fifo.toml")
+    (tmp_path / "dir.toml").mkdir()
+    (tmp_path / "empty.txt").write_text("")
+    for name, says in (("fifo.toml", "FIFO"), ("dir.toml", "a directory")):
+        result = compat_cli("doctor", "--config", str(tmp_path / name), "-r", str(tmp_path / "empty.txt"), timeout=30)
+        assert result.returncode == 2, result.stderr[-300:]
+        assert says in one_line_error(result)
+
+
 # ------------------------------------------------------------------ facts files
 
 

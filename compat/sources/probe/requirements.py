@@ -208,6 +208,9 @@ def _pylock_pins(path: Path, markers: Mapping[str, str] | None) -> list[tuple[st
         data = tomllib.loads(_read(path))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not a TOML file: {str(exc).splitlines()[0]}") from exc
+    except RecursionError:
+        # tomllib recurses once per nested array: `a = [[[[...` thousands deep exhausts the stack
+        raise UsageError(f"{path}: not a TOML file: nested too deeply") from None
     packages = data.get("packages")
     if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
         raise UsageError(f"{path}: no [[packages]] table: not a pylock.toml (PEP 751)")
