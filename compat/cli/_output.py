@@ -33,6 +33,14 @@ class SafeStream:
         # Colours pass where the renderer was told to write them (a terminal, or FORCE_COLOR).
         self._colour = colour
         self._gone = False
+        # A stream that cannot encode every character (PYTHONIOENCODING=ascii, a cp1252 or latin-1 console) gets '?'
+        # for '·' or '✗' instead of a UnicodeEncodeError in the middle of a report; "replace" keeps JSON valid.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and (getattr(stream, "encoding", None) or "").lower().replace("-", "") != "utf8":
+            try:
+                reconfigure(errors="replace")
+            except (OSError, ValueError):
+                pass
 
     def write(self, text: str) -> int:
         if self._gone:

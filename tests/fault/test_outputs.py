@@ -94,6 +94,21 @@ def test_a_reader_that_leaves_ends_compat_quietly():
     assert err == b""
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_stdout_that_cannot_encode_every_character_gets_question_marks_not_exit_3(tmp_path, encoding):
+    # doctor's report has '·' and '✗'; a console that cannot write them (cp1252, PYTHONIOENCODING) is no bug of compat
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("trl==0.15.2\n")
+    for args in (("doctor", "-r", str(requirements), "--gpus", "1xH100", "--driver", "550.54.15", "--no-config"),
+                 ("matrix", "show", "trl")):
+        result = compat_cli(*args, env={"PYTHONIOENCODING": encoding}, timeout=60)
+        assert result.returncode in (0, 1), result.stderr[-300:]
+        assert result.stderr == b""
+        if args[0] == "doctor":
+            assert b"?" in result.stdout
+            result.stdout.decode(encoding)  # nothing the stream could not hold
+
+
 # ------------------------------------------------------------------ secrets by value shape
 
 
