@@ -450,7 +450,11 @@ def load_api(package: str, base: Path | None = None) -> PackageApi | Unknown:
 
     `base` is a matrix directory (default: the shipped one). Raises MatrixError on a corrupt file.
     """
-    name = canonicalize_name(package)
+    from compat.matrix.releases import file_stem
+
+    name = file_stem(package)
+    if name is None:
+        return Unknown(reason="not a package name, so no API index")
     directory = api_dir(base) / name
     path = directory / "releases.json"
     if not path.is_file():

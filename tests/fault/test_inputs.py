@@ -108,6 +108,23 @@ def test_a_fifo_or_a_directory_as_the_config_is_refused_before_anything_blocks(t
         assert says in one_line_error(result)
 
 
+@pytest.mark.parametrize("args", [("matrix", "show", "a" * 300), ("matrix", "api", "a" * 300), ("matrix", "show", "/etc/hostname")])
+def test_a_package_name_no_file_can_have_is_a_one_line_error(args):
+    # the name was joined to matrix/releases/ as it was: past NAME_MAX it was exit 3, an absolute one left the matrix
+    result = compat_cli(*args, timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    assert re.search(r"no releases recorded|not a package name", one_line_error(result))
+
+
+def test_a_name_that_is_no_project_name_has_no_matrix_file(tmp_path):
+    from compat.matrix.releases import ReleaseIndex, file_stem
+
+    (tmp_path / "evil.toml").write_text("garbage = [")
+    assert file_stem("Flash_Attn") == "flash-attn"
+    assert file_stem(str(tmp_path / "evil")) is None and file_stem("a" * 201) is None
+    assert ReleaseIndex((tmp_path / "releases",)).get(str(tmp_path / "evil")) is None
+
+
 # ------------------------------------------------------------------ facts files
 
 
