@@ -109,6 +109,24 @@ def test_a_stdout_that_cannot_encode_every_character_gets_question_marks_not_exi
             result.stdout.decode(encoding)  # nothing the stream could not hold
 
 
+@pytest.mark.parametrize("closed", [">&-", "<&-", ">&- 2>&-"])
+def test_a_closed_standard_stream_is_the_null_device_not_exit_3(tmp_path, closed):
+    # Python leaves sys.stdout None when descriptor 1 is closed: every write was an AttributeError (exit 3)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("trl==0.15.2\n")
+    out = tmp_path / "lock.txt"
+    script = (f'"$0" -m compat doctor -r {requirements} --gpus 1xH100 --driver 550.54.15 --no-config {closed}; echo "doctor $?" >&3;'
+              f'"$0" -m compat explain --no-env {closed}; echo "explain $?" >&3;'
+              f'"$0" -m compat lock torch --gpus cpu --python-version 3.11 -o {out} {closed}; echo "lock $?" >&3')
+    result = subprocess.run(["sh", "-c", f"exec 3>&1; {{ {script}; }} 2>&1 >/dev/null", sys.executable],
+                            capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    said = result.stdout.decode()
+    assert "Traceback" not in said and "internal error" not in said, said
+    assert {line.split()[0]: line.split()[1] for line in said.splitlines() if line.split()[0] in ("doctor", "explain", "lock")} \
+        == {"doctor": "1", "explain": "1", "lock": "0"}, said
+    assert out.read_text().startswith("# compat lock torch")  # the lock went to its file, not to descriptor 1
+
+
 # ------------------------------------------------------------------ secrets by value shape
 
 
