@@ -67,6 +67,9 @@ def _parse(path: Path) -> dict[str, Any]:
     except RecursionError:
         # tomllib recurses once per nested array: `a = [[[[...` thousands deep exhausts the stack
         raise UsageError(f"{path}: not TOML: nested too deeply") from None
+    except ValueError as exc:
+        # an integer past int()'s digit limit (4300): tomllib raises a plain ValueError
+        raise UsageError(f"{path}: not TOML: {str(exc).split(';')[0]}") from None
 
 
 def _table(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
