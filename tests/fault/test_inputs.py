@@ -125,6 +125,29 @@ def test_a_name_that_is_no_project_name_has_no_matrix_file(tmp_path):
     assert ReleaseIndex((tmp_path / "releases",)).get(str(tmp_path / "evil")) is None
 
 
+@pytest.mark.parametrize("fault", ["deep-meta", "deep-table", "bomb"])
+def test_an_overlays_hostile_api_index_is_a_one_line_error_naming_its_own_file(tmp_path, fault):
+    import gzip
+    import shutil
+
+    from compat.matrix import shipped_matrix_dir
+
+    index = tmp_path / "overlay" / "api" / "trl"
+    index.mkdir(parents=True)
+    shutil.copy(shipped_matrix_dir() / "api" / "trl" / "releases.json", index / "releases.json")
+    if fault == "deep-meta":
+        (index / "releases.json").write_text("[" * 100_000)
+    elif fault == "deep-table":
+        (index / "name.json.gz").write_bytes(gzip.compress(b"[" * 100_000))
+    else:
+        (index / "name.json.gz").write_bytes(gzip.compress(b" " * (80 * 1024 * 1024)))
+    result = compat_cli("matrix", "api", "trl", "top_k_top_p_filtering", "--matrix", str(tmp_path / "overlay"),
+                        timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    line = one_line_error(result)
+    assert str(index) in line and "unreadable" in line  # the overlay's file, not the shipped matrix/api/...
+
+
 # ------------------------------------------------------------------ facts files
 
 
