@@ -127,6 +127,12 @@ def test_a_closed_standard_stream_is_the_null_device_not_exit_3(tmp_path, closed
     assert out.read_text().startswith("# compat lock torch")  # the lock went to its file, not to descriptor 1
 
 
+def test_the_fleet_gatherer_with_a_closed_stdout_ends_quietly():
+    result = subprocess.run(["sh", "-c", '"$0" -m compat.fleet --help >&-', sys.executable], capture_output=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert result.returncode == 0 and result.stderr == b"", result.stderr[-300:]  # was exit 120 and two tracebacks
+
+
 # ------------------------------------------------------------------ secrets by value shape
 
 
