@@ -26,6 +26,8 @@ class MatrixError(CompatError):
     def __init__(self, file: str, key: str, message: str) -> None:
         self.file = file
         self.key = key
+        # One line, as every error is: packaging's parse errors add the text and a caret on lines of their own.
+        message = next((line.strip() for line in message.splitlines() if line.strip()), message)
         super().__init__(f"{file}: {key}: {message}" if key else f"{file}: {message}")
 
 

@@ -154,9 +154,10 @@ def lock_verify(request: VerifyRequest) -> SmokeVerification | Conflict:
     """The lock, and whether it installs and runs on this machine; the caller writes it only when it passed."""
     from compat.model.smoke import Verification
     from compat.report.lock import LockFormat, render_lock
-    from compat.sources.smoke.install import InstallFailed, InstallRequest, install_lock
+    from compat.sources.smoke.install import InstallFailed, InstallRequest, check_find_links, install_lock
     from compat.sources.smoke.run import scratch
 
+    check_find_links(request.find_links)  # before the search: a mistyped folder is a usage error, not a verdict
     locked = lock(request.lock)
     if isinstance(locked, Conflict):
         return locked

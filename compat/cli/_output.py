@@ -10,6 +10,7 @@ masks credentials and tokens (compat.redact).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -33,6 +34,14 @@ class SafeStream:
         # Colours pass where the renderer was told to write them (a terminal, or FORCE_COLOR).
         self._colour = colour
         self._gone = False
+        # A stream that cannot encode every character (PYTHONIOENCODING=ascii, a cp1252 or latin-1 console) gets '?'
+        # for '·' or '✗' instead of a UnicodeEncodeError in the middle of a report; "replace" keeps JSON valid.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and (getattr(stream, "encoding", None) or "").lower().replace("-", "") != "utf8":
+            try:
+                reconfigure(errors="replace")
+            except (OSError, ValueError):
+                pass
 
     def write(self, text: str) -> int:
         if self._gone:
@@ -68,6 +77,27 @@ class SafeStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def open_closed_standard_streams() -> None:
+    """A standard stream the caller closed (`compat doctor >&-`, `<&-`) becomes the null device.
+
+    Python leaves sys.stdout None then, and every print was an AttributeError (exit 3); worse, the
+    next file compat opened would take descriptor 1 and get the report. A closed output is treated
+    as a reader that left (the output is dropped, the exit code is the verdict); a closed input is
+    an empty one.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        setattr(sys, name, open(fd, mode, encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
 
 
 def write_file(path: Path, text: str) -> Path:

@@ -118,10 +118,11 @@ def gather_main() -> None:
     one line and exit 3."""
     from compat.cli import _main
     from compat.cli._common import terminal
-    from compat.cli._output import SafeStream
+    from compat.cli._output import SafeStream, open_closed_standard_streams
     from compat.sources.children import end_children_on_signals
 
     end_children_on_signals()
+    open_closed_standard_streams()
 
     # The same filter as `compat`'s own output: no control sequence from an input, no secret.
     sys.stdout = SafeStream(sys.stdout, colour=terminal(sys.stdout).color)

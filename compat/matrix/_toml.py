@@ -51,6 +51,9 @@ def read_toml(path: Path, *, label: str | None = None) -> Table:
         raise MatrixError(name, "", f"invalid TOML: {exc}") from exc
     except RecursionError:
         raise MatrixError(name, "", "invalid TOML: nested too deeply") from None
+    except ValueError as exc:
+        # An integer of more digits than int() converts (sys.get_int_max_str_digits, 4300): tomllib's ValueError
+        raise MatrixError(name, "", f"invalid TOML: {str(exc).split(';')[0]}") from None
     return Table(data, file=name, path="")
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, is_normalized_name
 from packaging.version import Version
 
 from compat.atomic import write_atomic
@@ -74,6 +74,15 @@ SOURCE = "release metadata: the package index's simple API (files, upload times,
 # The same requirement line recurs across hundreds of releases: each text is parsed once. Shared
 # Requirement objects are never mutated (the model is frozen), which makes the sharing safe.
 _PARSED: dict[str, Requirement] = {}
+MAX_NAME = 200
+"""No distribution name is longer; a longer one would name a file past the file system's limit."""
+
+
+def file_stem(package: str) -> str | None:
+    """The canonical name a package's matrix file is named after; None for what is no project name at all
+    ('/etc/x', 'a' * 300), which has no file and must not be joined to a directory."""
+    name = canonicalize_name(package)
+    return name if len(name) <= MAX_NAME and is_normalized_name(name) else None
 _PARSED_LOCK = threading.Lock()
 
 _RELEASE_KEYS = ("version", "uploaded", "yanked", "yanked_reason", "requires_python", "requires", "requires_unknown", "extras")
@@ -284,7 +293,9 @@ class ReleaseIndex:
 
     def get(self, package: str) -> PackageReleases | None:
         """The releases of a package, None when no directory has a file for it; raises MatrixError."""
-        name = canonicalize_name(package)
+        name = file_stem(package)
+        if name is None:
+            return None
         with self._lock:
             if name not in self._cache:
                 self._cache[name] = self._load(name)

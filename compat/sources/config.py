@@ -15,9 +15,12 @@ from typing import Any
 from compat.errors import UsageError
 from compat.model.config import Config, Ignore
 from compat.model.findings import Severity
+from compat.regular_file import MIB, read_regular
 
 _KEYS = {"gpus", "driver", "launcher", "fail-on", "strict", "ignore", "report-url"}
 _IGNORE_KEYS = {"id", "reason", "until"}
+MAX_BYTES = 16 * MIB
+"""A config file is a few lines; a pyproject.toml past this is not one to read."""
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -55,11 +58,18 @@ def _parse(path: Path) -> dict[str, Any]:
         import tomli as tomllib
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # read_regular: a FIFO named by --config would block a plain read forever
+        return tomllib.loads(read_regular(path, limit=MAX_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not TOML: {exc}") from exc
+    except RecursionError:
+        # tomllib recurses once per nested array: `a = [[[[...` thousands deep exhausts the stack
+        raise UsageError(f"{path}: not TOML: nested too deeply") from None
+    except ValueError as exc:
+        # an integer past int()'s digit limit (4300): tomllib raises a plain ValueError
+        raise UsageError(f"{path}: not TOML: {str(exc).split(';')[0]}") from None
 
 
 def _table(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:

@@ -49,9 +49,9 @@ Storage (schema 1), under matrix/api/<package>/:
 from __future__ import annotations
 
 import bisect
-import gzip
 import json
 import re
+import zlib
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -61,6 +61,7 @@ from packaging.version import Version
 
 from compat.errors import MatrixError
 from compat.model.unknown import Unknown
+from compat.regular_file import MIB, read_regular
 from compat.timeline.records import LATE_KINDS, ApiKind, ApiLookup, ApiMatch, ImportEdge, ImportKind, Span
 
 T = TypeVar("T")
@@ -418,11 +419,22 @@ def _order(release: str) -> tuple[int, Version | str]:
         return (1, release)
 
 
+MAX_BYTES = 64 * MIB
+"""The largest shipped table is a quarter of a MiB decompressed; an overlay's file past this (a gzip bomb) is refused."""
+
+
 def _read_table(path: Path, label: str) -> dict[str, str]:
     try:
-        data = json.loads(gzip.decompress(path.read_bytes()))
-    except (OSError, EOFError, ValueError) as exc:
+        # read_regular: an overlay's FIFO would block a plain read; the decompressed size is bounded too
+        unpacked = zlib.decompressobj(wbits=31)
+        raw = unpacked.decompress(read_regular(path, limit=MAX_BYTES), MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise MatrixError(label, "", f"unreadable (larger than {MAX_BYTES // MIB} MiB decompressed)")
+        data = json.loads(raw)
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
         raise MatrixError(label, "", f"unreadable ({exc})") from exc
+    except RecursionError:
+        raise MatrixError(label, "", "unreadable (nested too deeply)") from None
     if not isinstance(data, dict):
         raise MatrixError(label, "", "not a JSON object")
     return data
@@ -430,9 +442,11 @@ def _read_table(path: Path, label: str) -> dict[str, str]:
 
 def _read_meta(path: Path, label: str) -> dict[str, Any]:
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta = json.loads(read_regular(path, limit=MAX_BYTES).decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise MatrixError(label, "", f"unreadable ({exc})") from exc
+    except RecursionError:
+        raise MatrixError(label, "", "unreadable (nested too deeply)") from None
     if not isinstance(meta, dict):
         raise MatrixError(label, "", "not a JSON object")
     if meta.get("schema") != SCHEMA:
@@ -450,14 +464,18 @@ def load_api(package: str, base: Path | None = None) -> PackageApi | Unknown:
 
     `base` is a matrix directory (default: the shipped one). Raises MatrixError on a corrupt file.
     """
-    name = canonicalize_name(package)
+    from compat.matrix.releases import file_stem
+
+    name = file_stem(package)
+    if name is None:
+        return Unknown(reason="not a package name, so no API index")
     directory = api_dir(base) / name
     path = directory / "releases.json"
     if not path.is_file():
         return Unknown(reason=f"{name} has no API index")
     label = f"matrix/api/{name}"
-    if directory.parent != api_dir():  # an overlay's index: read as it is now
-        return PackageApi(directory, _read_meta(path, f"{label}/releases.json"), label)
+    if directory.parent != api_dir():  # an overlay's index: read as it is now, and named by its own path
+        return PackageApi(directory, _read_meta(path, f"{directory}/releases.json"), str(directory))
     stamp = path.stat()
     key = (str(directory), stamp.st_mtime_ns, stamp.st_size)
     api = _SHIPPED.get(key)

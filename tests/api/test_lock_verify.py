@@ -23,6 +23,16 @@ def test_a_set_that_cannot_install_offline_is_not_passed_and_says_why(tmp_path, 
     assert text.startswith("compat lock --verify: the lock is not written: the set did not install")
 
 
+def test_a_find_links_that_names_no_folder_is_a_usage_error_before_anything_installs(tmp_path):
+    # uv answered "no solution found" (exit 1, a verdict on the lock) for a mistyped folder
+    from compat.errors import UsageError
+
+    (tmp_path / "a-file").write_text("")
+    for link, says in ((tmp_path / "nope", "does not exist"), (tmp_path / "a-file", "is not a directory")):
+        with pytest.raises(UsageError, match=f"--find-links {link}: {says}"):
+            api.lock_verify(api.VerifyRequest(lock=_TRL_CPU, find_links=(str(link),), offline=True))
+
+
 @pytest.mark.parametrize(("train", "passed"), [(Status.PASS, True), (Status.FAIL, False)])
 def test_verification_words_what_was_and_was_not_verified(train, passed):
     lock = api.lock(_TRL_CPU)

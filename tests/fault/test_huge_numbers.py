@@ -81,6 +81,8 @@ OVERLAYS = {
     "stacks.toml": '[[stack]]\nid = "a"\nproject = "a/b"\nsource = "a/b@abcdef1:x"\ndate = "2025-01-01"\n'
                    f'pins = {{ trl = "{HUGE}", vllm = "0.7.2" }}\n',
     "gpus.toml": f'[[gpu]]\nname = "X"\ncompute_capability = "{HUGE}"\n',
+    # an integer literal, not a string: tomllib's int() refuses past 4300 digits with a plain ValueError (was exit 3)
+    "cuda.toml": f'x = {HUGE}\n',
     "releases/alpha.toml": f'package = "alpha"\nsource = "x"\n\n[[release]]\nversion = "{HUGE}"\nuploaded = "2025-01-01"\n'
                            'requires_python = ">=3.8"\nrequires = []\n',
 }
@@ -97,3 +99,14 @@ def test_a_huge_number_in_an_overlay_file_is_a_one_line_error(tmp_path, name):
     assert result.returncode == 2
     line = one_line_error(result)
     assert line.startswith("compat: error: ") and name.split("/")[-1] in line and len(line) < 400
+
+
+@pytest.mark.parametrize("name", ["compat.toml", "pylock.toml"])
+def test_an_integer_past_ints_digit_limit_in_a_config_or_pylock_is_one_line(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(f"x = {HUGE}\n")
+    (tmp_path / "empty.txt").write_text("")
+    args = ("--config", str(path), "-r", str(tmp_path / "empty.txt")) if name == "compat.toml" else ("-r", str(path))
+    result = compat_cli("doctor", "--gpus", "cpu", *args, timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    assert f"{path}: not" in one_line_error(result) and "digits" in one_line_error(result)

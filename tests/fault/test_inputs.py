@@ -87,6 +87,67 @@ def test_a_missing_script_exits_2_like_a_missing_accelerate_config(tmp_path, fac
         assert "does not exist" in one_line_error(result)
 
 
+@pytest.mark.parametrize("name", ["compat.toml", "pylock.toml"])
+def test_a_config_or_pylock_nested_past_the_stack_is_a_one_line_error(tmp_path, name):
+    path = tmp_path / name
+    path.write_text("a = " + "[" * 100_000)
+    args = ("--config", str(path), "-r", str(tmp_path / "empty.txt")) if name == "compat.toml" else ("-r", str(path))
+    (tmp_path / "empty.txt").write_text("")
+    result = compat_cli("doctor", *args, timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    assert f"{path}: not" in one_line_error(result) and "nested too deeply" in one_line_error(result)
+
+
+def test_a_fifo_or_a_directory_as_the_config_is_refused_before_anything_blocks(tmp_path):
+    os.mkfifo(tmp_path / "fifo.toml")
+    (tmp_path / "dir.toml").mkdir()
+    (tmp_path / "empty.txt").write_text("")
+    for name, says in (("fifo.toml", "FIFO"), ("dir.toml", "a directory")):
+        result = compat_cli("doctor", "--config", str(tmp_path / name), "-r", str(tmp_path / "empty.txt"), timeout=30)
+        assert result.returncode == 2, result.stderr[-300:]
+        assert says in one_line_error(result)
+
+
+@pytest.mark.parametrize("args", [("matrix", "show", "a" * 300), ("matrix", "api", "a" * 300), ("matrix", "show", "/etc/hostname")])
+def test_a_package_name_no_file_can_have_is_a_one_line_error(args):
+    # the name was joined to matrix/releases/ as it was: past NAME_MAX it was exit 3, an absolute one left the matrix
+    result = compat_cli(*args, timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    assert re.search(r"no releases recorded|not a package name", one_line_error(result))
+
+
+def test_a_name_that_is_no_project_name_has_no_matrix_file(tmp_path):
+    from compat.matrix.releases import ReleaseIndex, file_stem
+
+    (tmp_path / "evil.toml").write_text("garbage = [")
+    assert file_stem("Flash_Attn") == "flash-attn"
+    assert file_stem(str(tmp_path / "evil")) is None and file_stem("a" * 201) is None
+    assert ReleaseIndex((tmp_path / "releases",)).get(str(tmp_path / "evil")) is None
+
+
+@pytest.mark.parametrize("fault", ["deep-meta", "deep-table", "bomb"])
+def test_an_overlays_hostile_api_index_is_a_one_line_error_naming_its_own_file(tmp_path, fault):
+    import gzip
+    import shutil
+
+    from compat.matrix import shipped_matrix_dir
+
+    index = tmp_path / "overlay" / "api" / "trl"
+    index.mkdir(parents=True)
+    shutil.copy(shipped_matrix_dir() / "api" / "trl" / "releases.json", index / "releases.json")
+    if fault == "deep-meta":
+        (index / "releases.json").write_text("[" * 100_000)
+    elif fault == "deep-table":
+        (index / "name.json.gz").write_bytes(gzip.compress(b"[" * 100_000))
+    else:
+        (index / "name.json.gz").write_bytes(gzip.compress(b" " * (80 * 1024 * 1024)))
+    result = compat_cli("matrix", "api", "trl", "top_k_top_p_filtering", "--matrix", str(tmp_path / "overlay"),
+                        timeout=60)
+    assert result.returncode == 2, result.stderr[-300:]
+    line = one_line_error(result)
+    assert str(index) in line and "unreadable" in line  # the overlay's file, not the shipped matrix/api/...
+
+
 # ------------------------------------------------------------------ facts files
 
 

@@ -94,6 +94,45 @@ def test_a_reader_that_leaves_ends_compat_quietly():
     assert err == b""
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_stdout_that_cannot_encode_every_character_gets_question_marks_not_exit_3(tmp_path, encoding):
+    # doctor's report has '·' and '✗'; a console that cannot write them (cp1252, PYTHONIOENCODING) is no bug of compat
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("trl==0.15.2\n")
+    for args in (("doctor", "-r", str(requirements), "--gpus", "1xH100", "--driver", "550.54.15", "--no-config"),
+                 ("matrix", "show", "trl")):
+        result = compat_cli(*args, env={"PYTHONIOENCODING": encoding}, timeout=60)
+        assert result.returncode in (0, 1), result.stderr[-300:]
+        assert result.stderr == b""
+        if args[0] == "doctor":
+            assert b"?" in result.stdout
+            result.stdout.decode(encoding)  # nothing the stream could not hold
+
+
+@pytest.mark.parametrize("closed", [">&-", "<&-", ">&- 2>&-"])
+def test_a_closed_standard_stream_is_the_null_device_not_exit_3(tmp_path, closed):
+    # Python leaves sys.stdout None when descriptor 1 is closed: every write was an AttributeError (exit 3)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("trl==0.15.2\n")
+    out = tmp_path / "lock.txt"
+    script = (f'"$0" -m compat doctor -r {requirements} --gpus 1xH100 --driver 550.54.15 --no-config {closed}; echo "doctor $?" >&3;'
+              f'"$0" -m compat explain --no-env {closed}; echo "explain $?" >&3;'
+              f'"$0" -m compat lock torch --gpus cpu --python-version 3.11 -o {out} {closed}; echo "lock $?" >&3')
+    result = subprocess.run(["sh", "-c", f"exec 3>&1; {{ {script}; }} 2>&1 >/dev/null", sys.executable],
+                            capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    said = result.stdout.decode()
+    assert "Traceback" not in said and "internal error" not in said, said
+    assert {line.split()[0]: line.split()[1] for line in said.splitlines() if line.split()[0] in ("doctor", "explain", "lock")} \
+        == {"doctor": "1", "explain": "1", "lock": "0"}, said
+    assert out.read_text().startswith("# compat lock torch")  # the lock went to its file, not to descriptor 1
+
+
+def test_the_fleet_gatherer_with_a_closed_stdout_ends_quietly():
+    result = subprocess.run(["sh", "-c", '"$0" -m compat.fleet --help >&-', sys.executable], capture_output=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert result.returncode == 0 and result.stderr == b"", result.stderr[-300:]  # was exit 120 and two tracebacks
+
+
 # ------------------------------------------------------------------ secrets by value shape
 
 

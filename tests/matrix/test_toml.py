@@ -24,6 +24,7 @@ marker = 'sys_platform == "linux"'
 bad_marker = "linux and"
 reqs = ["torch==2.5.1", "vllm>=0.7; extra == 'vllm'"]
 bad_reqs = ["torch=2.5.1"]
+open_extras = ["trl["]
 not_tables = [1]
 [sub]
 inner = 1
@@ -80,6 +81,14 @@ def test_errors_name_the_file_and_the_key(t, read, key, message):
         getattr(t, read)(key)
     assert message in str(info.value)
     assert str(info.value).startswith("matrix/doc.toml: ")
+
+
+def test_a_parse_error_packaging_draws_over_lines_is_one_line(t):
+    # packaging's message ends with the text and a caret on lines of their own; `matrix validate` prints one a line
+    with pytest.raises(MatrixError) as info:
+        t.requirements("open_extras")
+    assert "\n" not in str(info.value)
+    assert str(info.value).startswith("matrix/doc.toml: open_extras[0]: 'trl[' is not a PEP 508 requirement: Expected")
 
 
 @pytest.mark.parametrize("read", ["str", "int", "bool", "strs", "table", "tables", "version", "specifier", "marker",

@@ -208,6 +208,12 @@ def _pylock_pins(path: Path, markers: Mapping[str, str] | None) -> list[tuple[st
         data = tomllib.loads(_read(path))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not a TOML file: {str(exc).splitlines()[0]}") from exc
+    except RecursionError:
+        # tomllib recurses once per nested array: `a = [[[[...` thousands deep exhausts the stack
+        raise UsageError(f"{path}: not a TOML file: nested too deeply") from None
+    except ValueError as exc:
+        # an integer past int()'s digit limit (4300): tomllib raises a plain ValueError
+        raise UsageError(f"{path}: not a TOML file: {str(exc).split(';')[0]}") from None
     packages = data.get("packages")
     if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
         raise UsageError(f"{path}: no [[packages]] table: not a pylock.toml (PEP 751)")

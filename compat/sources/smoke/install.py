@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from compat.errors import UsageError
 from compat.sources.uv_compile import find_uv, last_lines
 
 
@@ -45,6 +46,18 @@ class InstallFailed:
     """What uv said (its last lines), or why it could not run."""
     seconds: float
     """Time until it failed."""
+
+
+def check_find_links(links: tuple[str, ...]) -> None:
+    """Raise UsageError for a `--find-links` that names no folder: uv would answer "no solution found", which reads
+    as a lock that does not install (exit 1) when the path is mistyped. A URL is uv's to read."""
+    for link in links:
+        if "://" in link:
+            continue
+        path = Path(link)
+        if not path.is_dir():
+            what = "is not a directory" if path.exists() else "does not exist"
+            raise UsageError(f"--find-links {link}: {what} (a folder of wheels, or a URL)")
 
 
 def install_lock(request: InstallRequest, root: Path) -> Installed | InstallFailed:
