@@ -358,7 +358,7 @@ SIGNATURE_IDS = (
     "request-longer-than-served-context", "generate-max-length-not-above-input",
     "build-system-library-not-found", "package-code-needs-another-python",
     "shared-object-undefined-symbol",
-    "compiler-standard-too-old-for-torch-headers",
+    "compiler-standard-too-old-for-torch-headers", "unsloth-cannot-patch-installed-trainer",
 )
 
 CHECK_IDS = (
