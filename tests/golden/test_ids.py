@@ -359,7 +359,7 @@ SIGNATURE_IDS = (
     "build-system-library-not-found", "package-code-needs-another-python",
     "shared-object-undefined-symbol",
     "compiler-standard-too-old-for-torch-headers", "unsloth-cannot-patch-installed-trainer",
-    "vllm-v1-engine-lacks-feature",
+    "vllm-v1-engine-lacks-feature", "vllm-parameter-without-weight-loader",
 )
 
 CHECK_IDS = (
