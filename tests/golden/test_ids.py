@@ -360,6 +360,7 @@ SIGNATURE_IDS = (
     "shared-object-undefined-symbol",
     "compiler-standard-too-old-for-torch-headers", "unsloth-cannot-patch-installed-trainer",
     "vllm-v1-engine-lacks-feature", "vllm-parameter-without-weight-loader",
+    "flashinfer-jit-needs-nvcc",
 )
 
 CHECK_IDS = (
