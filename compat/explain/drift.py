@@ -70,7 +70,21 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=m.group(1), module="vllm", caller=caller)
     if raised.short_type == "KeyError" and (key := _model_type_key(raised)):
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=key, module="transformers", caller=None)
+    if raised.short_type == "KeyError" and (own := _own_table_key(raised)):
+        return ApiQuestion(missing=Missing.MODEL_TYPE, name=own[1], module=own[0], caller=own[0])
     return None
+
+
+def _own_table_key(raised: Raised) -> tuple[str, str] | None:
+    """(package, key) for a KeyError raised in an installed package's own code (liger-kernel's, peft's table of
+    the model types it supports) on a key shaped like a model type: the timeline answers only where that package
+    indexes model types and transformers knows the key (compat/timeline/drift.py), so a data key stays unasked."""
+    inner = raised.innermost
+    key = raised.message.strip().strip("'\"")
+    if inner is None or inner.package is None or not _MODEL_TYPE_KEY.fullmatch(key):
+        return None
+    top = _top(inner.package)
+    return (top, key) if top and top != "transformers" else None
 
 
 def _model_type_key(raised: Raised) -> str | None:

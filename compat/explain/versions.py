@@ -192,6 +192,8 @@ GATES: dict[str, tuple[str, ...]] = {
     'version-greater-than': (' you are using is not compatible, please use a version that is greater than ',),
     'or-higher-but-got': (' or higher, but got ',),
     'cannot-install-on-python': ('Cannot install on Python version ',),
+    'minimum-required-not-installed': (' with minimum required version ',),
+    'installed-less-than-minimum': (', which is less than the minimum required version ',),
     'requires-bound': ('equire',),
     'bound-is-required': ('needed', 'required'),
     'minimum-version-is': ('version',),
@@ -429,6 +431,12 @@ PHRASINGS: tuple[Phrasing, ...] = (
     # numba's and llvmlite's setup.py: RuntimeError: Cannot install on Python version 3.13.0; only versions >=3.9,<3.13 are supported.
     _p("cannot-install-on-python", r"Cannot install on Python version (" + _VER + r"); only versions ((?:[<>=!~]=?[\w.*+]+,?){1,4}) "
        r"are supported", lambda m: _one("python", _spec(m.group(2)), m.group(1), Change.INSTALLED)),
+    # sglang's assert_pkg_version: flashinfer_python with minimum required version 0.2.5 is not installed. / sgl-kernel is
+    # installed with version 0.0.9.post2, which is less than the minimum required version 0.1.1.
+    _p("minimum-required-not-installed", r"(" + _PKG + r") with minimum required version (" + _VER + r") is not installed",
+       lambda m: _one(_name(m.group(1)), f">={m.group(2)}", None, Change.INSTALLED)),
+    _p("installed-less-than-minimum", r"(" + _PKG + r") is installed with version (" + _VER + r"), which is less than the minimum "
+       r"required version (" + _VER + r")", lambda m: _one(_name(m.group(1)), f">={m.group(3)}", m.group(2), Change.INSTALLED)),
     # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
     # a specific phrasing of the same words reads them first.
     # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / transformers: 4 bit quantization requires bitsandbytes>=0.39.0

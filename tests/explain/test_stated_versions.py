@@ -178,6 +178,15 @@ LINES: list[Row] = [
      "ImportError: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available. Please install it with "
      "`pip install liger-kernel`",
      "https://github.com/huggingface/trl/issues/2997", ("liger-kernel", ">=0.3.0", None, None)),
+    # sglang's assert_pkg_version, in its two wordings (the package missing or registered under another name; too old).
+    ("minimum-required-not-installed",
+     "Exception: flashinfer_python with minimum required version 0.2.5 is not installed. Please uninstall the old version and "
+     "reinstall the latest version by following the instructions at https://docs.flashinfer.ai/installation.html.",
+     "https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/utils.py", ("flashinfer-python", ">=0.2.5", None, None)),
+    ("installed-less-than-minimum",
+     "Exception: sgl-kernel is installed with version 0.0.9.post2, which is less than the minimum required version 0.1.1. Please "
+     "reinstall the latest version with `pip install sgl-kernel --force-reinstall`",
+     "https://github.com/verl-project/verl/pull/1832", ("sgl-kernel", ">=0.1.1", "0.0.9.post2", None)),
     # The general wordings (`general=True`): a bound after "requires", before "is required", a version "or higher".
     ("requires-bound",
      "ValueError: FSDP requires PyTorch >= 2.1.0",

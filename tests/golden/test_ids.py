@@ -358,6 +358,9 @@ SIGNATURE_IDS = (
     "request-longer-than-served-context", "generate-max-length-not-above-input",
     "build-system-library-not-found", "package-code-needs-another-python",
     "shared-object-undefined-symbol",
+    "compiler-standard-too-old-for-torch-headers", "unsloth-cannot-patch-installed-trainer",
+    "vllm-v1-engine-lacks-feature", "vllm-parameter-without-weight-loader",
+    "flashinfer-jit-needs-nvcc",
 )
 
 CHECK_IDS = (

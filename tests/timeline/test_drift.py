@@ -179,6 +179,23 @@ def test_model_type_key_errors_of_the_other_auto_modules_and_of_a_cut_paste():
     assert question(Raised(type="KeyError", message="<class 'x.DetrConfig'>", frames=(call,), line=1)) is None
 
 
+def test_a_key_error_in_a_package_own_table_asks_that_package_for_the_model_type(source):
+    # linkedin/Liger-Kernel#1404: `apply_fn = MODEL_TYPE_TO_APPLY_LIGER_FN[model_type]` raising KeyError: 'gpt2' in
+    # liger_kernel/transformers/auto_model.py: the package's own table of the model types it supports.
+    liger = Frame(file="/usr/local/lib/python3.12/dist-packages/liger_kernel/transformers/auto_model.py", line=36,
+                  function="from_pretrained", package="liger_kernel", code="apply_fn = MODEL_TYPE_TO_APPLY_LIGER_FN[model_type]")
+    q = question(Raised(type="KeyError", message="'gpt2'", frames=(liger,), line=1))
+    assert q is not None and (q.missing, q.name, q.module, q.caller) == (Missing.MODEL_TYPE, "gpt2", "liger_kernel", "liger_kernel")
+    # A key of no model type's shape (a tensor name, a path) asks nothing.
+    assert question(Raised(type="KeyError", message="'model.layers.0.mlp.weight'", frames=(liger,), line=1)) is None
+    # A package that indexes no model types (trl here) or a key transformers does not know is a data key: no answer.
+    trl = Frame(file="/x/site-packages/trl/trainer/utils.py", line=1, function="f", package="trl")
+    q = question(Raised(type="KeyError", message="'qwen3'", frames=(trl,), line=1))
+    assert q is not None and answer(q, None, source) is None
+    q = question(Raised(type="KeyError", message="'input_ids'", frames=(trl,), line=1))
+    assert q is not None and answer(q, None, source) is None
+
+
 def test_positional_and_kwargs_catch_all(source):
     q = question(Raised(type="TypeError", message="Trainer.__init__() missing 1 required positional argument: 'processing_class'",
                         frames=(), line=1))
