@@ -8,7 +8,7 @@ MODULES = {
 }
 """Each command (or group) of `compat` and the module under compat.cli that registers it."""
 
-ORDER = ("doctor", "explain", "fleet", "lock", "matrix", "smoke")
+ORDER = tuple(dict.fromkeys(MODULES.values()))
 """The modules in the order their commands are listed in `compat --help`."""
 
 

@@ -7,7 +7,6 @@ like `matrix/signatures/vllm.toml: signature[3].when.gpu_count: "two" is not a s
 from __future__ import annotations
 
 import builtins
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
@@ -16,6 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from compat.errors import MatrixError
 from compat.regular_file import MIB, read_regular
+from compat.toml_text import TomlError, parse_toml
 from compat.version_text import short
 
 if TYPE_CHECKING:
@@ -38,22 +38,12 @@ def read_toml(path: Path, *, label: str | None = None) -> Table:
         raw = read_regular(path, limit=MAX_BYTES)
     except OSError as exc:
         raise MatrixError(name, "", f"cannot read: {exc.strerror or exc}") from exc
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = parse_toml(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise MatrixError(name, "", f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except TomlError as exc:
         raise MatrixError(name, "", f"invalid TOML: {exc}") from exc
-    except RecursionError:
-        raise MatrixError(name, "", "invalid TOML: nested too deeply") from None
-    except ValueError as exc:
-        # An integer of more digits than int() converts (sys.get_int_max_str_digits, 4300): tomllib's ValueError
-        raise MatrixError(name, "", f"invalid TOML: {str(exc).split(';')[0]}") from None
     return Table(data, file=name, path="")
 
 

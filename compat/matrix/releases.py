@@ -74,6 +74,8 @@ SOURCE = "release metadata: the package index's simple API (files, upload times,
 # The same requirement line recurs across hundreds of releases: each text is parsed once. Shared
 # Requirement objects are never mutated (the model is frozen), which makes the sharing safe.
 _PARSED: dict[str, Requirement] = {}
+_PARSED_LOCK = threading.Lock()
+
 MAX_NAME = 200
 """No distribution name is longer; a longer one would name a file past the file system's limit."""
 
@@ -83,7 +85,7 @@ def file_stem(package: str) -> str | None:
     ('/etc/x', 'a' * 300), which has no file and must not be joined to a directory."""
     name = canonicalize_name(package)
     return name if len(name) <= MAX_NAME and is_normalized_name(name) else None
-_PARSED_LOCK = threading.Lock()
+
 
 _RELEASE_KEYS = ("version", "uploaded", "yanked", "yanked_reason", "requires_python", "requires", "requires_unknown", "extras")
 

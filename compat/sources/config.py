@@ -7,7 +7,6 @@ Errors name the file and the key, on one line.
 
 from __future__ import annotations
 
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from compat.errors import UsageError
 from compat.model.config import Config, Ignore
 from compat.model.findings import Severity
 from compat.regular_file import MIB, read_regular
+from compat.toml_text import TomlError, parse_toml
 
 _KEYS = {"gpus", "driver", "launcher", "fail-on", "strict", "ignore", "report-url"}
 _IGNORE_KEYS = {"id", "reason", "until"}
@@ -52,25 +52,13 @@ def load_config(path: Path) -> Config:
 
 
 def _parse(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):  # imported here: most commands run where no config file is found
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-
     try:
         # read_regular: a FIFO named by --config would block a plain read forever
-        return tomllib.loads(read_regular(path, limit=MAX_BYTES).decode("utf-8"))
+        return parse_toml(read_regular(path, limit=MAX_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except TomlError as exc:
         raise UsageError(f"{path}: not TOML: {exc}") from exc
-    except RecursionError:
-        # tomllib recurses once per nested array: `a = [[[[...` thousands deep exhausts the stack
-        raise UsageError(f"{path}: not TOML: nested too deeply") from None
-    except ValueError as exc:
-        # an integer past int()'s digit limit (4300): tomllib raises a plain ValueError
-        raise UsageError(f"{path}: not TOML: {str(exc).split(';')[0]}") from None
-
 
 def _table(path: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     if path.name != "pyproject.toml":

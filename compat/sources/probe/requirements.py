@@ -17,7 +17,6 @@ writes one.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,12 +29,8 @@ from compat.errors import UsageError
 from compat.model.facts import Distribution
 from compat.redact import redact_text
 from compat.regular_file import read_regular
+from compat.toml_text import TomlError, parse_toml
 from compat.version_text import huge_number, short
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
@@ -205,15 +200,9 @@ def _requirement_part(line: str) -> str:
 
 def _pylock_pins(path: Path, markers: Mapping[str, str] | None) -> list[tuple[str, str]]:
     try:
-        data = tomllib.loads(_read(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: not a TOML file: {str(exc).splitlines()[0]}") from exc
-    except RecursionError:
-        # tomllib recurses once per nested array: `a = [[[[...` thousands deep exhausts the stack
-        raise UsageError(f"{path}: not a TOML file: nested too deeply") from None
-    except ValueError as exc:
-        # an integer past int()'s digit limit (4300): tomllib raises a plain ValueError
-        raise UsageError(f"{path}: not a TOML file: {str(exc).split(';')[0]}") from None
+        data = parse_toml(_read(path))
+    except TomlError as exc:
+        raise UsageError(f"{path}: not a TOML file: {exc}") from exc
     packages = data.get("packages")
     if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
         raise UsageError(f"{path}: no [[packages]] table: not a pylock.toml (PEP 751)")
