@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from compat.errors import UsageError
 from compat.model.facts import AccelerateConfig, Facts, Launcher
@@ -102,7 +103,15 @@ def plan_stages(facts: Facts, *, trainers: Iterable[str] = (), processes: int = 
     args = runnable + (("--lora",) if _installed(facts, "peft") is not False else ())
     launch = None
     if _installed(facts, "accelerate") is not False:
-        launch = train_launch(config=accelerate, deepspeed=deepspeed, processes=processes, cpu=cpu, launcher=launcher)
+        # Two ranks on one GPU is no run a user makes (NCCL refuses a duplicate GPU): compat's own default count
+        # is cut to the GPUs visible; a count the user's config names is run as the user's run would be.
+        own = accelerate is None or not accelerate.num_processes
+        ranks = min(processes, gpus) if own and gpus and processes > gpus else processes
+        launch = train_launch(config=accelerate, deepspeed=deepspeed, processes=ranks, cpu=cpu, launcher=launcher)
+        if ranks < processes:
+            launch = replace(launch, not_exercised=(
+                f"{processes} processes: {gpus} GPU{'s' if gpus != 1 else ''} visible, so the launched run has "
+                f"{ranks}", *launch.not_exercised))
     launched = launch.processes if launch is not None and launch.runs else 1
     plans.append(StagePlan(stage=Stage.TRAIN, args=args, processes=launched, seconds=SECONDS[Stage.TRAIN],
                            skip=train_skip, launch=launch))

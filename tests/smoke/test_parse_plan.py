@@ -182,3 +182,15 @@ def test_the_servers_own_error_is_what_explain_names():
     output = failure_output((_child("serve-server-exits", returncode=1),))
     found = _smoke_diagnosis(output, h100_box(), load_matrix(()))
     assert found is not None and found.cause_id == "vllm-bf16-needs-sm80"
+
+
+def test_compats_own_process_count_is_cut_to_the_gpus_visible_and_said():
+    box = h100_box()
+    box = dataclasses.replace(box, packages=(*box.packages, Distribution(name="accelerate", version="1.15.0", requires=())))
+    one_gpu = dataclasses.replace(box, hardware=dataclasses.replace(box.hardware, gpus=box.hardware.gpus[:1], links=()))
+    train = next(p for p in plan_stages(one_gpu, trainers=("sft",)) if p.stage is Stage.TRAIN)
+    assert train.launch is not None and train.launch.processes == 1 and "--multi_gpu" not in train.launch.arguments
+    assert train.launch.not_exercised[0] == "2 processes: 1 GPU visible, so the launched run has 1"
+    eight = next(p for p in plan_stages(box, trainers=("sft",)) if p.stage is Stage.TRAIN)
+    assert eight.launch is not None and eight.launch.processes == 2 and not any(
+        "visible" in n for n in eight.launch.not_exercised)
