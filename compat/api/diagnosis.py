@@ -61,4 +61,5 @@ def _installed_api(request: DoctorRequest, env: Facts, matrix: Matrix) -> ApiSou
     dirs = site_dirs(python)
     if isinstance(dirs, Unknown):
         return source
-    return ApiSource(matrix.roots, dict(installed_releases(dirs, missing)))
+    kept = request.settings.cache_dir / "installed-imports" if request.settings.cache_dir is not None else None
+    return ApiSource(matrix.roots, dict(installed_releases(dirs, missing, cache_dir=kept)))

@@ -3,23 +3,28 @@ check reads when the API index has not read that release (compat/timeline/links.
 
 `installed_releases(python, packages)` asks the interpreter for its sys.path once, then each package's
 modules are found and parsed on first use. What a file cannot say for certain (a module `__getattr__`,
-a lazy `_import_structure`, a star import) answers Unknown, never "absent".
+a lazy `_import_structure`, a star import) answers Unknown, never "absent". A release's imports are kept in
+compat's cache under the size and mtime of every module read, so a warm doctor stats the files instead of
+parsing them again (an install, edit or removal changes the key; an unreadable entry is read again).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
 from compat.model.unknown import Unknown
+from compat.sources import cache
 from compat.sources.probe._run import run
 from compat.timeline.index import import_names
 from compat.timeline.installed import defined_names, module_imports, parse_module
-from compat.timeline.records import ApiKind, ImportEdge, Span
+from compat.timeline.records import ApiKind, ImportEdge, ImportKind, Span
 
 MAX_MODULES = 600
 """Modules read per package for its imports; a larger package answers Unknown (the index should hold it)."""
@@ -30,7 +35,7 @@ _SYS_PATH = "import json, sys; print(json.dumps(sys.path))"
 class InstalledRelease:
     """One installed release of a package, answering like the API index for that release alone."""
 
-    def __init__(self, package: str, version: str, roots: tuple[Path, ...]) -> None:
+    def __init__(self, package: str, version: str, roots: tuple[Path, ...], *, cache_dir: Path | None = None) -> None:
         self.package = str(canonicalize_name(package))
         self.releases: tuple[str, ...] = (version,)
         self._version = version
@@ -40,6 +45,8 @@ class InstalledRelease:
         self.conclusive_absence = True
         """A name these files do not define is absent (the index, by contrast, may not have read it)."""
         self._edges: tuple[ImportEdge, ...] | Unknown | None = None
+        self._cache_dir = cache_dir
+        """Where this release's imports are kept between runs; None: read every time."""
 
     def _file(self, module: str) -> Path | None:
         parts = module.split(".")
@@ -100,6 +107,25 @@ class InstalledRelease:
         return tuple(e for e in self._edges if e.target.split(".")[0] in targets)
 
     def _read_edges(self) -> tuple[ImportEdge, ...] | Unknown:
+        files = self._module_files()
+        if len(files) > MAX_MODULES:
+            return Unknown(reason=f"{self.package} has {len(files)} modules: too many to read at check time")
+        entry = self._entry(files)
+        kept = _load_edges(entry) if entry is not None else None
+        if kept is not None:
+            return kept
+        edges: set[ImportEdge] = set()
+        own = {r.name.removesuffix(".py") for r in self._roots}
+        for module, path in files:
+            tree = _parse(path)
+            if tree is not None:
+                edges.update(e for e in module_imports(tree, module) if e.target.split(".")[0] not in own)
+        found = tuple(sorted(edges, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+        if entry is not None:
+            cache.store(entry, _dump_edges(found))
+        return found
+
+    def _module_files(self) -> list[tuple[str, Path]]:
         files: list[tuple[str, Path]] = []
         for root in self._roots:
             if root.is_file():
@@ -109,15 +135,40 @@ class InstalledRelease:
                 rel = path.relative_to(root.parent).with_suffix("")
                 parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
                 files.append((".".join(parts), path))
-        if len(files) > MAX_MODULES:
-            return Unknown(reason=f"{self.package} has {len(files)} modules: too many to read at check time")
-        edges: set[ImportEdge] = set()
-        own = {r.name.removesuffix(".py") for r in self._roots}
+        return files
+
+    def _entry(self, files: list[tuple[str, Path]]) -> Path | None:
+        """The cache file for these modules as they are now: named by their paths, sizes and mtimes."""
+        if self._cache_dir is None:
+            return None
+        digest = hashlib.sha256(f"{self.package}=={self._version}".encode())
         for module, path in files:
-            tree = _parse(path)
-            if tree is not None:
-                edges.update(e for e in module_imports(tree, module) if e.target.split(".")[0] not in own)
-        return tuple(sorted(edges, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            digest.update(f"\0{module}\0{path}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", f"{self.package}-{self._version}")
+        return self._cache_dir / f"{name}-{digest.hexdigest()[:24]}.json"
+
+
+def _dump_edges(edges: tuple[ImportEdge, ...]) -> bytes:
+    return json.dumps([[e.module, e.target, e.name, e.kind.value] for e in edges]).encode()
+
+
+def _load_edges(path: Path) -> tuple[ImportEdge, ...] | None:
+    """A kept list of imports; None when absent or not one (it is then read again and rewritten)."""
+    data = cache.load(path)
+    if data is None:
+        return None
+    try:
+        rows = json.loads(data)
+        edges = tuple(ImportEdge(module=m, target=t, name=n, kind=ImportKind(k)) for m, t, n, k in rows)
+    except (ValueError, TypeError):
+        return None
+    ok = all(isinstance(e.module, str) and isinstance(e.target, str) and isinstance(e.name, (str, type(None)))
+             for e in edges)
+    return edges if ok else None
 
 
 def _parse(path: Path) -> ast.Module | None:
@@ -147,8 +198,10 @@ def site_dirs(python: str | Path, *, timeout: float = 30.0) -> tuple[Path, ...] 
     return tuple(Path(e) for e in entries if isinstance(e, str) and e and Path(e).is_dir())
 
 
-def installed_releases(dirs: tuple[Path, ...], packages: Mapping[str, str]) -> dict[str, InstalledRelease]:
-    """`{package: its installed release}` for each package (name -> version) whose modules are on `dirs`."""
+def installed_releases(dirs: tuple[Path, ...], packages: Mapping[str, str], *,
+                       cache_dir: Path | None = None) -> dict[str, InstalledRelease]:
+    """`{package: its installed release}` for each package (name -> version) whose modules are on `dirs`; with a
+    `cache_dir`, each release keeps its imports there between runs."""
     out: dict[str, InstalledRelease] = {}
     for package, version in packages.items():
         roots: list[Path] = []
@@ -162,5 +215,5 @@ def installed_releases(dirs: tuple[Path, ...], packages: Mapping[str, str]) -> d
                     continue
                 break
         if roots:
-            out[str(canonicalize_name(package))] = InstalledRelease(package, version, tuple(roots))
+            out[str(canonicalize_name(package))] = InstalledRelease(package, version, tuple(roots), cache_dir=cache_dir)
     return out

@@ -94,3 +94,22 @@ def test_site_dirs_of_this_interpreter():
     dirs = site_dirs(sys.executable)
     assert not isinstance(dirs, Unknown) and dirs and all(d.is_dir() for d in dirs)
     assert isinstance(site_dirs("/nonexistent/python"), Unknown)
+
+
+def test_a_releases_imports_are_kept_between_runs_and_read_again_when_a_file_changes(tmp_path):
+    site, kept = _site(tmp_path), tmp_path / "cache"
+    first = installed_releases((site,), {"trl": "0.7.9"}, cache_dir=kept)["trl"].imports("0.7.9", "transformers")
+    entries = list(kept.iterdir())
+    assert len(entries) == 1 and entries[0].name.startswith("trl-0.7.9-")
+    # A second run reads the entry, not the files: an entry edited by hand is what it answers.
+    entries[0].write_text('[["trl.core", "transformers", "Kept", "top_level"]]')
+    again = installed_releases((site,), {"trl": "0.7.9"}, cache_dir=kept)["trl"].imports("0.7.9", "transformers")
+    assert [e.name for e in again] == ["Kept"]
+    # An edited module is another key: read again, and kept beside.
+    (site / "trl" / "core.py").write_text(TRL_CORE + "\nfrom transformers import Trainer\n")
+    edited = installed_releases((site,), {"trl": "0.7.9"}, cache_dir=kept)["trl"].imports("0.7.9", "transformers")
+    assert {e.name for e in edited} == {e.name for e in first} | {"Trainer"} and len(list(kept.iterdir())) == 2
+    # A broken entry is never trusted: read again and rewritten.
+    for entry in kept.iterdir():
+        entry.write_text("{not json")
+    assert installed_releases((site,), {"trl": "0.7.9"}, cache_dir=kept)["trl"].imports("0.7.9", "transformers") == edited
