@@ -3,7 +3,7 @@
 `probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
 a training script. The slow parts run concurrently: the interpreter child (in-process for compat's own
-interpreter), the torch child and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
+interpreter), the torch child (files read, libraries loaded; imported only where needed) and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     from compat.sources.probe.script import read_script
     from compat.sources.probe.selection import Selected, select_interpreter
     from compat.sources.probe.system import probe_system
-    from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
+    from compat.sources.probe.torch import from_metadata, read_torch
 
     selected = select_interpreter(request.python)
     python = selected.python
@@ -104,8 +104,10 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
                 torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            result = fetch_torch_import(python, timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
-            torch = parse_torch(result, torch_dist, matrix)
+            torch = read_torch(
+                python, directory=found.torch_dir, dist=torch_dist, packages=packages, matrix=matrix,
+                timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir,
+            )
         hw = hardware.result() if hardware is not None else _not_probed(request.host)
         system = dataclasses.replace(tools.result(), platform=found.platform) if tools is not None else Unknown(reason=NOT_THE_HOST)
     return Facts(
