@@ -153,11 +153,13 @@ report(loaded=True)
 
 def read_torch(
     python: Path, *, directory: Path | None, dist: Distribution | None | Unknown, packages: Sequence[Distribution],
-    matrix: Matrix, timeout: float | None = None, stamp: str | None = None, cache_dir: Path | None = None,
+    matrix: Matrix | Callable[[], Matrix], timeout: float | None = None, stamp: str | None = None,
+    cache_dir: Path | None = None,
 ) -> TorchBuild | None | Unknown:
     """The torch build of `python`: from its files where they settle every judged fact and its libraries load,
     else from importing it (`fetch_torch_import`, `parse_torch`). `directory`: where `import torch` would load
-    it from (None: not importable); `dist`: its distribution (None: not installed)."""
+    it from (None: not importable); `dist`: its distribution (None: not installed); `matrix`: asked for only where
+    the import is read."""
     if directory is not None and isinstance(dist, Distribution):
         build = parse_torch_files(fetch_torch_files(directory, os.environ), packages=packages, requires=dist.requires)
         if isinstance(build, TorchBuild) and not unsettled(build):
@@ -166,7 +168,7 @@ def read_torch(
                 return dataclasses.replace(build, import_error=loaded)
             # The loader refused: torch's own import says whether it really fails, and in its own words.
     result = fetch_torch_import(python, timeout=timeout, stamp=stamp, cache_dir=cache_dir)
-    return parse_torch(result, dist, matrix)
+    return parse_torch(result, dist, matrix() if callable(matrix) else matrix)
 
 
 def fetch_torch_load(
