@@ -232,7 +232,8 @@ def _library_version(
     if shadow:
         return Unknown(reason=f"the loader may take {shadow[0]} (LD_LIBRARY_PATH or LD_PRELOAD) over the wheel's")
     wanted = {_requirement_name(line) for line in requires}
-    dists = [d for d in packages if re.fullmatch(rf"nvidia-{kind}-cu[0-9]+", d.name) and d.name in wanted]
+    # nvidia-cudnn-cu13, nvidia-nccl-cu12; CUDA 13's other wheels dropped the suffix (nvidia-cublas), these may too.
+    dists = [d for d in packages if re.fullmatch(rf"nvidia-{kind}(?:-cu[0-9]+)?", d.name) and d.name in wanted]
     if len(dists) != 1:
         return Unknown(reason=f"torch requires {len(dists)} installed nvidia-{kind} distributions, not one")
     return (cudnn_number if kind == "cudnn" else nccl_text)(dists[0].version)

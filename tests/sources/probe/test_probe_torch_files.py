@@ -48,7 +48,7 @@ ARCHS = b"\x00other text\x00sm_80 sm_86 sm_90 sm_100 sm_120 compute_120\x00sm_ a
 
 
 def test_a_cpu_build_is_read_whole_from_its_files():
-    files = _files((CPU / "version.py").read_bytes(), cmake=(CPU / "TorchConfig.cmake.tail").read_bytes(),
+    files = _files((CPU / "version.py").read_bytes(), cmake=(CPU / "TorchConfig.cmake").read_bytes(),
                    c10=(CPU / "libc10.so.extract").read_bytes())
     build = parse_torch_files(files, packages=(), requires=())
     # What the import reports of the same install (test_probe_env.test_real_cpu_torch_is_imported).
@@ -76,6 +76,51 @@ def test_no_version_py_is_unknown_with_the_read_error():
 def test_a_version_py_without_cuda_leaves_cuda_unsettled():
     build = parse_torch_files(_files(b"__version__ = '2.5.1'\n"), packages=(), requires=())
     assert isinstance(build, TorchBuild) and "cuda" in unsettled(build) and "debug" in unsettled(build)
+
+
+# ---------------------------------------------------------------- torch 2.11.0+cu130 on an H100 (recorded files)
+
+CU130 = FILES / "2.11.0+cu130"
+
+
+def _recorded_strings(library: str) -> bytes:
+    """The NUL-terminated strings of `library` that so-strings.txt recorded, as they sit in the file."""
+    lines = (CU130 / "so-strings.txt").read_text().splitlines()
+    return b"".join(b"\x00" + line.split(" ", 2)[2].encode() + b"\x00" for line in lines if line.startswith(library + " "))
+
+
+def _cu130_dists() -> tuple[Distribution, ...]:
+    rows = (line.split() for line in (CU130 / "nvidia-dists.txt").read_text().splitlines() if line.strip())
+    return tuple(Distribution(name=name, version=version, requires=()) for name, version in rows)
+
+
+def test_the_cuda_build_from_its_recorded_files_is_what_its_import_reported():
+    import json
+
+    files = _files((CU130 / "version.py").read_bytes(), cmake=(CU130 / "TorchConfig.cmake").read_bytes(),
+                   c10=(CPU / "libc10.so.extract").read_bytes(), arch_library=_recorded_strings("libtorch_python.so"),
+                   bundled=("libc10.so", "libc10_cuda.so", "libtorch_cuda.so", "libtorch_python.so"))
+    requires = tuple((CU130 / "torch.requires.txt").read_text().splitlines())
+    build = parse_torch_files(files, packages=_cu130_dists(), requires=requires)
+    imported = json.loads((CU130 / "import.json").read_text())
+    assert build.version == imported["version"] == "2.11.0+cu130"
+    assert (build.cuda, build.hip, build.debug) == (imported["cuda"], imported["hip"], imported["debug"])
+    assert list(build.arch_list) == imported["arch_list"]
+    assert build.cudnn == str(imported["cudnn"]) == "91900"
+    assert build.nccl == ".".join(map(str, imported["nccl"])) == "2.28.9"
+    assert unsettled(build) == ()
+
+
+def test_the_cuda_libraries_strings_name_no_architecture_list():
+    # libtorch_cuda.so's strings that matched the recording's search are cuDNN messages, not an arch list.
+    assert isinstance(find_arch_flags(_recorded_strings("libtorch_cuda.so")), Unknown)
+    assert find_arch_flags(_recorded_strings("libtorch_python.so")) == ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
+
+
+def test_the_recorded_cmake_files_lack_the_abi_flag_so_libc10_decides():
+    for version in (CU130, CPU):
+        assert cxx11_abi((version / "TorchConfig.cmake").read_bytes(), None) == Unknown(
+            reason="neither TorchConfig.cmake's -D_GLIBCXX_USE_CXX11_ABI nor libc10.so could be read")
 
 
 # ---------------------------------------------------------------- the ABI
