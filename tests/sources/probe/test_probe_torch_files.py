@@ -98,7 +98,7 @@ def test_the_cuda_build_from_its_recorded_files_is_what_its_import_reported():
     import json
 
     files = _files((CU130 / "version.py").read_bytes(), cmake=(CU130 / "TorchConfig.cmake").read_bytes(),
-                   c10=(CPU / "libc10.so.extract").read_bytes(), arch_library=_recorded_strings("libtorch_python.so"),
+                   c10=(CU130 / "libc10.so.extract").read_bytes(), arch_library=_recorded_strings("libtorch_python.so"),
                    bundled=("libc10.so", "libc10_cuda.so", "libtorch_cuda.so", "libtorch_python.so"))
     requires = tuple((CU130 / "torch.requires.txt").read_text().splitlines())
     build = parse_torch_files(files, packages=_cu130_dists(), requires=requires)
@@ -108,6 +108,7 @@ def test_the_cuda_build_from_its_recorded_files_is_what_its_import_reported():
     assert list(build.arch_list) == imported["arch_list"]
     assert build.cudnn == str(imported["cudnn"]) == "91900"
     assert build.nccl == ".".join(map(str, imported["nccl"])) == "2.28.9"
+    assert build.cxx11_abi is imported["cxx11"] is True
     assert unsettled(build) == ()
 
 
