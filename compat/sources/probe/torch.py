@@ -150,6 +150,9 @@ except OSError as exc:
 report(loaded=True)
 '''
 
+IMPORT_ARGS = ("-c", CHILD)
+LOAD_ARGS = ("-S", "-c", LOAD_CHILD)
+
 
 def read_torch(
     python: Path, *, directory: Path | None, dist: Distribution | None | Unknown, packages: Sequence[Distribution],
@@ -176,7 +179,7 @@ def fetch_torch_load(
 ) -> RunResult:
     """Load torch's native libraries in a child of `python` as `import torch` would; cached per stamp when they load."""
     return _cached_run(
-        python, ["-S", "-c", LOAD_CHILD, str(directory)], mark=LOAD_MARK, stamp=stamp, cache_dir=cache_dir,
+        python, (*LOAD_ARGS, str(directory)), mark=LOAD_MARK, stamp=stamp, cache_dir=cache_dir,
         timeout=timeout, succeeded=lambda report: report.get("loaded") is True,
     )
 
@@ -208,18 +211,18 @@ def fetch_torch_import(
     `cache_dir`, no cache.
     """
     return _cached_run(
-        python, ["-c", CHILD], mark=MARK, stamp=stamp, cache_dir=cache_dir, timeout=timeout,
+        python, IMPORT_ARGS, mark=MARK, stamp=stamp, cache_dir=cache_dir, timeout=timeout,
         succeeded=lambda report: report.get("installed") is True,
     )
 
 
 def _cached_run(
-    python: Path, args: list[str], *, mark: str, stamp: str | None, cache_dir: Path | None, timeout: float | None,
+    python: Path, args: tuple[str, ...], *, mark: str, stamp: str | None, cache_dir: Path | None, timeout: float | None,
     succeeded: Callable[[dict], bool],
 ) -> RunResult:
     """Run `python args` (its report is the line starting with `mark`), or reuse the stored report of a run for the
     same stamp, library path and program that `succeeded`; only such reports are stored."""
-    key = _cache_key(stamp, "\0".join(args))
+    key = _cache_key(stamp, args)
     entry = cache_dir / "torch" / f"{key}.json" if cache_dir is not None and key is not None else None
     if entry is not None:
         try:
@@ -242,10 +245,12 @@ def _cached_run(
     return result
 
 
-def _cache_key(stamp: str | None, program: str) -> str | None:
+def _cache_key(stamp: str | None, args: tuple[str, ...] | None = None) -> str | None:
+    """The cache entry's name for a child run with `args` (default: the import's) for an install's `stamp`."""
     if not stamp:
         return None
     # What the dynamic loader would pick up differently, and what this compat asks the child.
+    program = "\0".join(IMPORT_ARGS if args is None else args)
     context = "\0".join((stamp, os.environ.get("LD_LIBRARY_PATH", ""), os.environ.get("LD_PRELOAD", ""), program))
     return hashlib.sha256(context.encode()).hexdigest()[:32]
 

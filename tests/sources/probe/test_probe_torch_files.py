@@ -267,3 +267,14 @@ def test_the_real_cpu_torch_is_read_from_files_and_its_load_cached(tmp_path):
     again = fetch_torch_load(Path(sys.executable), interp.torch_dir, timeout=60, stamp=interp.torch_stamp, cache_dir=tmp_path)
     assert again.argv[-1] == "<cached>" and parse_torch_load(again) is None
     assert read_torch(Path(sys.executable), **args) == build
+
+
+def test_a_planted_load_report_is_not_trusted(tmp_path):
+    from compat.sources.probe import torch as torch_probe
+
+    key = torch_probe._cache_key("stamp", (*torch_probe.LOAD_ARGS, str(tmp_path)))
+    entry = tmp_path / "torch" / f"{key}.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(LOAD_MARK + '{"loaded": "yes"}\n')
+    result = fetch_torch_load(tmp_path / "no-python", tmp_path, timeout=2, stamp="stamp", cache_dir=tmp_path)
+    assert result.argv[-1] != "<cached>" and parse_torch_load(result) is not None
