@@ -3,7 +3,8 @@
 `import torch` costs seconds (a CUDA build maps about 2 GB of libraries), and what doctor judges of the build
 was written into torch's files when it was built:
 - `torch/version.py`: `__version__`, `cuda`, `hip`, `debug`, `git_version` (Python literals, read with `ast`);
-- `torch/share/cmake/Torch/TorchConfig.cmake`: `-D_GLIBCXX_USE_CXX11_ABI=0|1`. Releases built for one ABI only
+- `torch/share/cmake/Torch/TorchConfig.cmake`: whether XNNPACK is built in (`if(ON)` around its library), and
+  `-D_GLIBCXX_USE_CXX11_ABI=0|1`. Releases built for one ABI only
   no longer write the flag; then `lib/libc10.so` says it: `std::__cxx11::` appears in its symbol names only
   under the new ABI, and c10 exports functions taking `std::string`;
 - the compiled architectures: the string `torch._C._cuda_getArchFlags()` returns ("sm_80 sm_90 ..."), a
@@ -35,6 +36,8 @@ ARCH_LIBRARY = "libtorch_python.so"
 """The library holding torch/csrc/cuda/Module.cpp's CUDA_ARCH_FLAGS constant (what `_cuda_getArchFlags` returns)."""
 
 _ABI_FLAG = re.compile(rb"-D_GLIBCXX_USE_CXX11_ABI=([01])")
+# TorchConfig.cmake.in's `if(@USE_XNNPACK@)` around the XNNPACK library, as configured: ON or OFF.
+_XNNPACK = re.compile(rb"if\((ON|OFF|TRUE|FALSE|1|0)\)\s*append_torchlib_if_found\(XNNPACK\)")
 _ARCH = rb"(?:sm|compute)_[0-9]+[a-z]?"
 _ARCH_STRING = re.compile(_ARCH + rb"(?: " + _ARCH + rb")*")
 _REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -135,7 +138,7 @@ def parse_torch_files(files: TorchFiles, *, packages: Sequence[Distribution], re
         source=TorchSource.FILES,
         debug=debug if isinstance(debug, bool) else Unknown(reason="torch/version.py does not set debug"),
         hip=hip,
-        xnnpack=Unknown(reason="read from torch's files: whether XNNPACK is enabled is known only to an import"),
+        xnnpack=xnnpack_enabled(files.cmake),
     )
 
 
@@ -182,6 +185,14 @@ def cxx11_abi(cmake: bytes | None, c10: bytes | None) -> bool | Unknown:
     if c10 is not None and c10.startswith(b"\x7fELF"):
         return b"__cxx11" in c10
     return Unknown(reason="neither TorchConfig.cmake's -D_GLIBCXX_USE_CXX11_ABI nor libc10.so could be read")
+
+
+def xnnpack_enabled(cmake: bytes | None) -> bool | Unknown:
+    """Whether torch was built with XNNPACK (USE_XNNPACK, as TorchConfig.cmake was configured with it)."""
+    found = _XNNPACK.search(cmake) if cmake is not None else None
+    if found is None:
+        return Unknown(reason="TorchConfig.cmake does not say whether XNNPACK is enabled")
+    return found.group(1) in (b"ON", b"TRUE", b"1")
 
 
 def _arch_list(files: TorchFiles, cuda: str | None | Unknown, hip: str | None | Unknown) -> tuple[str, ...] | Unknown:

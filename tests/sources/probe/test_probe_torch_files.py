@@ -24,6 +24,7 @@ from compat.sources.probe.torch_files import (
     parse_torch_files,
     parse_version_py,
     unsettled,
+    xnnpack_enabled,
 )
 from tests.sources.probe.probe_fakes import DATA
 
@@ -51,12 +52,12 @@ def test_a_cpu_build_is_read_whole_from_its_files():
     files = _files((CPU / "version.py").read_bytes(), cmake=(CPU / "TorchConfig.cmake").read_bytes(),
                    c10=(CPU / "libc10.so.extract").read_bytes())
     build = parse_torch_files(files, packages=(), requires=())
-    # What the import reports of the same install (test_probe_env.test_real_cpu_torch_is_imported).
+    # What the import reports of the same install (test_probe_env.test_real_cpu_torch_is_imported;
+    # torch._C._is_xnnpack_enabled() is False there).
     assert build == TorchBuild(
         version="2.13.0+cpu", cuda=None, cudnn=None, nccl=None, arch_list=(), cxx11_abi=True,
-        source=TorchSource.FILES, debug=False, hip=None, xnnpack=build.xnnpack,
+        source=TorchSource.FILES, debug=False, hip=None, xnnpack=False,
     )
-    assert isinstance(build.xnnpack, Unknown)
     assert unsettled(build) == ()
 
 
@@ -109,6 +110,7 @@ def test_the_cuda_build_from_its_recorded_files_is_what_its_import_reported():
     assert build.cudnn == str(imported["cudnn"]) == "91900"
     assert build.nccl == ".".join(map(str, imported["nccl"])) == "2.28.9"
     assert build.cxx11_abi is imported["cxx11"] is True
+    assert build.xnnpack is True  # the doctor run there, which imported torch, reported xnnpack true
     assert unsettled(build) == ()
 
 
@@ -137,6 +139,7 @@ def test_the_abi_from_the_cmake_flag_else_libc10(cmake, c10, expected):
 
 
 def test_no_abi_source_is_unknown():
+    assert isinstance(xnnpack_enabled(b"no flag here"), Unknown) and isinstance(xnnpack_enabled(None), Unknown)
     assert isinstance(cxx11_abi(b"no flag here", None), Unknown)
     assert isinstance(cxx11_abi(None, b"not an ELF file __cxx11"), Unknown)
 
