@@ -281,3 +281,18 @@ def test_a_planted_load_report_is_not_trusted(tmp_path):
     entry.write_text(LOAD_MARK + '{"loaded": "yes"}\n')
     result = fetch_torch_load(tmp_path / "no-python", tmp_path, timeout=2, stamp="stamp", cache_dir=tmp_path)
     assert result.argv[-1] != "<cached>" and parse_torch_load(result) is not None
+
+
+@pytest.mark.needs_torch
+def test_a_cold_probe_of_the_real_torch_imports_nothing(tmp_path, monkeypatch):
+    from compat.matrix import load_matrix
+    from compat.sources.probe import ProbeRequest, probe
+
+    def no_import(*args, **kwargs):
+        raise AssertionError("the probe imported torch although its files settle every judged fact")
+
+    monkeypatch.setattr("compat.sources.probe.torch.fetch_torch_import", no_import)
+    facts = probe(ProbeRequest(python=Path(sys.executable), hardware=False, host=False, cache_dir=tmp_path),
+                  lambda: load_matrix())  # the matrix as a call, as doctor passes it while it loads
+    assert facts.torch.source is TorchSource.FILES and facts.torch.import_error is None
+    assert facts.torch.version == "2.13.0+cpu" and facts.torch.xnnpack is False
