@@ -1,7 +1,8 @@
 """`compat doctor` against `python -m torch.utils.collect_env` on the same environment.
 
-Both run as fresh processes, N times each (after one warm-up each, so the OS page cache is
-equally warm); the figure is the median wall time. doctor runs twice over: warm (its cache of the
+Both run as fresh processes, N times each, interleaved (after one warm-up each, so the OS page cache is
+equally warm); the figures are the median wall time and the median CPU time of the process and its children
+(on a loaded machine CPU is the steadier of the two; wall shows what overlapping the children gains). doctor runs twice over: warm (its cache of the
 torch report and the installed packages' API kept between runs) and cold (each run with a new,
 empty COMPAT_CACHE_DIR, as on a fresh machine or a new image). Goals: warm at least 3x faster than
 collect_env, cold at least 5x (issue 25); the exit status holds both and the JSON carrying every field
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,10 +48,15 @@ FIELDS = {
 }
 
 
-def _time(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+def _time(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds of the command and every child it waited for, and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    return time.perf_counter() - start, proc.stdout
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.stdout
 
 
 def _has(doc: dict, path: tuple[str, ...]) -> bool:
@@ -70,22 +77,27 @@ def main() -> int:
     doctor = [sys.executable, "-m", "compat", "doctor", "--json", "--python", python]
     collect = [python, "-m", "torch.utils.collect_env"]
     _time(doctor), _time(collect)  # warm-up
-    d_times, cold_times, c_times, doc_text = [], [], [], ""
+    d_times: list[tuple[float, float]] = []
+    cold_times: list[tuple[float, float]] = []
+    c_times: list[tuple[float, float]] = []
+    doc_text = ""
     for _ in range(runs):
-        t, doc_text = _time(doctor)
-        d_times.append(t)
+        wall, cpu, doc_text = _time(doctor)
+        d_times.append((wall, cpu))
         with tempfile.TemporaryDirectory() as cache:
-            t, _ = _time(doctor, {**os.environ, "COMPAT_CACHE_DIR": cache})
-        cold_times.append(t)
-        t, _ = _time(collect)
-        c_times.append(t)
+            wall, cpu, _ = _time(doctor, {**os.environ, "COMPAT_CACHE_DIR": cache})
+        cold_times.append((wall, cpu))
+        wall, cpu, _ = _time(collect)
+        c_times.append((wall, cpu))
     facts = json.loads(doc_text)["facts"]
     missing = [name for name, path in FIELDS.items() if not _has(facts, path)]
-    d, cold, c = statistics.median(d_times), statistics.median(cold_times), statistics.median(c_times)
-    print(f"compat doctor warm: median {d * 1000:.0f} ms over {runs} runs")
-    print(f"compat doctor cold: median {cold * 1000:.0f} ms over {runs} runs (an empty cache each run)")
-    print(f"collect_env:        median {c * 1000:.0f} ms over {runs} runs")
-    print(f"speed-up:           warm {c / d:.1f}x, cold {c / cold:.1f}x")
+    d, cold, c = (statistics.median(w for w, _ in t) for t in (d_times, cold_times, c_times))
+    d_cpu, cold_cpu, c_cpu = (statistics.median(u for _, u in t) for t in (d_times, cold_times, c_times))
+    print(f"compat doctor warm: median {d * 1000:.0f} ms wall, {d_cpu * 1000:.0f} ms CPU over {runs} runs")
+    print(f"compat doctor cold: median {cold * 1000:.0f} ms wall, {cold_cpu * 1000:.0f} ms CPU over {runs} runs"
+          " (an empty cache each run)")
+    print(f"collect_env:        median {c * 1000:.0f} ms wall, {c_cpu * 1000:.0f} ms CPU over {runs} runs")
+    print(f"speed-up:           warm {c / d:.1f}x, cold {c / cold:.1f}x wall; warm {c_cpu / d_cpu:.1f}x, cold {c_cpu / cold_cpu:.1f}x CPU")
     print("collect_env fields covered: " + ("all" if not missing else f"missing {', '.join(missing)}"))
     return 0 if c / d >= 3 and c / cold >= 5 and not missing else 1
 

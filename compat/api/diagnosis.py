@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from typing import TYPE_CHECKING
 
@@ -23,8 +24,12 @@ def doctor(request: DoctorRequest) -> DoctorResult:
     from compat.judge.ignores import apply_ignores, fails_waivers
 
     request, config = configured(request)
-    m = matrix_for(request.matrix, request.settings)
-    env = gather(request.environment, request.declared, m, settings=request.settings)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Compiling the matrix on a cold cache costs about what the probe's children cost, and they mostly wait:
+        # the probe runs meanwhile and waits for the matrix where it first needs it.
+        loading = pool.submit(matrix_for, request.matrix, request.settings)
+        env = gather(request.environment, request.declared, loading.result, settings=request.settings)
+        m = loading.result()
     threshold = request.fail_on or (config.fail_on if config else None) or Severity.ERROR
     strict = request.strict or (config.strict if config else False)
     findings = for_interpreter(diagnose(env, m, api=_installed_api(request, env, m), feature_links=request.feature_links),

@@ -86,7 +86,8 @@ def torch_line(facts: Facts) -> str:
         if isinstance(torch.arch_list, tuple) and torch.arch_list:
             parts.append(f"archs {' '.join(torch.arch_list)}")
         detail = ", ".join(parts)
-    note = f" · from {torch.source.value}" if torch.source.value != "import" else ""
+    # Its files say what its import says: only a build read another way (metadata, declared) is noted.
+    note = f" · from {torch.source.value}" if torch.source.value not in ("import", "files") else ""
     return f"{torch.version} ({detail}){note}"
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from compat.matrix import Matrix
     from compat.model.facts import Facts
     from compat.sources.declared import Declared
+    from compat.sources.probe import MatrixSource
     from compat.sources.settings import Settings
 
 
@@ -46,16 +46,18 @@ class Environment:
         return any(v is not None for v in (self.facts_file, self.python, self.requirements, self.accelerate_config, self.script))
 
 
-def gather(environment: Environment, declared: Declared, matrix: Matrix, *, settings: Settings, base: Facts | None = None,
-           import_torch: bool = True) -> Facts:
+def gather(environment: Environment, declared: Declared, matrix: MatrixSource, *, settings: Settings,
+           base: Facts | None = None, import_torch: bool = True) -> Facts:
     """The facts of `environment` with `declared` laid over them; raises UsageError (two sources named, a bad
     declared value, an interpreter that does not run) and FactsError (a snapshot with values compat cannot read).
 
     `base`: facts already in hand (a lock's fully declared target), read and probed no further. `import_torch`
-    False: a live probe learns the interpreter (version, markers, packages) without importing torch in a child."""
+    False: a live probe learns the interpreter (version, markers, packages) without importing torch in a child.
+    `matrix` may be the call that gives it, still loading: it is waited for where first needed."""
     from compat.errors import UsageError
     from compat.sources.bounds import bound_facts
     from compat.sources.declared import apply_declared, complete_gpus
+    from compat.sources.probe import matrix_now
 
     env = environment
     if env.facts_file is not None and env.python is not None:
@@ -87,6 +89,7 @@ def gather(environment: Environment, declared: Declared, matrix: Matrix, *, sett
             matrix,
         )
         origin = "the probed environment"
+    matrix = matrix_now(matrix)
     if declared.gpus is None:  # declared GPUs replace the seen ones whole: nothing of theirs to complete
         base = complete_gpus(base, matrix.gpus)
     return bound_facts(apply_declared(base, declared, matrix), origin=origin)

@@ -11,7 +11,8 @@ monkeypatching the process environment.
                        API index lacks from (no default: compat names no registry)
     COMPAT_REPORT_URL  base URL of the finding pages (`compat matrix site`); reports link each finding id there
     COMPAT_SEARCH_SECONDS  how long `lock` and `plan` search before they stop and say so (default 20)
-    COMPAT_TORCH_TIMEOUT  seconds doctor allows `import torch` (default: 60, more where Python starts slowly)
+    COMPAT_TORCH_TIMEOUT  seconds doctor allows loading torch's libraries or importing it (default: 60, more where
+                          Python starts slowly)
     COMPAT_DEBUG       1: an internal error (exit 3) prints its traceback before its one line
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
@@ -40,7 +41,8 @@ class Settings:
     search_seconds: float | None = None
     """How long `lock` and `plan` may search (COMPAT_SEARCH_SECONDS); None: the default bound."""
     torch_timeout: float | None = None
-    """Seconds allowed to `import torch` when probing (COMPAT_TORCH_TIMEOUT); None: the bound adapts to the machine."""
+    """Seconds allowed to loading torch's libraries or `import torch` when probing (COMPAT_TORCH_TIMEOUT); None: the
+    bound adapts to the machine."""
     debug: bool = False
     """An internal error prints its traceback (COMPAT_DEBUG=1)."""
 

@@ -206,7 +206,7 @@ def check_arch(facts: Facts, matrix: Matrix) -> Iterator[Finding]:
         if isinstance(cc, Unknown):
             yield cannot_check(matrix, NO_ARCH, f"compute capability of {gpu.name}: {cc.reason}")
             continue
-        if torch.source is TorchSource.IMPORT and not isinstance(torch.arch_list, Unknown) and torch.arch_list:
+        if torch.source in (TorchSource.IMPORT, TorchSource.FILES) and not isinstance(torch.arch_list, Unknown) and torch.arch_list:
             covered: bool | None = arch_list_runs_on(torch.arch_list, cc)
             archs = observed(f"torch {torch.version} ({variant}) archs: {' '.join(torch.arch_list)}")
         else:

@@ -3,7 +3,9 @@
 `probe(request, matrix)` gathers Facts: the interpreter and its packages (or a requirements
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
 a training script. The slow parts run concurrently: the interpreter child (in-process for compat's own
-interpreter), the torch child and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread.
+interpreter) and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread;
+torch's build is read from its files and its libraries loaded in a child, torch imported only where that leaves
+a question (`torch.py`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from compat.errors import UsageError
 from compat.model.facts import SCHEMA_VERSION, Chosen, Facts, Hardware, HardwareSource, Launch, TorchBuild
@@ -22,7 +24,19 @@ if TYPE_CHECKING:
     # Only a type here: the NVML child imports this package and must not pay for loading the matrix.
     from compat.matrix import Matrix
 
-__all__ = ["ProbeRequest", "probe", "probe_launch_and_script"]
+__all__ = ["MatrixSource", "ProbeRequest", "matrix_now", "probe", "probe_launch_and_script"]
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+MatrixSource = Union["Matrix", "Callable[[], Matrix]"]
+"""The matrix, or the call that gives it: a caller may load it meanwhile (compiling it on a cold cache costs about
+as much as the probe's children, which mostly wait), and the probe asks for it only where a parse needs it."""
+
+
+def matrix_now(matrix: MatrixSource) -> Matrix:
+    """The matrix itself, waiting for it where it is still being loaded."""
+    return matrix() if callable(matrix) else matrix
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,7 +67,7 @@ class ProbeRequest:
     runner's)."""
 
 
-def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
+def probe(request: ProbeRequest, matrix: MatrixSource) -> Facts:
     """Facts about this host (or another interpreter on it); never raises on a host quirk.
 
     Raises UsageError when the request itself cannot be served (an interpreter that does not
@@ -65,7 +79,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
     from compat.sources.probe.script import read_script
     from compat.sources.probe.selection import Selected, select_interpreter
     from compat.sources.probe.system import probe_system
-    from compat.sources.probe.torch import fetch_torch_import, from_metadata, parse_torch
+    from compat.sources.probe.torch import from_metadata, read_torch
 
     selected = select_interpreter(request.python)
     python = selected.python
@@ -90,7 +104,7 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
         if request.requirements is not None:
             from compat.sources.probe.requirements import read_requested, read_requirements
 
-            packages = read_requirements(request.requirements, matrix, markers=found.python.markers)
+            packages = read_requirements(request.requirements, matrix_now(matrix), markers=found.python.markers)
             requested = read_requested(request.requirements, markers=found.python.markers)
         else:
             packages = found.distributions
@@ -101,11 +115,13 @@ def probe(request: ProbeRequest, matrix: Matrix) -> Facts:
             torch = None if torch_dist is None else Unknown(reason=NOT_IMPORTED)
         elif request.requirements is not None:
             torch = None if torch_dist is None else from_metadata(
-                torch_dist.version, matrix, import_error=None, why=f"read from {request.requirements}, not imported"
+                torch_dist.version, matrix_now(matrix), import_error=None, why=f"read from {request.requirements}, not imported"
             )
         else:
-            result = fetch_torch_import(python, timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir)
-            torch = parse_torch(result, torch_dist, matrix)
+            torch = read_torch(
+                python, directory=found.torch_dir, dist=torch_dist, packages=packages, matrix=matrix,
+                timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir,
+            )
         hw = hardware.result() if hardware is not None else _not_probed(request.host)
         system = dataclasses.replace(tools.result(), platform=found.platform) if tools is not None else Unknown(reason=NOT_THE_HOST)
     return Facts(

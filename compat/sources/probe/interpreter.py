@@ -69,6 +69,8 @@ class Interpreter:
     """platform.platform() as that interpreter sees it."""
     torch_stamp: str | None
     """A digest of torch's files (None when torch is not importable): the key of the torch cache."""
+    torch_dir: Path | None = None
+    """The directory `import torch` would load torch from (None when it is not importable): its files are read first."""
 
 
 def fetch_interpreter(
@@ -184,6 +186,7 @@ def parse_report(data: dict[str, Any], *, python: Path) -> Interpreter:
             blob = json.dumps([str(py.executable), stamp], sort_keys=True).encode()
             digest = hashlib.sha256(blob).hexdigest()
         platform_text = data.get("platform")
+        torch_dir = Path(str(data["torch_dir"])) if data.get("torch_dir") else None
     except (KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"cannot inspect the interpreter {python}: unexpected report ({exc})") from exc
     return Interpreter(
@@ -192,6 +195,7 @@ def parse_report(data: dict[str, Any], *, python: Path) -> Interpreter:
         broken=broken,
         platform=str(platform_text) if platform_text else Unknown(reason="the interpreter did not report its platform"),
         torch_stamp=digest,
+        torch_dir=torch_dir,
     )
 
 

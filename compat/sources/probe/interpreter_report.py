@@ -109,18 +109,22 @@ def _find_origin(name: str, search: "list[str] | None") -> "str | None":
     return spec.origin if spec is not None else None
 
 
-def _stamp(name: str, search: "list[str] | None") -> "list[list[Any]] | None":
-    # Size and mtime of the files whose change would change what importing `name` reports
-    # (its version file, compiled core, bundled libraries and the nvidia-* wheels beside it).
-    import glob
-
+def _package_dir(name: str, search: "list[str] | None") -> "str | None":
+    # The directory `import name` would load the package from; None when it is not importable.
     try:
         origin = _find_origin(name, search)
     except (ImportError, ValueError):
         return None
-    if not origin:
+    return os.path.dirname(origin) if origin else None
+
+
+def _stamp(root: "str | None") -> "list[list[Any]] | None":
+    # Size and mtime of the files whose change would change what torch's files and its import report
+    # (its version file, compiled core, bundled libraries and the nvidia-* wheels beside it).
+    import glob
+
+    if root is None:
         return None
-    root = os.path.dirname(origin)
     site = os.path.dirname(root)
     files = [os.path.join(root, "version.py")]
     for pattern in ("_C*.so", "lib/*.so*"):
@@ -149,9 +153,11 @@ def collect(first: "list[str]", search: "list[str] | None" = None, packages: boo
     if packages:
         path = list(sys.path) if search is None else list(search)
         dists, broken = _distributions(list(first) + path)
+    torch_dir = _package_dir("torch", search) if packages else None
     return {
         "platform": platform.platform(),
-        "torch_stamp": _stamp("torch", search) if packages else None,
+        "torch_stamp": _stamp(torch_dir),
+        "torch_dir": torch_dir,
         "version": platform.python_version(),
         "implementation": sys.implementation.name,
         "executable": sys.executable,

@@ -1,6 +1,14 @@
-"""The torch build, read by importing torch in a child of the target interpreter.
+"""The torch build: read from its files, else by importing torch in a child of the target interpreter.
 
-The child never initializes CUDA (`torch.cuda.is_available()` can hang on a broken driver):
+`read_torch` is the probe's entry. torch's files state every build fact doctor judges (`torch_files.py`), read in
+milliseconds; whether torch imports is then asked of the dynamic loader, in a child that loads torch's native
+libraries as `import torch` does (`libtorch_global_deps.so` globally, then the `torch._C` extension with the
+interpreter's dlopen flags), which is where an import fails for a missing library or an undefined symbol. It costs
+a fraction of the import and, like the import's report, is cached per install stamp. torch is imported only where
+the files leave a judged fact unknown, or where the loader refuses: torch's own import then says whether it really
+fails (its fallback preloads the nvidia wheels' libraries) and in what words.
+
+The import child never initializes CUDA (`torch.cuda.is_available()` can hang on a broken driver):
 everything it reads is compile-time. When the import fails (ImportError, a crash by signal,
 a hang) that failure is itself a fact, and the build is read from the distribution's version
 and the matrix instead.
@@ -8,9 +16,11 @@ and the matrix instead.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from compat.matrix import Matrix
@@ -20,6 +30,7 @@ from compat.model.unknown import Unknown
 from compat.sources.cache import store
 from compat.sources.probe._run import MAX_MEMORY, Outcome, RunResult, marked_json, run, seconds
 from compat.sources.probe.interpreter import SAFE_PATH, child_env
+from compat.sources.probe.torch_files import fetch_torch_files, parse_torch_files, unsettled
 
 MARK = "COMPAT-TORCH:"
 TORCH_MAX_MEMORY = 8 * MAX_MEMORY
@@ -113,6 +124,80 @@ print("COMPAT-TORCH:" + json.dumps({
 '''
 
 
+LOAD_MARK = "COMPAT-TORCH-LOAD:"
+LOAD_CHILD = SAFE_PATH + r'''
+import ctypes
+import importlib.machinery
+import json
+import os
+root = sys.argv[1]
+def report(**fields):
+    print("COMPAT-TORCH-LOAD:" + json.dumps(fields))
+    sys.exit(0)
+ext = [os.path.join(root, "_C" + s) for s in importlib.machinery.EXTENSION_SUFFIXES]
+ext = [p for p in ext if os.path.isfile(p)]
+if not ext:
+    report(loaded=False, error="no torch._C extension in " + root)
+try:
+    # torch/__init__.py loads this one first, globally (_load_global_deps), then imports torch._C, which Python
+    # loads with its dlopen flags (RTLD_NOW): an undefined symbol or a missing library fails here as it fails there.
+    deps = os.path.join(root, "lib", "libtorch_global_deps.so")
+    if os.path.isfile(deps):
+        ctypes.CDLL(deps, mode=ctypes.RTLD_GLOBAL)
+    ctypes.CDLL(ext[0], mode=sys.getdlopenflags())
+except OSError as exc:
+    report(loaded=False, error=str(exc))
+report(loaded=True)
+'''
+
+IMPORT_ARGS = ("-c", CHILD)
+LOAD_ARGS = ("-S", "-c", LOAD_CHILD)
+
+
+def read_torch(
+    python: Path, *, directory: Path | None, dist: Distribution | None | Unknown, packages: Sequence[Distribution],
+    matrix: Matrix | Callable[[], Matrix], timeout: float | None = None, stamp: str | None = None,
+    cache_dir: Path | None = None,
+) -> TorchBuild | None | Unknown:
+    """The torch build of `python`: from its files where they settle every judged fact and its libraries load,
+    else from importing it (`fetch_torch_import`, `parse_torch`). `directory`: where `import torch` would load
+    it from (None: not importable); `dist`: its distribution (None: not installed); `matrix`: asked for only where
+    the import is read."""
+    if directory is not None and isinstance(dist, Distribution):
+        build = parse_torch_files(fetch_torch_files(directory, os.environ), packages=packages, requires=dist.requires)
+        if isinstance(build, TorchBuild) and not unsettled(build):
+            loaded = parse_torch_load(fetch_torch_load(python, directory, timeout=timeout, stamp=stamp, cache_dir=cache_dir))
+            if loaded is None or isinstance(loaded, Unknown):
+                return dataclasses.replace(build, import_error=loaded)
+            # The loader refused: torch's own import says whether it really fails, and in its own words.
+    result = fetch_torch_import(python, timeout=timeout, stamp=stamp, cache_dir=cache_dir)
+    return parse_torch(result, dist, matrix() if callable(matrix) else matrix)
+
+
+def fetch_torch_load(
+    python: Path, directory: Path, *, timeout: float | None = None, stamp: str | None = None, cache_dir: Path | None = None,
+) -> RunResult:
+    """Load torch's native libraries in a child of `python` as `import torch` would; cached per stamp when they load."""
+    return _cached_run(
+        python, (*LOAD_ARGS, str(directory)), mark=LOAD_MARK, stamp=stamp, cache_dir=cache_dir,
+        timeout=timeout, succeeded=lambda report: report.get("loaded") is True,
+    )
+
+
+def parse_torch_load(result: RunResult) -> str | None | Unknown:
+    """None when torch's libraries loaded, the loader's error when they did not, Unknown when that is not known."""
+    report = marked_json(result, LOAD_MARK)
+    if report is not None and report.get("loaded") is True:
+        return None
+    if report is not None and isinstance(report.get("error"), str):
+        return report["error"][:500]
+    if result.timed_out_after is not None:
+        why = f"loading torch's libraries did not finish within {seconds(result.timed_out_after)}"
+        return Unknown(reason=f"{why}; set COMPAT_TORCH_TIMEOUT to allow more")
+    # Killed by a signal, or a report compat cannot read: the import, run next, says what happens.
+    return result.problem or "loading torch's libraries printed nothing"
+
+
 def fetch_torch_import(
     python: Path, *, timeout: float | None = None, stamp: str | None = None, cache_dir: Path | None = None,
 ) -> RunResult:
@@ -125,33 +210,48 @@ def fetch_torch_import(
     Failures are never cached: they may depend on the moment (a driver being reloaded). No
     `cache_dir`, no cache.
     """
-    key = _cache_key(stamp)
+    return _cached_run(
+        python, IMPORT_ARGS, mark=MARK, stamp=stamp, cache_dir=cache_dir, timeout=timeout,
+        succeeded=lambda report: report.get("installed") is True,
+    )
+
+
+def _cached_run(
+    python: Path, args: tuple[str, ...], *, mark: str, stamp: str | None, cache_dir: Path | None, timeout: float | None,
+    succeeded: Callable[[dict], bool],
+) -> RunResult:
+    """Run `python args` (its report is the line starting with `mark`), or reuse the stored report of a run for the
+    same stamp, library path and program that `succeeded`; only such reports are stored."""
+    key = _cache_key(stamp, args)
     entry = cache_dir / "torch" / f"{key}.json" if cache_dir is not None and key is not None else None
     if entry is not None:
         try:
             cached = entry.read_text(encoding="utf-8")
         except OSError:
             cached = None
-        if cached is not None and cached.startswith(MARK):
+        if cached is not None and cached.startswith(mark):
             hit = RunResult(argv=(str(python), "-c", "<cached>"), returncode=0, stdout=cached, stderr="")
-            report = marked_json(hit, MARK)
-            if report is not None and report.get("installed") is True:  # only what the store below writes
+            report = marked_json(hit, mark)
+            if report is not None and succeeded(report):  # only what the store below writes
                 return hit
-    # Importing torch with CUDA maps its libraries and creates host buffers: room for that, not for a runaway.
+    # Loading torch with CUDA maps its libraries and creates host buffers: room for that, not for a runaway.
     bound = import_bound(python) if timeout is None else timeout
-    result = run([str(python), "-c", CHILD], timeout=bound, env=child_env(os.environ), max_memory=TORCH_MAX_MEMORY)
+    result = run([str(python), *args], timeout=bound, env=child_env(os.environ), max_memory=TORCH_MAX_MEMORY)
     if entry is not None and result.ok:
-        line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(MARK)), None)
-        if line is not None and '"installed": true' in line:
+        line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(mark)), None)
+        report = marked_json(result, mark)
+        if line is not None and report is not None and succeeded(report):
             store(entry, (line + "\n").encode())
     return result
 
 
-def _cache_key(stamp: str | None) -> str | None:
+def _cache_key(stamp: str | None, args: tuple[str, ...] | None = None) -> str | None:
+    """The cache entry's name for a child run with `args` (default: the import's) for an install's `stamp`."""
     if not stamp:
         return None
     # What the dynamic loader would pick up differently, and what this compat asks the child.
-    context = "\0".join((stamp, os.environ.get("LD_LIBRARY_PATH", ""), os.environ.get("LD_PRELOAD", ""), CHILD))
+    program = "\0".join(IMPORT_ARGS if args is None else args)
+    context = "\0".join((stamp, os.environ.get("LD_LIBRARY_PATH", ""), os.environ.get("LD_PRELOAD", ""), program))
     return hashlib.sha256(context.encode()).hexdigest()[:32]
 
 
