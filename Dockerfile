@@ -15,7 +15,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     PATH=/opt/compat/bin:$PATH
 # Only what the wheel is made of; .dockerignore keeps the rest of the checkout out.
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md hatch_build.py ./
 COPY compat ./compat
 COPY matrix ./matrix
 COPY docker/compat-build-step.sh /usr/local/bin/compat-build-step

@@ -81,7 +81,9 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
     if stamp is not None and stamp in _SHIPPED:
         return dataclasses.replace(_SHIPPED[stamp], releases=_releases(roots, cache_dir))
     if cache_dir is None:
-        matrix = _load(roots, cache_dir)
+        from compat.matrix.compiled import load_shipped
+
+        matrix = load_shipped(roots, lambda: _releases(roots, cache_dir)) or _load(roots, cache_dir)
     else:
         from compat.matrix.compiled import load_compiled
 

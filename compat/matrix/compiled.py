@@ -5,6 +5,11 @@ of what `compat explain` on a pasted log costs. The key covers the bytes of ever
 the loader's own source and the Python version, so an edited file, an overlay, a refreshed snapshot or a new
 compat gives a new entry; an entry that cannot be read back is rebuilt, never trusted. Release files are not in
 it: they load lazily, through their own cache (`compat.matrix.releases`).
+
+The wheel ships one too (`compat/_matrix/compiled.pickle`, written by the build hook in hatch_build.py), under a
+key that leaves out where the matrix is installed: a first run on a fresh machine or image reads it instead of
+parsing the TOML, when the key still matches (same curated files, loader and Python version); otherwise the
+matrix is compiled as before.
 """
 
 from __future__ import annotations
@@ -29,15 +34,19 @@ _LOADER = Path(__file__).resolve().parent
 _MODEL = _LOADER.parent / "model"
 FORMAT = 1
 """Bumped when the entry's layout changes."""
+SHIPPED = "compiled.pickle"
+"""The compiled matrix the wheel ships beside the curated files (compat/_matrix/)."""
 
 
-def matrix_key(roots: Sequence[Path]) -> str:
-    """The sha256 of what a matrix loaded from `roots` depends on (the curated files and the loader)."""
+def matrix_key(roots: Sequence[Path], *, portable: bool = False) -> str:
+    """The sha256 of what a matrix loaded from `roots` depends on (the curated files and the loader); `portable`
+    leaves out where the roots are (the shipped entry's key: the roots are set again on load)."""
     digest = hashlib.sha256(f"{FORMAT} {sys.version_info[:2]} {sys.implementation.name}".encode())
     for source in sorted([*_LOADER.glob("*.py"), *_MODEL.glob("*.py")]):
         _feed(digest, source.name, source)
     for i, root in enumerate(roots):
-        digest.update(f"\0root {i} {root}\0".encode())  # the matrix records its roots (the API index is read there)
+        if not portable:
+            digest.update(f"\0root {i} {root}\0".encode())  # the matrix records its roots (the API index is read there)
         for path in sorted([*root.glob("*.toml"), *(root / "signatures").glob("*.toml")]):
             _feed(digest, f"{i}/{path.relative_to(root).as_posix()}", path)
     return digest.hexdigest()
@@ -74,6 +83,9 @@ def load_compiled(roots: Sequence[Path], cache_dir: Path, build: Callable[[], Ma
 
     if isinstance(found, Matrix):
         return dataclasses.replace(found, releases=releases())
+    shipped = load_shipped(roots, releases)
+    if shipped is not None:
+        return shipped
     matrix = build()
     try:
         # The lazy release index holds its own cache and is made again on load: it is left out.
@@ -82,3 +94,35 @@ def load_compiled(roots: Sequence[Path], cache_dir: Path, build: Callable[[], Ma
     except (OSError, pickle.PicklingError):
         pass
     return matrix
+
+
+def load_shipped(roots: Sequence[Path], releases: Callable[[], ReleaseIndex]) -> Matrix | None:
+    """The matrix the package build compiled, when it was compiled from exactly these inputs; None otherwise (an
+    overlay, a checkout, an edited file, another Python, an entry that does not read back)."""
+    if len(roots) != 1:
+        return None
+    try:
+        key, found = pickle.loads((roots[0] / SHIPPED).read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, LookupError, TypeError, ValueError,
+            RecursionError):
+        return None
+    from compat.matrix import Matrix
+
+    try:
+        current = matrix_key(roots, portable=True)
+    except OSError:
+        return None
+    if key != current or not isinstance(found, Matrix):
+        return None
+    return dataclasses.replace(found, roots=tuple(roots), releases=releases())
+
+
+def write_shipped(root: Path, out: Path) -> None:
+    """Compile the matrix at `root` and write it to `out` with its portable key (the wheel's build hook)."""
+    from compat.matrix import load_matrix
+
+    matrix = load_matrix(base=root)
+    lean = dataclasses.replace(matrix, releases=None)  # type: ignore[arg-type]
+    write_atomic(out, pickle.dumps((matrix_key((root,), portable=True), lean), protocol=pickle.HIGHEST_PROTOCOL))

@@ -151,15 +151,17 @@ def test_help_lists_the_steps_and_settings(tmp_path, fake_bin):
 def test_install_step_puts_compat_and_its_matrix_in_the_venv(build_venv, tmp_path):
     import subprocess
 
-    probe = "import compat, compat.matrix as m; print(compat.__file__); print(m.shipped_matrix_dir())"
+    probe = ("import compat, compat.matrix as m; from compat.matrix.compiled import load_shipped; print(compat.__file__); "
+             "print(m.shipped_matrix_dir()); print(load_shipped((m.shipped_matrix_dir(),), lambda: None) is not None)")
     proc = subprocess.run(
         [str(build_venv.python), "-c", probe], cwd=tmp_path, env=clean_env(tmp_path, build_venv.bin),
         capture_output=True, text=True, timeout=60,
     )
-    module, matrix = proc.stdout.split()
+    module, matrix, compiled = proc.stdout.split()
     root = str(build_venv.root)
     assert module.startswith(root), "the venv imports another compat than the one the step installed"
     assert matrix.startswith(root) and matrix.endswith("_matrix"), "the wheel does not carry the matrix"
+    assert compiled == "True", "the wheel does not carry a compiled matrix a first run can read (hatch_build.py)"
     assert "compat 0.1.0" in build_venv.install.stdout
     assert [p.name for p in build_venv.dist.glob("compat-*.whl")], "no wheel left for other images"
 

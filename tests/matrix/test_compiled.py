@@ -63,3 +63,23 @@ def test_an_unwritable_cache_only_costs_speed(copy, tmp_path):
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the cache directory would be")
     assert load_matrix(base=copy, cache_dir=blocker).signatures
+
+
+def test_the_shipped_entry_is_read_where_it_was_compiled_from_the_same_files_and_never_else(copy, tmp_path):
+    from compat.matrix.compiled import SHIPPED, load_shipped, write_shipped
+
+    write_shipped(copy, copy / SHIPPED)
+    built = load_matrix(base=copy)  # no cache: the shipped entry answers, with the roots it is read from
+    assert built.roots == (copy,) and built.releases is not None
+    moved = tmp_path / "elsewhere"
+    shutil.move(str(copy), moved)  # installed anywhere: the key leaves out where
+    again = load_shipped((moved,), lambda: None)
+    assert again is not None and again.roots == (moved,) and again.signatures == built.signatures
+    assert load_shipped((moved, tmp_path), lambda: None) is None  # an overlay: compiled afresh
+    sig = next((moved / "signatures").glob("*.toml"))
+    sig.write_text(sig.read_text() + "\n# edited after the build\n")
+    assert load_shipped((moved,), lambda: None) is None
+    for junk in (b"", b"not a pickle", b"\x80\x05K\x01."):
+        (moved / SHIPPED).write_bytes(junk)
+        assert load_shipped((moved,), lambda: None) is None
+    assert load_matrix(base=moved, cache_dir=tmp_path / "cache").signatures == built.signatures
