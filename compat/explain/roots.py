@@ -158,7 +158,9 @@ class ErrorDraft:
 
 
 _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
-_EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|]))((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
+# Before the type: a space, punctuation, or a letter outside ASCII (Chinese and Japanese put no space before a quoted error).
+_EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|\u0080-\U0010ffff]))"
+                         r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File (/[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|(Cell In\[\d+\]), line (\d+)|'
                     r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)')
 """A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`),

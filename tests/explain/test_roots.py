@@ -276,3 +276,20 @@ def test_a_lazy_import_failing_inside_another_yields_the_innermost_error(run):
     (error,) = result.errors
     assert error.root.message.startswith("/usr/local/lib/python3.8/dist-packages/transformer_engine_extensions")
     assert "extension-built-for-another-torch" in error.signatures and result.verdict is ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize(("line", "etype", "starts"), [
+    # hiyouga/LlamaFactory#6757, its title: the error quoted right after Chinese words, with no space before its type.
+    ("训练时报错ValueError: Some keys are not used by the HfArgumentParser: ['trust_remote_code']\n", "ValueError",
+     "Some keys are not used"),
+    # echonoshy/cgft-llm#5: the same, inside a sentence that goes on after the error.
+    ("llamafactory-cli chat cust/train_llama3_lora_sft.yaml命令出现ValueError: Some keys are not used by the HfArgumentParser: "
+     "['do_train', 'output_dir']的问题\n", "ValueError", "Some keys are not used"),
+])
+def test_an_error_quoted_inside_words_without_spaces_is_read(catalog, line: str, etype: str, starts: str) -> None:
+    # Scripts without spaces between words (Chinese, Japanese) put the exception's type right after a word: it is
+    # still the error the paste reports, not text around one. A name that merely ends in Error after an ASCII letter
+    # (`MyValueError: x` inside `myMyValueError`) is not split.
+    (error,) = explain([line.encode()], catalog).errors
+    assert (error.root.short_type, error.root.message.startswith(starts)) == (etype, True)
+    assert all(e.root.short_type != "ValueError" for e in explain([b"see theValueError: nothing\n"], catalog).errors)

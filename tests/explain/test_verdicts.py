@@ -228,3 +228,18 @@ def test_colab_links_its_frames_and_they_are_read(catalog):
     (error,) = explain([log], catalog).errors
     assert [f.package for f in error.root.frames] == [None, "unsloth"]
     assert error.root.frames[-1].function == "patch_functions" and error.root.frames[-1].line is None
+
+
+@pytest.mark.parametrize(("line", "verdict"), [
+    # hiyouga/LlamaFactory#6456: a training YAML given to `llamafactory-cli export`. The catch-all
+    # hf-argparser-unknown-config-keys matches too, but the specific usage entry names the mistake and decides.
+    (b"ValueError: Some keys are not used by the HfArgumentParser: ['bf16', 'ddp_timeout', 'do_train', 'output_dir']\n",
+     ErrorVerdict.KNOWN_USAGE),
+    # hiyouga/LlamaFactory#7677's kind: a key renamed between releases; only the catch-all matches, and it decides.
+    (b"ValueError: Some keys are not used by the HfArgumentParser: ['dpo_beta']\n", ErrorVerdict.KNOWN),
+])
+def test_a_catch_all_never_overrules_the_specific_entry_of_the_same_error(catalog, line, verdict):
+    result = explain([line], catalog)
+    (error,) = result.errors
+    assert "hf-argparser-unknown-config-keys" in error.signatures
+    assert error.verdict is verdict and result.verdict is verdict, error.reasons

@@ -361,6 +361,7 @@ SIGNATURE_IDS = (
     "compiler-standard-too-old-for-torch-headers", "unsloth-cannot-patch-installed-trainer",
     "vllm-v1-engine-lacks-feature", "vllm-parameter-without-weight-loader",
     "flashinfer-jit-needs-nvcc",
+    "hf-argparser-training-keys-outside-train", "omegaconf-key-not-in-struct",
 )
 
 CHECK_IDS = (
