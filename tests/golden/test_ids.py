@@ -362,6 +362,7 @@ SIGNATURE_IDS = (
     "vllm-v1-engine-lacks-feature", "vllm-parameter-without-weight-loader",
     "flashinfer-jit-needs-nvcc",
     "hf-argparser-training-keys-outside-train", "omegaconf-key-not-in-struct",
+    "deepspeed-zero3-auto-bucket-size-float", "deepspeed-config-field-unknown-to-release",
 )
 
 CHECK_IDS = (
