@@ -243,3 +243,23 @@ def test_a_catch_all_never_overrules_the_specific_entry_of_the_same_error(catalo
     (error,) = result.errors
     assert "hf-argparser-unknown-config-keys" in error.signatures
     assert error.verdict is verdict and result.verdict is verdict, error.reasons
+
+
+# QwenLM/Qwen-VL#470: vLLM's config asserts with no message on a rope_scaling written by a newer transformers
+# (solved by a matching vLLM and transformers pair, vllm-project/vllm#8388).
+_BARE_ASSERT_IN_PACKAGE = """Traceback (most recent call last):
+  File "/home/hibug/anaconda3/envs/mllm/lib/python3.10/site-packages/vllm/config.py", line 227, in __init__
+    self.max_model_len = _get_and_verify_max_len(
+  File "/home/hibug/anaconda3/envs/mllm/lib/python3.10/site-packages/vllm/config.py", line 1747, in _get_and_verify_max_len
+    assert "factor" in rope_scaling
+AssertionError
+"""
+
+
+def test_a_bare_assert_inside_a_package_is_its_invariant_not_the_users_data(catalog):
+    (error,) = explain([_BARE_ASSERT_IN_PACKAGE.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues, error.reasons
+    # An assertion that says what it wants checks the caller's input, and one with no frame is placed nowhere.
+    said = _BARE_ASSERT_IN_PACKAGE.replace("AssertionError\n", "AssertionError: batch size must divide the GPUs\n")
+    assert explain([said.encode()], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert explain([b"AssertionError\n"], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
