@@ -50,7 +50,12 @@ _BOUND = r"(?:[<>]=?|==|~=)\s?" + _DOTTED + r"(?:,\s?(?:[<>!]=?|==|~=)\s?" + _DO
 """An operator bound: >=4.58.0, >= 2.1, ==0.8.5, >=2.7.1,<=2.7.4."""
 _NOT_NAMES = frozenset({"version", "versions", "minimum", "maximum", "model", "models", "it", "this", "that", "which",
                         "capability", "compute", "gpu", "the", "a", "an", "one", "and", "or", "also", "still", "now", "only",
-                        "api", "opset", "level", "required", "supported"})
+                        "api", "opset", "level", "required", "supported",
+                        # words that stand before "version" or a bound in a sentence: "..., but version >= 0.15.1 is
+                        # required", "please upgrade to >= 4.49.0"
+                        "but", "to", "is", "of", "for", "with", "than", "at", "least", "be", "use", "using", "upgrade",
+                        "update", "install", "need", "needs", "your", "you", "its", "in", "on", "from", "as", "so", "not",
+                        "should", "must", "newer", "older", "higher", "lower", "later", "greater"})
 _NAME = r"(?P<name>" + _PKG + r")"
 """A package the general phrasings read, in every phrasing directly followed by a bound, "version" or
 a version; never one of `_NOT_NAMES`, words of the sentence around it ("this model requires version
@@ -387,7 +392,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
     # vLLM: Please install bitsandbytes>=0.45.0 via `pip install bitsandbytes>=0.45.0` to use bitsandbytes quantizer.
     _p("please-install-requirement", r"[Pp]lease (?:install|upgrade|update)(?: to)? `?(" + _PKG + r") ?((?:[<>]=?|==|~=)\s?" + _VER
-       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})", lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
+       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED) if m.group(1).lower() not in _NOT_NAMES else iter(())),
     # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
     _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),

@@ -477,6 +477,10 @@ def test_the_general_wordings_read_every_operator_and_spacing(line, expected):
     "Requirement already satisfied: transformers>=4.58.0 in ./venv/lib/python3.11/site-packages (from trl) (4.58.1)",
     "Collecting vllm==0.8.5\n  Downloading vllm-0.8.5-cp38-abi3-manylinux1_x86_64.whl (326.4 MB)",
     "Collecting torch>=2.1.0 (from -r requirements.txt (line 1))",
+    # Words before a bound are no package: the wording of public version checks ("... is too old. Please upgrade
+    # to >= 18.0.0"), and a required side that names no package ("..., but version >= 0.15.1 is required").
+    "Node.js version is too old. Please upgrade to >= 18.0.0",
+    "The installed version of deepspeed is 0.14.4, but version >= 0.15.1 is required",
 ])
 def test_words_that_are_no_package_and_pips_progress_read_nothing(line):
     assert stated_versions(line) == ()
