@@ -363,7 +363,7 @@ SIGNATURE_IDS = (
     "flashinfer-jit-needs-nvcc",
     "hf-argparser-training-keys-outside-train", "omegaconf-key-not-in-struct",
     "deepspeed-zero3-auto-bucket-size-float", "deepspeed-config-field-unknown-to-release",
-    "dataset-files-inconsistent-schema", "verl-reward-data-source-unknown",
+    "dataset-files-inconsistent-schema", "verl-reward-data-source-unknown", "reward-func-missing-dataset-column",
 )
 
 CHECK_IDS = (
