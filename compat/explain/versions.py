@@ -199,6 +199,7 @@ GATES: dict[str, tuple[str, ...]] = {
     'cannot-install-on-python': ('Cannot install on Python version ',),
     'minimum-required-not-installed': (' with minimum required version ',),
     'installed-less-than-minimum': (', which is less than the minimum required version ',),
+    'your-version-does-not-support': ('required',),
     'requires-bound': ('equire',),
     'bound-is-required': ('needed', 'required'),
     'minimum-version-is': ('version',),
@@ -443,6 +444,11 @@ PHRASINGS: tuple[Phrasing, ...] = (
        lambda m: _one(_name(m.group(1)), f">={m.group(2)}", None, Change.INSTALLED)),
     _p("installed-less-than-minimum", r"(" + _PKG + r") is installed with version (" + _VER + r"), which is less than the minimum "
        r"required version (" + _VER + r")", lambda m: _one(_name(m.group(1)), f">={m.group(3)}", m.group(2), Change.INSTALLED)),
+    # unsloth: Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0.
+    # (its loader and model modules print it for every model they gate, the minimum often on the next line)
+    _p("your-version-does-not-support", r"[Yy]our\s(" + _PKG + r")\sversion\s(?:of\s|is\s)?(" + _VER + r")\sdoes\snot\ssupport\b"
+       r"[^\n]{0,200}(?:\n[^\n]{0,200})?[Tt]he\sminimum\srequired\sversion\sis\s(" + _DOTTED + r")",
+       lambda m: _one(_name(m.group(1)), f">={m.group(3)}", m.group(2), Change.INSTALLED)),
     # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
     # a specific phrasing of the same words reads them first.
     # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / transformers: 4 bit quantization requires bitsandbytes>=0.39.0
