@@ -200,6 +200,7 @@ GATES: dict[str, tuple[str, ...]] = {
     'minimum-required-not-installed': (' with minimum required version ',),
     'installed-less-than-minimum': (', which is less than the minimum required version ',),
     'your-version-does-not-support': ('required',),
+    'not-supported-yet-in': ('supported',),
     'requires-bound': ('equire',),
     'bound-is-required': ('needed', 'required'),
     'minimum-version-is': ('version',),
@@ -449,6 +450,10 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("your-version-does-not-support", r"[Yy]our\s(" + _PKG + r")\sversion\s(?:of\s|is\s)?(" + _VER + r")\sdoes\snot\ssupport\b"
        r"[^\n]{0,200}(?:\n[^\n]{0,200})?[Tt]he\sminimum\srequired\sversion\sis\s(" + _DOTTED + r")",
        lambda m: _one(_name(m.group(1)), f">={m.group(3)}", m.group(2), Change.INSTALLED)),
+    # unsloth's loader: ValueError: `unsloth/Qwen3.5-0.8B` is not supported yet in `transformers==4.57.6`. ("yet": a later
+    # release of the named package is what supports it)
+    _p("not-supported-yet-in", r"is\snot\ssupported\syet\sin\s`?(" + _PKG + r")==(" + _VER + r")",
+       lambda m: _one(_name(m.group(1)), f">{m.group(2)}", m.group(2), Change.INSTALLED)),
     # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
     # a specific phrasing of the same words reads them first.
     # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / transformers: 4 bit quantization requires bitsandbytes>=0.39.0

@@ -212,6 +212,11 @@ LINES: list[Row] = [
      "Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0. Try "
      "`pip install --upgrade \"transformers>=5.2.0\"` to obtain the latest transformers build, then restart this session.",
      "https://github.com/unslothai/unsloth/issues/5758", ("transformers", ">=5.2.0", "4.57.6", None)),
+    # unsloth's loader raises it, in two places, for a model whose architecture the installed transformers lacks.
+    ("not-supported-yet-in",
+     "ValueError: `Qwen/Qwen3-Next-80B-A3B-Instruct` is not supported yet in `transformers==4.56.2`.\nPlease update "
+     "transformers via `pip install --upgrade transformers` and try again.",
+     "https://github.com/unslothai/unsloth/blob/main/unsloth/models/loader.py", ("transformers", ">4.56.2", "4.56.2", None)),
 ]
 
 SECOND_LINES: list[Row] = [
