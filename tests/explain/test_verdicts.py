@@ -263,3 +263,17 @@ def test_a_bare_assert_inside_a_package_is_its_invariant_not_the_users_data(cata
     said = _BARE_ASSERT_IN_PACKAGE.replace("AssertionError\n", "AssertionError: batch size must divide the GPUs\n")
     assert explain([said.encode()], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
     assert explain([b"AssertionError\n"], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize(("line", "verdict"), [
+    # hiyouga/LlamaFactory#6784's title and QwenLM/Qwen3#247's (inside a Chinese sentence): transformers' model-type
+    # lookup, printed with no traceback; the timeline knows both keys, so the installed release is older than the model.
+    ("KeyError: 'qwen2_5_vl'\n", ErrorVerdict.KNOWN),
+    ("QWen1.5 推理报错\uff1aKeyError: 'qwen2'\n", ErrorVerdict.KNOWN),  # \uff1a: the full-width colon
+    # A key no transformers release registers is the program's data, and asks the timeline nothing.
+    ("KeyError: 'label_2'\n", ErrorVerdict.NOT_ENVIRONMENT),
+])
+def test_a_frameless_keyerror_on_a_model_type_transformers_registers_asks_the_timeline(catalog, line, verdict):
+    (error,) = explain([line.encode()], catalog).errors
+    assert error.verdict is verdict, error.reasons
+    assert (error.api is not None and error.api.package == "transformers") is (verdict is ErrorVerdict.KNOWN)
