@@ -364,7 +364,7 @@ SIGNATURE_IDS = (
     "hf-argparser-training-keys-outside-train", "omegaconf-key-not-in-struct",
     "deepspeed-zero3-auto-bucket-size-float", "deepspeed-config-field-unknown-to-release",
     "dataset-files-inconsistent-schema", "verl-reward-data-source-unknown", "reward-func-missing-dataset-column",
-    "numpy-abi-size-changed", "transformers-cache-indexed-as-legacy-tuple",
+    "numpy-abi-size-changed", "transformers-cache-indexed-as-legacy-tuple", "transformers-quantization-type-unknown",
 )
 
 CHECK_IDS = (
