@@ -365,6 +365,7 @@ SIGNATURE_IDS = (
     "deepspeed-zero3-auto-bucket-size-float", "deepspeed-config-field-unknown-to-release",
     "dataset-files-inconsistent-schema", "verl-reward-data-source-unknown", "reward-func-missing-dataset-column",
     "numpy-abi-size-changed", "transformers-cache-indexed-as-legacy-tuple", "transformers-quantization-type-unknown",
+    "omegaconf-mandatory-value-missing",
 )
 
 CHECK_IDS = (
