@@ -75,7 +75,10 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
                               r"[Pp]lease (?:update|upgrade) (?:your )?`?[\w.-]+`? ?(?:version\b|via\b|with\b|using\b)|"
                               r"version of [\w.-]+ is out of date")),
 )
-_API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name ")
+_API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name |"
+                           r"`?model_kwargs`? are not used by the model")
+"""Wordings about an API whatever raised them: generate()'s check of the keyword arguments a model's forward takes names
+arguments a processor or another library passed (token_type_ids, mm_token_type_ids), not the program's data."""
 _API_IN_LIBRARY = re.compile(r"has no attribute '|got an unexpected keyword argument|missing \d+ required positional argument|"
                              r"takes \d+ positional arguments? but \d+ (?:were|was) given")
 _NONE_OBJECT = re.compile(r"'NoneType' object")

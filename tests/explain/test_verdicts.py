@@ -277,3 +277,12 @@ def test_a_frameless_keyerror_on_a_model_type_transformers_registers_asks_the_ti
     (error,) = explain([line.encode()], catalog).errors
     assert error.verdict is verdict, error.reasons
     assert (error.api is not None and error.api.package == "transformers") is (verdict is ErrorVerdict.KNOWN)
+
+
+def test_generate_refusing_model_kwargs_is_about_an_api_not_the_data(catalog):
+    # huggingface/peft#506's title: generate() names a keyword the model's forward does not take (a tokenizer or a
+    # processor of another release produced it); a ValueError, but it speaks of an API, not of the program's data.
+    line = (b"ValueError: The following model_kwargs are not used by the model: ['token_type_ids'] (note: typos in the "
+            b"generate arguments will also show up in this list)\n")
+    (error,) = explain([line], catalog).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.API in error.clues
