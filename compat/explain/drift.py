@@ -69,7 +69,8 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
     if m := _ARCH.search(text):
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=m.group(1), module="vllm", caller=caller)
     if raised.short_type == "KeyError" and (key := _model_type_key(raised)):
-        return ApiQuestion(missing=Missing.MODEL_TYPE, name=key, module="transformers", caller=None)
+        return ApiQuestion(missing=Missing.MODEL_TYPE, name=key, module="transformers", caller=None,
+                           known_only=raised.innermost is None)
     if raised.short_type == "KeyError" and (own := _own_table_key(raised)):
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=own[1], module=own[0], caller=own[0])
     return None
@@ -91,9 +92,11 @@ def _model_type_key(raised: Raised) -> str | None:
     """The model type a KeyError names when transformers' auto machinery raised it: its innermost frame is an auto
     module, or (a paste cut above transformers' frames) a line calling an auto class's from_pretrained."""
     inner = raised.innermost
-    if inner is None:
-        return None
     key = raised.message.strip().strip("'\"")
+    if inner is None:
+        # Printed with no traceback (an issue title, a one-line paste): a key shaped like a recent model type (a digit
+        # or an underscore: qwen3_moe, gemma3) is asked; the timeline answers only where transformers registers it.
+        return key if not raised.frames and _MODEL_TYPE_KEY.fullmatch(key) and re.search(r"[\d_]", key) else None
     if _AUTO_MODULE.search(inner.file.replace("\\", "/")):
         return key if re.fullmatch(r"[\w.-]+", key) else None
     if inner.code is not None and _AUTO_CALL.search(inner.code) and _MODEL_TYPE_KEY.fullmatch(key):

@@ -63,7 +63,10 @@ def overall_verdict(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -
     those), `unknown-environment` when there are none."""
     named = [m for m in matches if not m.signature.wrapper]
     roots = [e for e in errors if not e.wrapper]
-    if any(not m.signature.usage for m in named) or any(e.verdict is ErrorVerdict.KNOWN for e in roots):
+    # A catch-all speaks for the environment only where it decided an error; a specific entry may have overruled it.
+    environment = [m for m in named if not m.signature.usage and (
+        not m.signature.generic or any(m.signature.id in e.signatures and e.verdict is ErrorVerdict.KNOWN for e in errors))]
+    if environment or any(e.verdict is ErrorVerdict.KNOWN for e in roots):
         return True, ErrorVerdict.KNOWN
     if named or any(e.verdict is ErrorVerdict.KNOWN_USAGE for e in roots):
         return True, ErrorVerdict.KNOWN_USAGE
@@ -446,6 +449,10 @@ def _root_error(
     versions = tuple(check(v, facts) for v in stated_versions(text))
     found = clues(d.kind, chain, versions)
     root_ids = [sid for sid in ids if sid not in wrappers]
+    if any(sid not in generic for sid in root_ids):
+        # A catch-all never overrules the specific entry that matched the same error: where a usage entry names
+        # the mistake (training keys given to a command that does not train), the catch-all's environment reading goes.
+        root_ids = [sid for sid in root_ids if sid not in generic]
     stated = {v.subject: v.found for v in versions if v.found}
     drift = _api_answer(chain, facts, source, stated) if source is not None else None
     if drift is not None and timeline_decides(drift, chain) and root_ids and all(sid in generic for sid in root_ids):

@@ -31,7 +31,7 @@ class Event(str, Enum):
 
     # Literal-led and short: each one costs the automaton on every byte of every log.
     TRACEBACK = r"Traceback \(most recent call last\)"
-    FRAME = r"File \"[^\"\n]+\", line \d+|File /[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+|\.py\]\([^)\s]*\) in [\w<]"
+    FRAME = r"File \"[^\"\n]+\", line \d+|File /[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+|\.py\]\([^)\s]*\) in [\w<]|\.py in [\w<]"
     EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
     CAUSE = r"The above exception was the direct cause"
     CONTEXT = r"During handling of the above exception"
@@ -158,11 +158,15 @@ class ErrorDraft:
 
 
 _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
-_EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|]))((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
+# Before the type: a space, punctuation, or a letter outside ASCII (Chinese and Japanese put no space before a quoted error).
+_EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|\u0080-\U0010ffff]))"
+                         r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File (/[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|(Cell In\[\d+\]), line (\d+)|'
-                    r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)')
+                    r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)|'
+                    r'^\s*(/[^\s:"\[\]()]+\.py) in ([\w.<>]+)(?:\(|$)')
 """A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`),
-a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line)."""
+a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line),
+or as older IPython and Colab print it without the link (`/x/y.py in f(a, b)` at the start of a line, no line)."""
 _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
                         r"frame #\d+: .*\(0x[0-9a-f]+ in ([^)]+)\)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
@@ -223,14 +227,16 @@ def package_of(path: str) -> str | None:
 
 
 def _frame_parts(m: re.Match[str]) -> tuple[str, int | None, str | None]:
-    """(file, line, function) of whichever of _FRAME's four shapes matched."""
+    """(file, line, function) of whichever of _FRAME's five shapes matched."""
     if m.group(1) is not None:
         return m.group(1), int(m.group(2)), m.group(3)
     if m.group(4) is not None:
         return m.group(4), int(m.group(5)), m.group(6)
     if m.group(7) is not None:
         return m.group(7), int(m.group(8)), None
-    return m.group(9), None, m.group(10)
+    if m.group(9) is not None:
+        return m.group(9), None, m.group(10)
+    return m.group(11), None, m.group(12)
 
 
 @dataclass

@@ -62,8 +62,10 @@ class Clue(str, Enum):
 
 _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
     (Clue.BINARY, re.compile(r"undefined symbol|cannot open shared object file|GLIBC(?:XX)?_[\d.]+' not found|wrong ELF class|"
-                             r"invalid ELF header|DLL load failed|\.so(?:\.\d+)*: cannot|image not found|incompatible architecture")),
-    (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name ")),
+                             r"invalid ELF header|DLL load failed|\.so(?:\.\d+)*: cannot|image not found|incompatible architecture|"
+                             r"binary incompatibility")),
+    (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name |"
+                             r"does not exist or is not currently imported|Could not find \w+ neither in ")),
     (Clue.CUDA, re.compile(r"CUDA error|CUDA driver|cudaError|CUDA_ERROR|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image|"
                            r"NVIDIA driver|NVML|nvrtc|CUDA runtime|Found no NVIDIA driver|CUDA initialization|cudaGetDevice")),
     (Clue.NCCL, re.compile(r"NCCL|ProcessGroupNCCL|Watchdog caught|DistBackendError|c10d")),
@@ -73,7 +75,10 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
                               r"[Pp]lease (?:update|upgrade) (?:your )?`?[\w.-]+`? ?(?:version\b|via\b|with\b|using\b)|"
                               r"version of [\w.-]+ is out of date")),
 )
-_API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name ")
+_API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name |"
+                           r"`?model_kwargs`? are not used by the model")
+"""Wordings about an API whatever raised them: generate()'s check of the keyword arguments a model's forward takes names
+arguments a processor or another library passed (token_type_ids, mm_token_type_ids), not the program's data."""
 _API_IN_LIBRARY = re.compile(r"has no attribute '|got an unexpected keyword argument|missing \d+ required positional argument|"
                              r"takes \d+ positional arguments? but \d+ (?:were|was) given")
 _NONE_OBJECT = re.compile(r"'NoneType' object")
@@ -102,7 +107,7 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
             add(Clue.API)
     if versions:
         add(Clue.VERSION)
-    if not found and chain and chain[0].short_type not in _DATA_TYPES and _raised_in_library(chain[0]):
+    if not found and chain and not _speaks_of_data(chain[0]) and _raised_in_library(chain[0]):
         add(Clue.LIBRARY)  # only when nothing more specific spoke: a clue, not a second opinion
     return tuple(found)
 
@@ -114,6 +119,15 @@ _DATA_TYPES = frozenset({
 """Errors that speak of the program's data or logic."""
 
 
+def _speaks_of_data(raised: Raised) -> bool:
+    """Whether the exception's type speaks of data or logic. A bare `assert` (no message) inside an installed package
+    is that package's own invariant, not a check of the caller's input, which says what it wants: it fails where the
+    package meets what another release wrote (vLLM 0.6's `assert "factor" in rope_scaling` on a newer model's config)."""
+    if raised.short_type not in _DATA_TYPES:
+        return False
+    return not (raised.short_type == "AssertionError" and not raised.message.strip() and _raised_in_library(raised))
+
+
 def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     """Why an error with no environment clue is the program's own (where it was raised, or its kind);
     None when nothing says so: no frame of the user's code raised it and its type is not one of data or logic."""
@@ -122,7 +136,7 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
     if frame is not None and frame.package is None and not root.cut_above_import:
         place = f"{frame.file}:{frame.line}" if frame.line is not None else frame.file
         return f"raised in your own code ({place})"
-    if root.short_type in _DATA_TYPES:
+    if _speaks_of_data(root):
         return f"{root.short_type} is an error of the program's data or logic"
     if frame is None and root.short_type == "TypeError" and _VALUE_TYPE.search(root.message):
         return "a TypeError about the values an operation got (a comparison, an index, arithmetic on None or a str) is the data's"

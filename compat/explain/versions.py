@@ -50,7 +50,12 @@ _BOUND = r"(?:[<>]=?|==|~=)\s?" + _DOTTED + r"(?:,\s?(?:[<>!]=?|==|~=)\s?" + _DO
 """An operator bound: >=4.58.0, >= 2.1, ==0.8.5, >=2.7.1,<=2.7.4."""
 _NOT_NAMES = frozenset({"version", "versions", "minimum", "maximum", "model", "models", "it", "this", "that", "which",
                         "capability", "compute", "gpu", "the", "a", "an", "one", "and", "or", "also", "still", "now", "only",
-                        "api", "opset", "level", "required", "supported"})
+                        "api", "opset", "level", "required", "supported",
+                        # words that stand before "version" or a bound in a sentence: "..., but version >= 0.15.1 is
+                        # required", "please upgrade to >= 4.49.0"
+                        "but", "to", "is", "of", "for", "with", "than", "at", "least", "be", "use", "using", "upgrade",
+                        "update", "install", "need", "needs", "your", "you", "its", "in", "on", "from", "as", "so", "not",
+                        "should", "must", "newer", "older", "higher", "lower", "later", "greater"})
 _NAME = r"(?P<name>" + _PKG + r")"
 """A package the general phrasings read, in every phrasing directly followed by a bound, "version" or
 a version; never one of `_NOT_NAMES`, words of the sentence around it ("this model requires version
@@ -194,6 +199,8 @@ GATES: dict[str, tuple[str, ...]] = {
     'cannot-install-on-python': ('Cannot install on Python version ',),
     'minimum-required-not-installed': (' with minimum required version ',),
     'installed-less-than-minimum': (', which is less than the minimum required version ',),
+    'your-version-does-not-support': ('required',),
+    'not-supported-yet-in': ('supported',),
     'requires-bound': ('equire',),
     'bound-is-required': ('needed', 'required'),
     'minimum-version-is': ('version',),
@@ -387,7 +394,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
     # vLLM: Please install bitsandbytes>=0.45.0 via `pip install bitsandbytes>=0.45.0` to use bitsandbytes quantizer.
     _p("please-install-requirement", r"[Pp]lease (?:install|upgrade|update)(?: to)? `?(" + _PKG + r") ?((?:[<>]=?|==|~=)\s?" + _VER
-       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})", lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
+       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})",
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED) if m.group(1).lower() not in _NOT_NAMES else iter(())),
     # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
     _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
@@ -437,6 +445,15 @@ PHRASINGS: tuple[Phrasing, ...] = (
        lambda m: _one(_name(m.group(1)), f">={m.group(2)}", None, Change.INSTALLED)),
     _p("installed-less-than-minimum", r"(" + _PKG + r") is installed with version (" + _VER + r"), which is less than the minimum "
        r"required version (" + _VER + r")", lambda m: _one(_name(m.group(1)), f">={m.group(3)}", m.group(2), Change.INSTALLED)),
+    # unsloth: Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0.
+    # (its loader and model modules print it for every model they gate, the minimum often on the next line)
+    _p("your-version-does-not-support", r"[Yy]our\s(" + _PKG + r")\sversion\s(?:of\s|is\s)?(" + _VER + r")\sdoes\snot\ssupport\b"
+       r"[^\n]{0,200}(?:\n[^\n]{0,200})?[Tt]he\sminimum\srequired\sversion\sis\s(" + _DOTTED + r")",
+       lambda m: _one(_name(m.group(1)), f">={m.group(3)}", m.group(2), Change.INSTALLED)),
+    # unsloth's loader: ValueError: `unsloth/Qwen3.5-0.8B` is not supported yet in `transformers==4.57.6`. ("yet": a later
+    # release of the named package is what supports it)
+    _p("not-supported-yet-in", r"is\snot\ssupported\syet\sin\s`?(" + _PKG + r")==(" + _VER + r")",
+       lambda m: _one(_name(m.group(1)), f">{m.group(2)}", m.group(2), Change.INSTALLED)),
     # The general wordings of a requirement, each with an optional found side (`_FOUND`); last, so that
     # a specific phrasing of the same words reads them first.
     # accelerate: ValueError: FSDP requires PyTorch >= 2.1.0 / transformers: 4 bit quantization requires bitsandbytes>=0.39.0

@@ -301,6 +301,8 @@ def _locate_model_type(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, A
         known = source.get("transformers")
         if not api.keys(ApiKind.MODEL_TYPE) or isinstance(known, Unknown) or q.name not in known.keys(ApiKind.MODEL_TYPE):
             return None
+    if q.known_only and q.name not in api.keys(ApiKind.MODEL_TYPE):
+        return None
     return api, ApiKind.MODEL_TYPE, q.name, bool(api.keys(ApiKind.MODEL_TYPE))
 
 

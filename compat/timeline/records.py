@@ -191,6 +191,9 @@ class ApiQuestion:
     ("TrainingArguments.__init__"), the script for a subcommand; None when not named."""
     caller: str | None
     """The top-level package of the innermost frame (import name, "trl"); None for the user's code."""
+    known_only: bool = False
+    """Asked on the shape of the name alone (a KeyError printed with no frame): answered only where the index knows
+    the name, so a data key asks nothing and gets no answer."""
 
 
 @dataclass(frozen=True, kw_only=True)

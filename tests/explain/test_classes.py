@@ -189,9 +189,10 @@ _OWN = '  File "/home/me/convert.py", line 12, in <module>\n    w = state["layer
     (_LOADER, "model.layers.0.mlp.experts.w13_bias", True),
     (_OWN, "layers.0.mlp.down_proj.weight", False),  # the user's own lookup
     (_LOADER, "prompt", False),  # not a tensor's name
+    ("", "base_model.model.model.layers.0.self_attn.q_proj.weight", True),  # eosphoros-ai/DB-GPT-Hub#188's title: no frame
 ])
 def test_a_checkpoint_tensor_the_loader_lacks_is_the_layout_not_the_user(frames: str, key: str, fires: bool) -> None:
-    log = f"Traceback (most recent call last):\n{frames}KeyError: '{key}'\n"
+    log = f"Traceback (most recent call last):\n{frames}KeyError: '{key}'\n" if frames else f"KeyError: '{key}'\n"
     assert ("checkpoint-tensor-unknown-to-loader" in _ids(log)) is fires
 _REMOTE = "/root/.cache/huggingface/modules/transformers_modules/chatglm2-6b/tokenization_chatglm.py"
 _COMPILED = "/content/unsloth_compiled_cache/UnslothGRPOTrainer.py"

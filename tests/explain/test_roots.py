@@ -276,3 +276,53 @@ def test_a_lazy_import_failing_inside_another_yields_the_innermost_error(run):
     (error,) = result.errors
     assert error.root.message.startswith("/usr/local/lib/python3.8/dist-packages/transformer_engine_extensions")
     assert "extension-built-for-another-torch" in error.signatures and result.verdict is ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize(("line", "etype", "starts"), [
+    # hiyouga/LlamaFactory#6757, its title: the error quoted right after Chinese words, with no space before its type.
+    ("训练时报错ValueError: Some keys are not used by the HfArgumentParser: ['trust_remote_code']\n", "ValueError",
+     "Some keys are not used"),
+    # echonoshy/cgft-llm#5: the same, inside a sentence that goes on after the error.
+    ("llamafactory-cli chat cust/train_llama3_lora_sft.yaml命令出现ValueError: Some keys are not used by the HfArgumentParser: "
+     "['do_train', 'output_dir']的问题\n", "ValueError", "Some keys are not used"),
+])
+def test_an_error_quoted_inside_words_without_spaces_is_read(catalog, line: str, etype: str, starts: str) -> None:
+    # Scripts without spaces between words (Chinese, Japanese) put the exception's type right after a word: it is
+    # still the error the paste reports, not text around one. A name that merely ends in Error after an ASCII letter
+    # (`MyValueError: x` inside `myMyValueError`) is not split.
+    (error,) = explain([line.encode()], catalog).errors
+    assert (error.root.short_type, error.root.message.startswith(starts)) == (etype, True)
+    assert all(e.root.short_type != "ValueError" for e in explain([b"see theValueError: nothing\n"], catalog).errors)
+
+
+# run-llama/llama_index#17428: Colab's traceback without links, `/path/file.py in function(args)` with no line number.
+_COLAB_PLAIN = """---------------------------------------------------------------------------
+ImportError                               Traceback (most recent call last)
+/usr/local/lib/python3.10/dist-packages/transformers/utils/import_utils.py in _get_module(self, module_name)
+   1777         try:
+-> 1778             return importlib.import_module("." + module_name, self.__name__)
+   1779         except Exception as e:
+
+20 frames
+/usr/lib/python3.10/importlib/__init__.py in import_module(name, package)
+    125             level += 1
+--> 126     return _bootstrap._gcd_import(name[level:], package, level)
+    127
+
+/usr/lib/python3.10/importlib/_bootstrap.py in _gcd_import(name, package, level)
+
+/usr/local/lib/python3.10/dist-packages/transformers/trainer.py in <module>
+    225 if is_peft_available():
+--> 226     from peft import PeftModel
+    227
+"""
+
+
+def test_a_colab_frame_without_its_link_is_read(catalog) -> None:
+    (error,) = explain([_COLAB_PLAIN.encode()], catalog).errors
+    frames = error.root.frames
+    assert [(f.function, f.package) for f in frames][-1] == ("<module>", "transformers")
+    assert frames[0].file.endswith("transformers/utils/import_utils.py") and frames[0].line is None
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+    # Prose naming a file is no frame: the path must start the line.
+    assert not explain([b"see /home/me/train.py in main(x) for the error\nValueError: x\n"], catalog).errors[0].root.frames

@@ -208,6 +208,15 @@ LINES: list[Row] = [
     ("works-on-bound",
      "RuntimeError: Unsloth: Gemma 3N only works on transformers >= 4.53.0",
      "https://github.com/unslothai/unsloth/blob/main/unsloth/models/loader.py", ("transformers", ">=4.53.0", None, None)),
+    ("your-version-does-not-support",
+     "Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0. Try "
+     "`pip install --upgrade \"transformers>=5.2.0\"` to obtain the latest transformers build, then restart this session.",
+     "https://github.com/unslothai/unsloth/issues/5758", ("transformers", ">=5.2.0", "4.57.6", None)),
+    # unsloth's loader raises it, in two places, for a model whose architecture the installed transformers lacks.
+    ("not-supported-yet-in",
+     "ValueError: `Qwen/Qwen3-Next-80B-A3B-Instruct` is not supported yet in `transformers==4.56.2`.\nPlease update "
+     "transformers via `pip install --upgrade transformers` and try again.",
+     "https://github.com/unslothai/unsloth/blob/main/unsloth/models/loader.py", ("transformers", ">4.56.2", "4.56.2", None)),
 ]
 
 SECOND_LINES: list[Row] = [
@@ -471,12 +480,15 @@ def test_the_general_wordings_read_every_operator_and_spacing(line, expected):
 @pytest.mark.parametrize("line", [
     "RuntimeError: This model requires version >= 4.5.0",
     "RuntimeError: minimum version 3.8 or higher is required",
-    "Unsloth: Your transformers version of 4.57.6 does not support Qwen3.5. The minimum required version is 5.2.0.",
     "ValueError: n_samples>=1 is required",  # a bare number: a count, not a release
     "ValueError: it requires batch_size > 0",
     "Requirement already satisfied: transformers>=4.58.0 in ./venv/lib/python3.11/site-packages (from trl) (4.58.1)",
     "Collecting vllm==0.8.5\n  Downloading vllm-0.8.5-cp38-abi3-manylinux1_x86_64.whl (326.4 MB)",
     "Collecting torch>=2.1.0 (from -r requirements.txt (line 1))",
+    # Words before a bound are no package: the wording of public version checks ("... is too old. Please upgrade
+    # to >= 18.0.0"), and a required side that names no package ("..., but version >= 0.15.1 is required").
+    "Node.js version is too old. Please upgrade to >= 18.0.0",
+    "The installed version of deepspeed is 0.14.4, but version >= 0.15.1 is required",
 ])
 def test_words_that_are_no_package_and_pips_progress_read_nothing(line):
     assert stated_versions(line) == ()
@@ -511,3 +523,16 @@ def test_a_general_statement_is_known_with_its_command(catalog):
         assert error.verdict is ErrorVerdict.KNOWN and error.reasons == (reason,), (text, error.verdict, error.reasons)
         report = render_text(result)
         assert (command in report) if command else ("pip install" not in report), (text, report)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # unsloth/models/gemma2.py (unslothai/unsloth): the minimum on the line after the model the release lacks.
+    ("ImportError: Unsloth: Your transformers version of 4.40.0 does not support Gemma2.\nThe minimum required version is "
+     "4.42.3.\nTry `pip install --upgrade \"transformers>=4.42.3\"`", ("transformers", ">=4.42.3", "4.40.0")),
+    # unsloth/models/loader.py: a sentence between the two ("This includes Llama 3.1.").
+    ("Unsloth: Your transformers version of 4.42.4 does not support new RoPE scaling methods.\nThis includes Llama 3.1. "
+     "The minimum required version is 4.43.2", ("transformers", ">=4.43.2", "4.42.4")),
+])
+def test_unsloths_gate_reads_the_minimum_on_the_next_line(text, expected):
+    (sv,) = [sv for sv in stated_versions(text) if sv.phrasing == "your-version-does-not-support"]
+    assert (sv.subject, sv.wanted, sv.found) == expected

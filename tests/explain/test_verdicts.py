@@ -228,3 +228,61 @@ def test_colab_links_its_frames_and_they_are_read(catalog):
     (error,) = explain([log], catalog).errors
     assert [f.package for f in error.root.frames] == [None, "unsloth"]
     assert error.root.frames[-1].function == "patch_functions" and error.root.frames[-1].line is None
+
+
+@pytest.mark.parametrize(("line", "verdict"), [
+    # hiyouga/LlamaFactory#6456: a training YAML given to `llamafactory-cli export`. The catch-all
+    # hf-argparser-unknown-config-keys matches too, but the specific usage entry names the mistake and decides.
+    (b"ValueError: Some keys are not used by the HfArgumentParser: ['bf16', 'ddp_timeout', 'do_train', 'output_dir']\n",
+     ErrorVerdict.KNOWN_USAGE),
+    # hiyouga/LlamaFactory#7677's kind: a key renamed between releases; only the catch-all matches, and it decides.
+    (b"ValueError: Some keys are not used by the HfArgumentParser: ['dpo_beta']\n", ErrorVerdict.KNOWN),
+])
+def test_a_catch_all_never_overrules_the_specific_entry_of_the_same_error(catalog, line, verdict):
+    result = explain([line], catalog)
+    (error,) = result.errors
+    assert "hf-argparser-unknown-config-keys" in error.signatures
+    assert error.verdict is verdict and result.verdict is verdict, error.reasons
+
+
+# QwenLM/Qwen-VL#470: vLLM's config asserts with no message on a rope_scaling written by a newer transformers
+# (solved by a matching vLLM and transformers pair, vllm-project/vllm#8388).
+_BARE_ASSERT_IN_PACKAGE = """Traceback (most recent call last):
+  File "/home/hibug/anaconda3/envs/mllm/lib/python3.10/site-packages/vllm/config.py", line 227, in __init__
+    self.max_model_len = _get_and_verify_max_len(
+  File "/home/hibug/anaconda3/envs/mllm/lib/python3.10/site-packages/vllm/config.py", line 1747, in _get_and_verify_max_len
+    assert "factor" in rope_scaling
+AssertionError
+"""
+
+
+def test_a_bare_assert_inside_a_package_is_its_invariant_not_the_users_data(catalog):
+    (error,) = explain([_BARE_ASSERT_IN_PACKAGE.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues, error.reasons
+    # An assertion that says what it wants checks the caller's input, and one with no frame is placed nowhere.
+    said = _BARE_ASSERT_IN_PACKAGE.replace("AssertionError\n", "AssertionError: batch size must divide the GPUs\n")
+    assert explain([said.encode()], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert explain([b"AssertionError\n"], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize(("line", "verdict"), [
+    # hiyouga/LlamaFactory#6784's title and QwenLM/Qwen3#247's (inside a Chinese sentence): transformers' model-type
+    # lookup, printed with no traceback; the timeline knows both keys, so the installed release is older than the model.
+    ("KeyError: 'qwen2_5_vl'\n", ErrorVerdict.KNOWN),
+    ("QWen1.5 推理报错\uff1aKeyError: 'qwen2'\n", ErrorVerdict.KNOWN),  # \uff1a: the full-width colon
+    # A key no transformers release registers is the program's data, and asks the timeline nothing.
+    ("KeyError: 'label_2'\n", ErrorVerdict.NOT_ENVIRONMENT),
+])
+def test_a_frameless_keyerror_on_a_model_type_transformers_registers_asks_the_timeline(catalog, line, verdict):
+    (error,) = explain([line.encode()], catalog).errors
+    assert error.verdict is verdict, error.reasons
+    assert (error.api is not None and error.api.package == "transformers") is (verdict is ErrorVerdict.KNOWN)
+
+
+def test_generate_refusing_model_kwargs_is_about_an_api_not_the_data(catalog):
+    # huggingface/peft#506's title: generate() names a keyword the model's forward does not take (a tokenizer or a
+    # processor of another release produced it); a ValueError, but it speaks of an API, not of the program's data.
+    line = (b"ValueError: The following model_kwargs are not used by the model: ['token_type_ids'] (note: typos in the "
+            b"generate arguments will also show up in this list)\n")
+    (error,) = explain([line], catalog).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.API in error.clues
