@@ -21,9 +21,15 @@ def pytest_configure(config: pytest.Config) -> None:
         golden.request_update()
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-randomly has shuffled them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked needs_torch skip where torch is not installed: CI runs the suite on Pythons
-    for which the pinned torch has no wheel, and never installs another torch."""
+    """The tests marked slow run first, in their random order, and the others after them in theirs: a run on
+    pytest-xdist's workers ends on the short tests, not on one worker training a model for 40 s while the others
+    have nothing left (docs/testing.md, "What the suite costs").
+
+    Tests marked needs_torch skip where torch is not installed: CI runs the suite on Pythons for which the pinned
+    torch has no wheel, and never installs another torch."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: the random order stays in each part
     if importlib.util.find_spec("torch") is not None:
         return
     skip = pytest.mark.skip(reason="needs torch (the README's test command installs torch==2.13.0)")

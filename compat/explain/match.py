@@ -93,6 +93,8 @@ reaches without repeating itself)."""
 
 _EVENTS = tuple(Event)
 _FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION})
+_LAST_KEYS: list[tuple[tuple[Signature, ...], _Keys]] = []
+"""The last catalog read and its keys: a process loads one catalog and may explain many logs with it."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ class _Keys:
 
 
 def _keys(signatures: tuple[Signature, ...]) -> _Keys:
+    if _LAST_KEYS and _LAST_KEYS[0][0] is signatures:
+        return _LAST_KEYS[0][1]
     patterns: list[str] = []
     owner: list[tuple[str, int]] = []
     for si, sig in enumerate(signatures):
@@ -120,7 +124,9 @@ def _keys(signatures: tuple[Signature, ...]) -> _Keys:
     for ei, ev in enumerate(_EVENTS):
         patterns.append(ev.value)
         owner.append(("event", ei))
-    return _Keys(patterns=tuple(patterns), owner=tuple(owner))
+    keys = _Keys(patterns=tuple(patterns), owner=tuple(owner))
+    _LAST_KEYS[:] = [(signatures, keys)]
+    return keys
 
 
 def _following(block: bytes, end: int, want: int) -> list[str]:

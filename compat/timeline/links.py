@@ -418,17 +418,41 @@ def _importer_fix(source: ApiSource, importer: ReleaseApi, version: str, provide
     api = source.get(importer.package)
     if isinstance(api, Unknown):
         return None
+    top_level = edge.kind is ImportKind.TOP_LEVEL
+    # Kept with the index: every doctor of the process asks it again for the same pair, and the walk below reads
+    # the imports of each newer release (a fifth of doctor's import-link check before it was kept).
+    return api.derived(("importer-fix", version, canonicalize_name(provider), edge.target, edge.name, top_level),
+                       lambda: _first_release_without(source, api, version, provider, (edge.target, edge.name), top_level))
+
+
+def _first_release_without(source: ApiSource, api: PackageApi, version: str, provider: str,
+                           key: tuple[str, str | None], top_level: bool) -> str | None:
+    """The importer's first release newer than `version` that no longer imports `key` (target, name) from
+    `provider` (a top-level import only counts as still there when it is still top-level)."""
     for release in api.releases:
         if not newer(release, version):
             continue
-        edges = source.imports(api, release, provider)
-        if isinstance(edges, Unknown):
+        imported = _imported_keys(source, api, release, provider)
+        if isinstance(imported, Unknown):
             return None
-        still = [e for e in edges if (e.target, e.name) == (edge.target, edge.name)
-                 and (e.kind is ImportKind.TOP_LEVEL or edge.kind is not ImportKind.TOP_LEVEL)]
-        if not still:
+        if key not in imported or (top_level and not imported[key]):
             return f"{api.package}>={release}"
     return None
+
+
+def _imported_keys(source: ApiSource, api: PackageApi, release: str, provider: str) -> dict[tuple[str, str | None], bool] | Unknown:
+    """What `release` imports from `provider`: (target, name) -> whether one of those imports is top-level."""
+    edges = source.imports(api, release, provider)
+    if isinstance(edges, Unknown):
+        return edges
+
+    def make() -> dict[tuple[str, str | None], bool]:
+        keys: dict[tuple[str, str | None], bool] = {}
+        for e in edges:
+            keys[(e.target, e.name)] = keys.get((e.target, e.name), False) or e.kind is ImportKind.TOP_LEVEL
+        return keys
+
+    return api.derived(("imported-keys", release, canonicalize_name(provider)), make)
 
 
 __all__ = ["NATIVE_NAMES", "ApiSource", "ReleaseApi", "after", "broken_links", "installed_set_links", "newer", "on_demand", "resolves"]
