@@ -36,7 +36,6 @@ from compat.timeline.links import ApiSource
 from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
-
     from compat.matrix import Matrix
 
 MAX_LINES_PER_MATCH = 5

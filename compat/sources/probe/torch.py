@@ -28,6 +28,7 @@ from compat.model.facts import Distribution, TorchBuild, TorchSource
 from compat.model.torch_variant import TorchVariant
 from compat.model.unknown import Unknown
 from compat.sources.cache import store
+from compat.sources.probe import MatrixSource, matrix_now
 from compat.sources.probe._run import MAX_MEMORY, Outcome, RunResult, marked_json, run, seconds
 from compat.sources.probe.interpreter import SAFE_PATH, child_env
 from compat.sources.probe.torch_files import fetch_torch_files, parse_torch_files, unsettled
@@ -156,7 +157,7 @@ LOAD_ARGS = ("-S", "-c", LOAD_CHILD)
 
 def read_torch(
     python: Path, *, directory: Path | None, dist: Distribution | None | Unknown, packages: Sequence[Distribution],
-    matrix: Matrix | Callable[[], Matrix], timeout: float | None = None, stamp: str | None = None,
+    matrix: MatrixSource, timeout: float | None = None, stamp: str | None = None,
     cache_dir: Path | None = None,
 ) -> TorchBuild | None | Unknown:
     """The torch build of `python`: from its files where they settle every judged fact and its libraries load,
@@ -171,7 +172,7 @@ def read_torch(
                 return dataclasses.replace(build, import_error=loaded)
             # The loader refused: torch's own import says whether it really fails, and in its own words.
     result = fetch_torch_import(python, timeout=timeout, stamp=stamp, cache_dir=cache_dir)
-    return parse_torch(result, dist, matrix() if callable(matrix) else matrix)
+    return parse_torch(result, dist, matrix_now(matrix))
 
 
 def fetch_torch_load(

@@ -40,7 +40,6 @@ _ABI_FLAG = re.compile(rb"-D_GLIBCXX_USE_CXX11_ABI=([01])")
 _XNNPACK = re.compile(rb"if\((ON|OFF|TRUE|FALSE|1|0)\)\s*append_torchlib_if_found\(XNNPACK\)")
 _ARCH = rb"(?:sm|compute)_[0-9]+[a-z]?"
 _ARCH_STRING = re.compile(_ARCH + rb"(?: " + _ARCH + rb")*")
-_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,8 +250,13 @@ def _library_version(
 
 
 def _requirement_name(line: str) -> str:
-    found = _REQUIREMENT_NAME.match(line)
-    return re.sub(r"[-_.]+", "-", found.group(1)).lower() if found else ""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        return canonicalize_name(Requirement(line).name)
+    except InvalidRequirement:
+        return ""
 
 
 def cudnn_number(version: str) -> str | Unknown:
