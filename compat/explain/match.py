@@ -21,7 +21,7 @@ from compat.errors import CompatError
 from compat.explain.drift import question
 from compat.explain.fixes import tailor_fix
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
-from compat.explain.records import Explanation, Match, MatchedLine, RootError
+from compat.explain.records import Explanation, Match, MatchedLine, RootError, failures
 from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
 from compat.explain.scan import LINE_CAP, MAX_LINE, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
 from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues, decide, timeline_decides
@@ -58,7 +58,7 @@ def overall_verdict(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -
     """(known, verdict) of a whole log: known when a root cause was recognised (a configuration mistake the
     catalog names counts), else the most serious verdict of the root errors (of the wrappers when there are only
     those), `unknown-environment` when there are none."""
-    named = [m for m in matches if not m.signature.wrapper]
+    named = list(failures(matches, errors))
     roots = [e for e in errors if not e.wrapper]
     # A catch-all speaks for the environment only where it decided an error; a specific entry may have overruled it.
     environment = [m for m in named if not m.signature.usage and (
@@ -416,7 +416,7 @@ def _root_errors(
                 hit_any = True
             elif outside is None:
                 outside = (number, where)
-        if outside is not None or not hit_any:
+        if (outside is not None or not hit_any) and not sig.notice:
             number = outside[0] if outside else a.first
             first = min(a.lines.values(), key=lambda ln: ln.number) if a.lines else None
             d = extra.get(number)

@@ -100,3 +100,16 @@ class Explanation:
     on_demand: tuple[OnDemandIndex, ...] = ()
     """The packages the log asks the API timeline about that the shipped index lacks, and what explain did
     for each (indexed on demand, answered from the cache, or why not); empty when it asks about none."""
+
+    @property
+    def failures(self) -> tuple[Match, ...]:
+        """The matches that name a failure (wrappers and notes beside the log left out)."""
+        return failures(self.matches, self.errors)
+
+
+def failures(matches: tuple[Match, ...], errors: tuple[RootError, ...]) -> tuple[Match, ...]:
+    """The matches that name a failure: not wrappers, and a harmless notice (severity info) only where it is an
+    error's own line. Beside a run that worked (gradient checkpointing turning the cache off) a notice is a note,
+    not "a known environment failure"."""
+    decided = {sid for e in errors for sid in e.signatures}
+    return tuple(m for m in matches if not m.signature.wrapper and (not m.signature.notice or m.signature.id in decided))

@@ -88,6 +88,11 @@ class Signature:
     printed once per run); empty where three are saved."""
 
     @property
+    def notice(self) -> bool:
+        """A harmless line it explains (severity info, not a wrapper): a note beside a log, never an error of its own."""
+        return self.severity is Severity.INFO and not self.wrapper
+
+    @property
     def frame_patterns(self) -> tuple[str, ...]:
         """Regexes of a frame or module path of each library in `frames` (`/trl/`, `trl.trainer`)."""
         return tuple(frame_pattern(name) for name in self.frames)

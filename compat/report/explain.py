@@ -327,12 +327,20 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
     matches = explanation.matches[:top] if top else explanation.matches
     out: list[str] = []
     verdict = explanation.verdict
-    if not any(not m.signature.wrapper for m in explanation.matches):
+    failing = {id(m) for m in explanation.failures}
+    roots = [m for m in matches if id(m) in failing]
+    if not failing:
+        notes = [m for m in matches if not m.signature.wrapper]
         answered = ""
         if explanation.known:
             by_api = any(e.api is not None and e.verdict is ErrorVerdict.KNOWN for e in explanation.errors)
             answered = " the API index names the cause below." if by_api else " the versions the log states name the cause below."
-        out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.{answered}")
+        out.append(f"No known signature in {explanation.lines_scanned} line(s) of log.{answered}" if not notes else
+                   f"No known failure in {explanation.lines_scanned} line(s) of log; the catalog explains harmless lines:")
+        for i, m in enumerate(notes, 1):
+            out.extend(_match_lines(i, m))
+        if notes:
+            out.append("")
         wrappers = [m for m in matches if m.signature.wrapper]
         if wrappers:
             out.append("Only wrapper lines matched; the real error is earlier in the log or on another rank:")
@@ -345,36 +353,37 @@ def _render_text(explanation: Explanation, *, top: int | None = None) -> str:
             out.append(f"Verdict: {verdict.value}: no error found in the log, so nothing says whether the environment is at "
                        "fault; `compat doctor` (or `compat smoke`) in the environment that failed checks it.")
         return _lines(out + _on_demand_lines(explanation))
-    roots = [m for m in matches if not m.signature.wrapper]
     plural = "s" if len(roots) > 1 else ""
     out.append(
         f"Known failure{plural} in {explanation.lines_scanned} line(s) of log, most likely first ({explanation.environment}):"
     )
     for i, m in enumerate(matches, 1):
-        sig = m.signature
-        out.append("")
-        tag = "wrapper" if sig.wrapper else sig.severity.value
-        out.append(f"{i}. [{tag}] {sig.title}")
-        out.append(f"   id: {sig.id}   score: {m.score}   matched lines: {m.occurrences}")
-        for ln in m.lines:
-            times = f" (x{ln.count})" if ln.count > 1 else ""
-            out.append(f"   line {ln.number}{times}: {ln.text}")
-        if sig.wrapper:
-            continue
-        out.append(f"   cause: {sig.cause}")
-        fix = []
-        if sig.fix.requires:
-            fix.append("install " + ", ".join(sig.fix.requires))
-        if sig.fix.advice:
-            fix.append(sig.fix.advice)
-        out.append("   fix: " + ". ".join(fix))
-        for note in m.notes:
-            out.append(f"   - {note}")
-        out.append("   refs: " + ", ".join(sig.refs))
+        out.extend(_match_lines(i, m))
     out.append("")
     out.append(f"Verdict: {_VERDICT_WORDS[verdict]} ({verdict.value}).")
     out.extend(_errors_text(explanation))
     return _lines(out + _on_demand_lines(explanation))
+
+
+def _match_lines(i: int, m: Match) -> list[str]:
+    sig = m.signature
+    tag = "wrapper" if sig.wrapper else sig.severity.value
+    out = ["", f"{i}. [{tag}] {sig.title}", f"   id: {sig.id}   score: {m.score}   matched lines: {m.occurrences}"]
+    for ln in m.lines:
+        times = f" (x{ln.count})" if ln.count > 1 else ""
+        out.append(f"   line {ln.number}{times}: {ln.text}")
+    if sig.wrapper:
+        return out
+    out.append(f"   cause: {sig.cause}")
+    fix = []
+    if sig.fix.requires:
+        fix.append("install " + ", ".join(sig.fix.requires))
+    if sig.fix.advice:
+        fix.append(sig.fix.advice)
+    out.append("   fix: " + ". ".join(fix))
+    out.extend(f"   - {note}" for note in m.notes)
+    out.append("   refs: " + ", ".join(sig.refs))
+    return out
 
 
 def render_markdown(explanation: Explanation, *, top: int | None = None, report_url: str | None = None) -> str:

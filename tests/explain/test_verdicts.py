@@ -38,7 +38,9 @@ def test_every_usage_signature_is_known_usage_on_its_own_log(catalog):
         log = LOGS / f"{sig.id}.log"
         result = explain([log.read_bytes()], catalog)
         assert sig.id in [m.signature.id for m in result.matches], sig.id
-        if all(m.signature.usage or m.signature.wrapper for m in result.matches):
+        if sig.notice:  # a harmless line (a deprecation the user's call triggers) is a note, never a verdict
+            assert not result.known and sig.id not in [m.signature.id for m in result.failures], sig.id
+        elif all(m.signature.usage or m.signature.wrapper for m in result.matches):
             assert result.verdict is ErrorVerdict.KNOWN_USAGE, sig.id
             assert result.known  # a named cause: explain exits 0
     assert not any(s.usage for s in catalog.signatures if s.id.startswith(("cuda-driver", "flash-attn-undefined", "nccl-")))
@@ -286,3 +288,17 @@ def test_generate_refusing_model_kwargs_is_about_an_api_not_the_data(catalog):
             b"generate arguments will also show up in this list)\n")
     (error,) = explain([line], catalog).errors
     assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.API in error.clues
+
+
+def test_a_harmless_line_beside_a_run_that_worked_is_a_note_not_a_failure(catalog):
+    """A notice (severity info) is explained but names no failure; with a real error beside it, the error decides."""
+    notice = next(s for s in catalog.signatures if s.id == "transformers-gc-use-cache-conflict")
+    line = (LOGS / f"{notice.id}.log").read_text(encoding="utf-8").splitlines()[0]
+    ran = f"{{'loss': 0.51, 'epoch': 0.1}}\n{line}\n{{'train_runtime': 30.1, 'epoch': 1.0}}\n".encode()
+    result = explain([ran], catalog)
+    assert [m.signature.id for m in result.matches] == [notice.id] and not result.failures
+    assert not result.known and result.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and not result.errors
+    failed = ran + b"ImportError: cannot import name 'PreTrainedModel' from 'transformers'\n"
+    result = explain([failed], catalog)
+    assert notice.id not in [m.signature.id for m in result.failures]
+    assert [e.root.short_type for e in result.errors] == ["ImportError"]

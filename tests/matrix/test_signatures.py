@@ -51,7 +51,7 @@ def test_every_signature_is_ranked_first_on_its_real_log(sig):
     for blocks in ([data], [data.decode("utf-8")], data.decode("utf-8").splitlines(keepends=True)):
         result = explain(blocks, SimpleNamespace(signatures=SIGS))
         assert result.matches and result.matches[0].signature.id == sig.id, [m.signature.id for m in result.matches]
-        assert result.known is not sig.wrapper
+        assert result.known is not (sig.wrapper or sig.notice)  # a harmless line alone is no failure
 
 
 def test_an_entry_without_patterns_is_reported_by_doctor():
