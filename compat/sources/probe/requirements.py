@@ -214,6 +214,8 @@ def _pylock_pins(path: Path, markers: Mapping[str, str] | None) -> list[tuple[st
             raise UsageError(f"{where}.name: missing or not a string")
         if not isinstance(version, str):
             raise UsageError(f"{where} ({name[:80]!r}): no version; compat needs a version for every package")
+        if not _is_version(version):  # PEP 751 requires a version pip could install: as `name==x.y` in a requirements file
+            raise UsageError(f"{where}.version: {short(redact_text(version))} is not a version")
         try:
             parsed = Marker(marker) if isinstance(marker, str) else None
         except InvalidMarker as exc:
@@ -239,3 +241,13 @@ def _requires_of(matrix: Matrix | None, name: str, version: str) -> tuple[str, .
         if release.version == wanted:
             return tuple(str(r) for r in (release.requires or ()))
     return ()
+
+
+def _is_version(text: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(text)
+    except (InvalidVersion, ValueError):  # ValueError: a number longer than int() reads
+        return False
+    return True

@@ -85,6 +85,8 @@ def test_a_pylock_is_read_as_pep_751(tmp_path):
     ("[[packages]]\nname = 'vllm'\n[packages.vcs]\ntype = 'git'\n", "'vllm'\\): no version"),
     ("[[packages]]\nversion = '1.0'\n", r"packages\[0\]\.name: missing"),
     ("[[packages]]\nname = 'a'\nversion = '1'\nmarker = 'python_version <'\n", r"packages\[0\]\.marker"),
+    ("[[packages]]\nname = 'torch'\nversion = 'x.y'\n", r"packages\[0\]\.version: 'x\.y' is not a version"),
+    ("[[packages]]\nname = 'torch'\nversion = '2.4.0'\n[[packages]]\nname = 'a'\nversion = ''\n", r"packages\[1\]\.version"),
 ])
 def test_a_bad_pylock_is_one_line_naming_the_entry(tmp_path, text, message):
     lock = tmp_path / "pylock.toml"
