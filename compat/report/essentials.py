@@ -63,6 +63,8 @@ def _launch_line(facts: Facts) -> str:
     if isinstance(cfg, AccelerateConfig):
         text += (f" · accelerate {cfg.distributed_type or 'NO'}, {cfg.num_processes or '?'} processes,"
                  f" {cfg.mixed_precision or 'no'} precision ({cfg.path})")
+    elif isinstance(cfg, Unknown):  # a config that exists but cannot be read decides nothing: say so, not nothing
+        text += f" · accelerate config {cfg}"
     if launch.container:
         text += f" · in {launch.container}"
     return text
