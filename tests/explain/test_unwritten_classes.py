@@ -1,0 +1,58 @@
+"""Classes of environment failure explain names by their structure rather than one log's wording (issue 23): each is
+proved on real lines of public threads (tests/data/logs/classes/, each block with its thread), and its look-alikes
+keep their verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compat.explain.match import explain
+from compat.explain.verdict import ErrorVerdict
+from tests.support.paths import LOGS
+
+CLASSES = LOGS / "classes"
+
+
+def _blocks(path: Path) -> list[tuple[str, str]]:
+    """(thread, lines) of each block: a `# thread` line, then the lines as posted, up to a blank line."""
+    out = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        if len(lines) >= 2 and lines[0].startswith("# ") and not lines[1].startswith("# "):
+            out.append((lines[0][2:], "\n".join(lines[1:]) + "\n"))
+    return out
+
+
+def _cases(name: str) -> list:
+    return [pytest.param(text, id=thread.split(" ")[0]) for thread, text in _blocks(CLASSES / f"{name}.log")]
+
+
+@pytest.mark.parametrize("text", _cases("registry-refuses-model-type"))
+def test_a_registry_refusing_a_model_type_transformers_registers_is_named(catalog, text):
+    result = explain([text], catalog)
+    (error,) = [e for e in result.errors if not e.wrapper]
+    assert error.verdict is ErrorVerdict.KNOWN, error.reasons
+    assert error.api is not None and error.api.package == "transformers" and error.api.added_in
+
+
+@pytest.mark.parametrize("line", [
+    # hiyouga/LlamaFactory#7894's title: a chat template's registry; its names are not model types, so one that is
+    # (qwen3) says nothing about transformers.
+    "ValueError: Template qwen3 does not exist.\n",
+    # modelscope/ms-swift#2676's title: a name no transformers release registers asks nothing.
+    "ValueError: model_type: 'internvl2_5-38b' is not registered.\n",
+    # The names a registry lists as accepted are not the refused one.
+    "ValueError: model_type: 'my_model' not in ['qwen2_vl', 'qwen2_5_vl']\n",
+])
+def test_a_refusal_that_names_no_registered_model_type_asks_nothing(catalog, line):
+    (error,) = explain([line], catalog).errors
+    assert error.api is None and error.verdict is not ErrorVerdict.KNOWN
+
+
+def test_a_model_type_refused_in_the_users_own_code_is_not_asked(catalog):
+    text = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 12, in <module>\n'
+            '    raise ValueError(f"Model type {mt} not supported")\nValueError: Model type qwen2_5_vl not supported\n')
+    (error,) = explain([text], catalog).errors
+    assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
