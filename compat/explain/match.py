@@ -89,7 +89,7 @@ of the rest of the log are not split out (a bound on time and memory, not a limi
 reaches without repeating itself)."""
 
 _EVENTS = tuple(Event)
-_FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION})
+_FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION, Event.IMPORT})
 _LAST_KEYS: list[tuple[tuple[Signature, ...], _Keys]] = []
 """The last catalog read and its keys: a process loads one catalog and may explain many logs with it."""
 

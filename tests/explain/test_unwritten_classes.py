@@ -56,3 +56,17 @@ def test_a_model_type_refused_in_the_users_own_code_is_not_asked(catalog):
             '    raise ValueError(f"Model type {mt} not supported")\nValueError: Model type qwen2_5_vl not supported\n')
     (error,) = explain([text], catalog).errors
     assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize("text", _cases("loader-message-without-its-type"))
+def test_a_loader_message_without_its_type_is_the_import_error_it_reports(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "flash-attn-abi-undefined-symbol" in [m.signature.id for m in result.matches]
+    assert [e.root.type for e in result.errors] == ["ImportError"]
+
+
+def test_a_loader_message_quoted_in_code_is_not_an_error(catalog):
+    # A source line a paste shows is not a report.
+    text = '    raise ImportError(f"{path}.so: undefined symbol: {name}")\n'
+    assert explain([text], catalog).errors == ()
