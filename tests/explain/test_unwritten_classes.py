@@ -70,3 +70,24 @@ def test_a_loader_message_quoted_in_code_is_not_an_error(catalog):
     # A source line a paste shows is not a report.
     text = '    raise ImportError(f"{path}.so: undefined symbol: {name}")\n'
     assert explain([text], catalog).errors == ()
+
+
+@pytest.mark.parametrize("text", _cases("name-undefined-printed-alone"))
+def test_a_name_error_printed_with_no_frame_is_a_packages(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert [m.signature.id for m in result.matches] == ["name-undefined-in-package-code"]
+
+
+def test_a_name_error_in_the_users_own_frame_stays_the_users(catalog):
+    text = ('Traceback (most recent call last):\n  File "/home/me/notebook.py", line 4, in <module>\n'
+            "    trainer.train()\nNameError: name 'trainer' is not defined\n")
+    result = explain([text], catalog)
+    assert result.matches == () and result.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_the_message_alone_without_its_type_is_not_taken_for_a_packages(catalog):
+    # somewheresy/S2ML-Generators#12's title: a notebook cell run before the cell that imports torch (the user's
+    # slip). Without `NameError:` nothing says the interpreter raised it, so the class does not fire.
+    result = explain(["name 'torch' is not defined\n"], catalog)
+    assert result.matches == () and result.verdict is not ErrorVerdict.KNOWN
