@@ -91,3 +91,28 @@ def test_the_message_alone_without_its_type_is_not_taken_for_a_packages(catalog)
     # slip). Without `NameError:` nothing says the interpreter raised it, so the class does not fire.
     result = explain(["name 'torch' is not defined\n"], catalog)
     assert result.matches == () and result.verdict is not ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("text", _cases("dependency-gate-cut"))
+def test_a_traceback_cut_inside_a_dependency_gate_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert result.matches[0].signature.id == "dependency-version-gate-failed"
+
+
+def test_a_function_that_only_sounds_like_a_gate_is_not_one(catalog):
+    text = ('Traceback (most recent call last):\n  File "/home/me/prep.py", line 9, in check_versions_of_data\n'
+            "    raise ValueError(row)\nValueError: 3\n")
+    assert "dependency-version-gate-failed" not in [m.signature.id for m in explain([text], catalog).matches]
+
+
+@pytest.mark.parametrize("text", _cases("torch-submodule-missing"))
+def test_a_torch_submodule_missing_is_answered_from_the_wheels_files(catalog, text):
+    (error,) = explain([text], catalog).errors
+    assert error.verdict is ErrorVerdict.KNOWN, error.reasons
+    assert error.api is not None and error.api.package == "torch" and error.api.added_in is not None
+
+
+def test_a_torch_name_of_its_c_extension_stays_undecided(catalog):
+    (error,) = explain(["AttributeError: module 'torch' has no attribute 'float8_e4m3fn'\n"], catalog).errors
+    assert error.api is not None and not error.api.decided and error.verdict is not ErrorVerdict.KNOWN
