@@ -338,7 +338,7 @@ class ErrorBuilder:
             m = _EXC_INSIDE.search(clean(text))
             if m is None:
                 return
-        self._add(st, ErrorKind.PYTHON, m.group(1), (m.group(2) or "").strip(), number, text, following)
+        self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), (m.group(2) or "").strip()), number, text, following)
 
     def _add(self, st: _Stream, kind: ErrorKind, etype: str, message: str, number: int, text: str, following: Sequence[str]) -> None:
         rest = _continuation(following, stream(text))
@@ -396,6 +396,20 @@ class ErrorBuilder:
             out.append(ErrorDraft(kind=ErrorKind.PYTHON, chain=[raised], first_line=st.tb_start, spans=[(st.tb_start, st.frame_line)],
                                   stream=where, lines=[UNFINISHED]))
         return out
+
+
+_REPEATED_TYPE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*?(?:Error|Exception|Exit|Interrupt|Failure))\1+")
+
+
+def _one_of_interleaved(etype: str, message: str) -> tuple[str, str]:
+    """The exception that ranks writing to one terminal at once printed as one line: `KeyErrorKeyError: : 'x'` is two
+    ranks' `KeyError: 'x'` interleaved character runs apart, and is read as that KeyError (its type decides the verdict:
+    `KeyErrorKeyError` is no type)."""
+    m = _REPEATED_TYPE.fullmatch(etype)
+    if m is None:
+        return etype, message
+    copies = len(etype) // len(m.group(1))
+    return m.group(1), re.sub(rf"^(?::\s*){{0,{copies - 1}}}", "", message)
 
 
 UNFINISHED = "the log ends inside this traceback: its exception line is missing"

@@ -116,3 +116,17 @@ def test_a_torch_submodule_missing_is_answered_from_the_wheels_files(catalog, te
 def test_a_torch_name_of_its_c_extension_stays_undecided(catalog):
     (error,) = explain(["AttributeError: module 'torch' has no attribute 'float8_e4m3fn'\n"], catalog).errors
     assert error.api is not None and not error.api.decided and error.verdict is not ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("text", _cases("interleaved-ranks"))
+def test_ranks_printing_one_exception_at_once_are_read_as_that_exception(catalog, text):
+    (error,) = explain([text], catalog).errors
+    assert error.root.type == "RuntimeError" and error.root.message.startswith("RuntimeErrorIn operator()")
+
+
+def test_an_interleaved_data_error_keeps_the_verdict_of_its_type(catalog):
+    # Two ranks' `KeyError: 'input_ids_j'`: `KeyErrorKeyError` is no type, and read as one it spoke of nothing.
+    text = '    "input_ids": feature["input_ids_j"],    "input_ids": feature["input_ids_j"],\n\nKeyErrorKeyError: : \'input_ids_j\'\n'
+    (error,) = explain([text], catalog).errors
+    assert error.root.type == "KeyError" and error.root.message == "'input_ids_j'"
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
