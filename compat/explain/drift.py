@@ -37,6 +37,18 @@ _AUTO_CALL = re.compile(r"\bAuto(?:Config|Tokenizer|Processor|ImageProcessor|Fea
 """A call into those auto classes: a KeyError on that line, with the paste cut before transformers' own frames,
 was raised by the lookup inside."""
 _MODEL_TYPE_KEY = re.compile(r"[a-z][a-z0-9_]{1,40}")
+_REFUSED = re.compile(r"\b(?:does not exist|doesn't exist|not in\b|(?:is |are )?not (?:yet )?supported|unsupported|unknown|"
+                      r"unrecogni[sz]ed|not registered|no such)", re.IGNORECASE)
+"""A registry refusing a name: ms-swift's `model_type: 'gpt-oss' not in [...]`, `Model type qwen2_5_vl not
+supported.`, `Unsupported model type: qwen2_5_vl`."""
+_OF_MODEL_TYPES = re.compile(r"\bmodel[_ ]type", re.IGNORECASE)
+"""Only a registry of model types: LLaMA-Factory's `Template qwen2 does not exist.` names a chat template, whose
+names (`qwen`, not `qwen2`) are not transformers' model types, so a registered model type there says nothing."""
+_LISTED = re.compile(r"[\[{(]|\b(?:choose from|one of|must be|expected|supported (?:\w+ ){0,3}(?:are|is|include)s?)\b",
+                     re.IGNORECASE)
+"""Where a message starts listing the names it would accept: those are registered, not the one refused."""
+_RECENT_TYPE = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*)(?![\w/-])")
+"""A name shaped like a model type of the last years (a digit, an underscore or a hyphen: qwen3_vl, gpt-oss, gemma3)."""
 
 
 def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = None) -> ApiQuestion | None:
@@ -74,6 +86,35 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
     if raised.short_type == "KeyError" and (own := _own_table_key(raised)):
         return ApiQuestion(missing=Missing.MODEL_TYPE, name=own[1], module=own[0], caller=own[0])
     return None
+
+
+def questions(raised: Raised) -> tuple[ApiQuestion, ...]:
+    """`question`'s answer, else one question per name a registry refuses (`_refused_names`), each asked on the
+    name's shape alone: answered only where transformers registers it (known_only), so a typo or a data value asks
+    nothing."""
+    if (q := question(raised)) is not None:
+        return (q,)
+    return tuple(ApiQuestion(missing=Missing.MODEL_TYPE, name=name, module="transformers", caller=None, known_only=True)
+                 for name in _refused_names(raised))
+
+
+def _refused_names(raised: Raised) -> tuple[str, ...]:
+    """The names, shaped like recent model types, that a package's registry of model types refuses before listing
+    what it accepts (`model_type: 'gpt-oss' not in [...]`): a framework or transformers older than the model. Not when the user's own
+    code raised it, nor for a KeyError (asked above, where its key is read as data unless transformers raised it)."""
+    inner = raised.innermost
+    if raised.short_type == "KeyError" or (inner is not None and inner.package is None):
+        return ()
+    head = _LISTED.split(raised.message, maxsplit=1)[0]
+    if not (_REFUSED.search(head) and _OF_MODEL_TYPES.search(head)):
+        return ()
+    out: list[str] = []
+    for m in _RECENT_TYPE.finditer(head):
+        word = m.group(1).lower()
+        for name in (word, word.replace("-", "_")):
+            if name not in out:
+                out.append(name)
+    return tuple(out)
 
 
 def _own_table_key(raised: Raised) -> tuple[str, str] | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from compat.errors import CompatError
-from compat.explain.drift import question
+from compat.explain.drift import questions
 from compat.explain.fixes import tailor_fix
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.records import Explanation, Match, MatchedLine, RootError, failures
@@ -89,7 +89,7 @@ of the rest of the log are not split out (a bound on time and memory, not a limi
 reaches without repeating itself)."""
 
 _EVENTS = tuple(Event)
-_FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION})
+_FOLLOW = frozenset({Event.EXCEPTION, Event.WHAT, Event.VERSION, Event.IMPORT})
 _LAST_KEYS: list[tuple[tuple[Signature, ...], _Keys]] = []
 """The last catalog read and its keys: a process loads one catalog and may explain many logs with it."""
 
@@ -477,10 +477,7 @@ def _root_error(
 def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSource, stated: dict[str, str]) -> ApiAnswer | None:
     """The first exception of the chain (innermost first) that the API timeline answers."""
     first: ApiAnswer | None = None
-    for raised in chain:
-        q = question(raised)
-        if q is None:
-            continue
+    for q in (q for raised in chain for q in questions(raised)):
         try:
             a = answer(q, facts, source, stated)
         except CompatError:

@@ -52,9 +52,10 @@ class Event(str, Enum):
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
-    IMPORT = r"No module named '|cannot import name '"
-    """An import failure a logger printed without its exception type (`Failed to import X: No module named 'y'`,
-    sglang's `Ignore import error when loading ...`): the import error itself, whatever the line around it says."""
+    IMPORT = r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)"
+    """An import failure a logger or a paste printed without its exception type (`Failed to import X: No module named
+    'y'`, sglang's `Ignore import error when loading ...`, a bare `x.so: undefined symbol: _ZN...`): the import error
+    itself, whatever the line around it says."""
 
 
 class ErrorKind(str, Enum):
@@ -180,7 +181,10 @@ _NOT_CONTINUED = re.compile(
 _IMPORT_TYPES = frozenset({"ImportError", "ModuleNotFoundError"})
 _IMPORT_STATEMENT = re.compile(r"^\s*(?:from\s+\S+\s+)?import\s|\bimport_module\(|\b__import__\(|\bexec\(|\bimportlib\.")
 """A source line that imports: the import itself, or a dynamic one (importlib, __import__, exec of source)."""
-_IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+' from '[\w.]+'(?: \([^)\n]*\))?")
+_IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+' from '[\w.]+'(?: \([^)\n]*\))?|"
+                             r"[\w.+-]*\.so(?:\.\d+)*: (?:undefined|cannot open shared object)[^`'\"\n]*")
+"""The third: the dynamic loader's message, which may wrap (in a terminal or an issue's text) after any word: its
+lines that follow are read as its continuation, so the catalog sees the whole symbol."""
 _CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
 """A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
 _LINK_GAP = 4
@@ -296,7 +300,7 @@ class ErrorBuilder:
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
         elif event is Event.IMPORT and not self._inside(st, number):
-            self._logged_import(st, number, line, text)
+            self._logged_import(st, number, line, text, following)
 
     def _inside(self, st: _Stream, number: int) -> bool:
         return st.last is not None and any(a <= number <= b for a, b in st.last.spans[-1:])
@@ -315,13 +319,14 @@ class ErrorBuilder:
         st.last.spans[-1] = (st.last.spans[-1][0], number)
         st.last_end = number
 
-    def _logged_import(self, st: _Stream, number: int, line: str, text: str) -> None:
+    def _logged_import(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
         if _CODE_LINE.match(line) or _EXC_INSIDE.search(clean(text)) or _EXC_AT_START.match(line.strip()):
             return  # code that raises it, or an exception line the EXCEPTION event reads
         m = _IMPORT_FAILURE.search(line)
         if m is not None:
             etype = "ModuleNotFoundError" if m.group(0).startswith("No module") else "ImportError"
-            self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, ())
+            loader = ".so" in m.group(0) and not m.group(0).startswith(("No module", "cannot import"))
+            self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, following if loader else ())
             if st.last is not None and st.last.first_line == number:
                 st.last.logged = True
 
@@ -333,7 +338,7 @@ class ErrorBuilder:
             m = _EXC_INSIDE.search(clean(text))
             if m is None:
                 return
-        self._add(st, ErrorKind.PYTHON, m.group(1), (m.group(2) or "").strip(), number, text, following)
+        self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), (m.group(2) or "").strip()), number, text, following)
 
     def _add(self, st: _Stream, kind: ErrorKind, etype: str, message: str, number: int, text: str, following: Sequence[str]) -> None:
         rest = _continuation(following, stream(text))
@@ -391,6 +396,20 @@ class ErrorBuilder:
             out.append(ErrorDraft(kind=ErrorKind.PYTHON, chain=[raised], first_line=st.tb_start, spans=[(st.tb_start, st.frame_line)],
                                   stream=where, lines=[UNFINISHED]))
         return out
+
+
+_REPEATED_TYPE = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*?(?:Error|Exception|Exit|Interrupt|Failure))\1+")
+
+
+def _one_of_interleaved(etype: str, message: str) -> tuple[str, str]:
+    """The exception that ranks writing to one terminal at once printed as one line: `KeyErrorKeyError: : 'x'` is two
+    ranks' `KeyError: 'x'` interleaved character runs apart, and is read as that KeyError (its type decides the verdict:
+    `KeyErrorKeyError` is no type)."""
+    m = _REPEATED_TYPE.fullmatch(etype)
+    if m is None:
+        return etype, message
+    copies = len(etype) // len(m.group(1))
+    return m.group(1), re.sub(rf"^(?::\s*){{0,{copies - 1}}}", "", message)
 
 
 UNFINISHED = "the log ends inside this traceback: its exception line is missing"

@@ -279,6 +279,11 @@ def _locate(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str
         if q.missing is Missing.MODULE:
             parent = q.module.rsplit(".", 1)[0]
             return api, ApiKind.MODULE, q.module, bool(api.present(ApiKind.MODULE, parent))
+        sub = f"{q.module}.{q.name}"
+        if api.package in NATIVE_NAMES and api.present(ApiKind.MODULE, sub):
+            # A submodule (`module 'torch' has no attribute 'compiler'`) is a file of the wheel, which the index reads
+            # even where the package's names live in a C extension it cannot read.
+            return api, ApiKind.MODULE, sub, True
         return api, ApiKind.NAME, f"{q.module}:{q.name}", bool(api.present(ApiKind.MODULE, q.module))
     if q.missing is Missing.MODEL_TYPE:
         return _locate_model_type(q, source)

@@ -183,11 +183,13 @@ def test_a_type_error_about_values_raised_in_a_package_stays_a_suspect(catalog):
     assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
 
 
+# Cut in a function that checks no version (a cut inside a dependency gate, `assert_pkg_version`, is named: see
+# tests/explain/test_unwritten_classes.py).
 _CUT_IN_A_PACKAGE = """Traceback (most recent call last):
   File "/home/me/train.py", line 3, in <module>
-    from sglang.srt.utils import assert_pkg_version
-  File "/sgl-workspace/sglang/python/sglang/srt/utils.py", line 684, in assert_pkg_version
-    installed_version = version(pkg)
+    from sglang.srt.utils import get_nvgpu_memory_capacity
+  File "/sgl-workspace/sglang/python/sglang/srt/utils.py", line 684, in get_nvgpu_memory_capacity
+    result = subprocess.run(["nvidia-smi", "--query-gpu=memory.total"], capture_output=True)
 """
 
 _CUT_IN_USER_CODE = """Traceback (most recent call last):

@@ -13,6 +13,7 @@ SIGNATURE_IDS = (
     "extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",
     "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
+    "dependency-version-gate-failed",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",

@@ -1,0 +1,132 @@
+"""Classes of environment failure explain names by their structure rather than one log's wording (issue 23): each is
+proved on real lines of public threads (tests/data/logs/classes/, each block with its thread), and its look-alikes
+keep their verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compat.explain.match import explain
+from compat.explain.verdict import ErrorVerdict
+from tests.support.paths import LOGS
+
+CLASSES = LOGS / "classes"
+
+
+def _blocks(path: Path) -> list[tuple[str, str]]:
+    """(thread, lines) of each block: a `# thread` line, then the lines as posted, up to a blank line."""
+    out = []
+    for block in path.read_text(encoding="utf-8").split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        if len(lines) >= 2 and lines[0].startswith("# ") and not lines[1].startswith("# "):
+            out.append((lines[0][2:], "\n".join(lines[1:]) + "\n"))
+    return out
+
+
+def _cases(name: str) -> list:
+    return [pytest.param(text, id=thread.split(" ")[0]) for thread, text in _blocks(CLASSES / f"{name}.log")]
+
+
+@pytest.mark.parametrize("text", _cases("registry-refuses-model-type"))
+def test_a_registry_refusing_a_model_type_transformers_registers_is_named(catalog, text):
+    result = explain([text], catalog)
+    (error,) = [e for e in result.errors if not e.wrapper]
+    assert error.verdict is ErrorVerdict.KNOWN, error.reasons
+    assert error.api is not None and error.api.package == "transformers" and error.api.added_in
+
+
+@pytest.mark.parametrize("line", [
+    # hiyouga/LlamaFactory#7894's title: a chat template's registry; its names are not model types, so one that is
+    # (qwen3) says nothing about transformers.
+    "ValueError: Template qwen3 does not exist.\n",
+    # modelscope/ms-swift#2676's title: a name no transformers release registers asks nothing.
+    "ValueError: model_type: 'internvl2_5-38b' is not registered.\n",
+    # The names a registry lists as accepted are not the refused one.
+    "ValueError: model_type: 'my_model' not in ['qwen2_vl', 'qwen2_5_vl']\n",
+])
+def test_a_refusal_that_names_no_registered_model_type_asks_nothing(catalog, line):
+    (error,) = explain([line], catalog).errors
+    assert error.api is None and error.verdict is not ErrorVerdict.KNOWN
+
+
+def test_a_model_type_refused_in_the_users_own_code_is_not_asked(catalog):
+    text = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 12, in <module>\n'
+            '    raise ValueError(f"Model type {mt} not supported")\nValueError: Model type qwen2_5_vl not supported\n')
+    (error,) = explain([text], catalog).errors
+    assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize("text", _cases("loader-message-without-its-type"))
+def test_a_loader_message_without_its_type_is_the_import_error_it_reports(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "flash-attn-abi-undefined-symbol" in [m.signature.id for m in result.matches]
+    assert [e.root.type for e in result.errors] == ["ImportError"]
+
+
+def test_a_loader_message_quoted_in_code_is_not_an_error(catalog):
+    # A source line a paste shows is not a report.
+    text = '    raise ImportError(f"{path}.so: undefined symbol: {name}")\n'
+    assert explain([text], catalog).errors == ()
+
+
+@pytest.mark.parametrize("text", _cases("name-undefined-printed-alone"))
+def test_a_name_error_printed_with_no_frame_is_a_packages(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert [m.signature.id for m in result.matches] == ["name-undefined-in-package-code"]
+
+
+def test_a_name_error_in_the_users_own_frame_stays_the_users(catalog):
+    text = ('Traceback (most recent call last):\n  File "/home/me/notebook.py", line 4, in <module>\n'
+            "    trainer.train()\nNameError: name 'trainer' is not defined\n")
+    result = explain([text], catalog)
+    assert result.matches == () and result.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_the_message_alone_without_its_type_is_not_taken_for_a_packages(catalog):
+    # somewheresy/S2ML-Generators#12's title: a notebook cell run before the cell that imports torch (the user's
+    # slip). Without `NameError:` nothing says the interpreter raised it, so the class does not fire.
+    result = explain(["name 'torch' is not defined\n"], catalog)
+    assert result.matches == () and result.verdict is not ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("text", _cases("dependency-gate-cut"))
+def test_a_traceback_cut_inside_a_dependency_gate_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert result.matches[0].signature.id == "dependency-version-gate-failed"
+
+
+def test_a_function_that_only_sounds_like_a_gate_is_not_one(catalog):
+    text = ('Traceback (most recent call last):\n  File "/home/me/prep.py", line 9, in check_versions_of_data\n'
+            "    raise ValueError(row)\nValueError: 3\n")
+    assert "dependency-version-gate-failed" not in [m.signature.id for m in explain([text], catalog).matches]
+
+
+@pytest.mark.parametrize("text", _cases("torch-submodule-missing"))
+def test_a_torch_submodule_missing_is_answered_from_the_wheels_files(catalog, text):
+    (error,) = explain([text], catalog).errors
+    assert error.verdict is ErrorVerdict.KNOWN, error.reasons
+    assert error.api is not None and error.api.package == "torch" and error.api.added_in is not None
+
+
+def test_a_torch_name_of_its_c_extension_stays_undecided(catalog):
+    (error,) = explain(["AttributeError: module 'torch' has no attribute 'float8_e4m3fn'\n"], catalog).errors
+    assert error.api is not None and not error.api.decided and error.verdict is not ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("text", _cases("interleaved-ranks"))
+def test_ranks_printing_one_exception_at_once_are_read_as_that_exception(catalog, text):
+    (error,) = explain([text], catalog).errors
+    assert error.root.type == "RuntimeError" and error.root.message.startswith("RuntimeErrorIn operator()")
+
+
+def test_an_interleaved_data_error_keeps_the_verdict_of_its_type(catalog):
+    # Two ranks' `KeyError: 'input_ids_j'`: `KeyErrorKeyError` is no type, and read as one it spoke of nothing.
+    text = '    "input_ids": feature["input_ids_j"],    "input_ids": feature["input_ids_j"],\n\nKeyErrorKeyError: : \'input_ids_j\'\n'
+    (error,) = explain([text], catalog).errors
+    assert error.root.type == "KeyError" and error.root.message == "'input_ids_j'"
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
