@@ -385,6 +385,11 @@ SIGNATURE_IDS = (
     "vllm-deep-gemm-unavailable",
     "vllm-no-attention-backend-for-gpu",
     "vllm-uva-unavailable-wsl2",
+    # round 9, ecosystem
+    "sglang-dependency-below-minimum",
+    "unsloth-flash-attn-broken-fallback",
+    "megatron-bridge-not-installed",
+    "megatron-core-modeltype-encoder-and-decoder-removed",
 )
 
 CHECK_IDS = (
