@@ -390,6 +390,9 @@ SIGNATURE_IDS = (
     "unsloth-flash-attn-broken-fallback",
     "megatron-bridge-not-installed",
     "megatron-core-modeltype-encoder-and-decoder-removed",
+    "unsloth-untrained-tokens-in-data",
+    "ray-node-marked-dead-missed-heartbeats",
+    "unsloth-no-config-file-found",
 )
 
 CHECK_IDS = (
