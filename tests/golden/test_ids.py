@@ -393,6 +393,8 @@ SIGNATURE_IDS = (
     "unsloth-untrained-tokens-in-data",
     "ray-node-marked-dead-missed-heartbeats",
     "unsloth-no-config-file-found",
+    "axolotl-cut-cross-entropy-fork-missing",
+    "ray-worker-cannot-import-driver-module",
 )
 
 CHECK_IDS = (
