@@ -395,6 +395,8 @@ SIGNATURE_IDS = (
     "unsloth-no-config-file-found",
     "axolotl-cut-cross-entropy-fork-missing",
     "ray-worker-cannot-import-driver-module",
+    "llamafactory-media-count-mismatch",
+    "ray-runtime-env-setup-failed",
 )
 
 CHECK_IDS = (
