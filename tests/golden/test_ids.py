@@ -397,6 +397,7 @@ SIGNATURE_IDS = (
     "ray-worker-cannot-import-driver-module",
     "llamafactory-media-count-mismatch",
     "ray-runtime-env-setup-failed",
+    "ray-exception-not-unpicklable",
 )
 
 CHECK_IDS = (
