@@ -398,6 +398,9 @@ SIGNATURE_IDS = (
     "llamafactory-media-count-mismatch",
     "ray-runtime-env-setup-failed",
     "ray-exception-not-unpicklable",
+    "flashinfer-arch-check-below-sm75",
+    "torch-memory-saver-cumem-call-failed",
+    "sglang-memory-saver-not-installed",
 )
 
 CHECK_IDS = (
