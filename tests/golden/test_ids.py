@@ -401,6 +401,8 @@ SIGNATURE_IDS = (
     "flashinfer-arch-check-below-sm75",
     "torch-memory-saver-cumem-call-failed",
     "sglang-memory-saver-not-installed",
+    "ray-out-of-disk-spilling",
+    "ray-object-owner-died",
 )
 
 CHECK_IDS = (
