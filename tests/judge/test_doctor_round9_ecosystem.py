@@ -36,7 +36,7 @@ def _found(tmp_path: Path, packages: dict[str, str]) -> set[str]:
 
 
 @pytest.mark.parametrize("sid", sorted(CASES))
-def test_found_where_exposed_and_cleared_by_the_fix(tmp_path, sid):
+def test_found_where_exposed_and_cleared_by_the_fix(tmp_path: Path, sid: str) -> None:
     broken, fixed = CASES[sid]
     assert sid in _found(tmp_path / "broken", broken)
     assert sid not in _found(tmp_path / "fixed", fixed)
