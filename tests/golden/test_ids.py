@@ -403,6 +403,8 @@ SIGNATURE_IDS = (
     "sglang-memory-saver-not-installed",
     "ray-out-of-disk-spilling",
     "ray-object-owner-died",
+    "llamafactory-template-not-in-release",
+    "axolotl-config-validation-failed",
 )
 
 CHECK_IDS = (
