@@ -405,6 +405,8 @@ SIGNATURE_IDS = (
     "ray-object-owner-died",
     "llamafactory-template-not-in-release",
     "axolotl-config-validation-failed",
+    "unsloth-vllm-process-failed",
+    "unsloth-flashinfer-jit-ninja-not-found",
 )
 
 CHECK_IDS = (
