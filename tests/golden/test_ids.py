@@ -407,6 +407,7 @@ SIGNATURE_IDS = (
     "axolotl-config-validation-failed",
     "unsloth-vllm-process-failed",
     "unsloth-flashinfer-jit-ninja-not-found",
+    "ray-actor-unavailable-rpc",
 )
 
 CHECK_IDS = (
