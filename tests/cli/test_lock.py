@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from typer.testing import CliRunner
 
 from compat.cli import app
 
 runner = CliRunner()
-
-
-def _shipped_ready() -> bool:
-    try:
-        from compat.matrix import load_matrix
-
-        m = load_matrix()
-        return m.releases.get("trl") is not None
-    except Exception:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _shipped_ready(), reason="shipped matrix not complete yet")
 
 
 def test_lock_grpo_stack_is_deterministic():
