@@ -385,6 +385,9 @@ SIGNATURE_IDS = (
     "vllm-deep-gemm-unavailable",
     "vllm-no-attention-backend-for-gpu",
     "vllm-uva-unavailable-wsl2",
+    # round 9, core stack (matrix/signatures/round9_core.toml)
+    "transformers-v5-rope-config-moved",
+    "flashinfer-requires-sm75",
 )
 
 CHECK_IDS = (
