@@ -386,8 +386,10 @@ SIGNATURE_IDS = (
     "vllm-no-attention-backend-for-gpu",
     "vllm-uva-unavailable-wsl2",
     # round 9, core stack (matrix/signatures/round9_core.toml)
-    "transformers-v5-rope-config-moved",
     "flashinfer-requires-sm75",
+    "transformers-use-flash-attention-2-kwarg",
+    "torch-no-accelerator-available",
+    "flash-attn3-hopper-only-build",
 )
 
 CHECK_IDS = (
