@@ -390,6 +390,10 @@ SIGNATURE_IDS = (
     "transformers-use-flash-attention-2-kwarg",
     "torch-no-accelerator-available",
     "flash-attn3-hopper-only-build",
+    "vllm-triton-kernels-mxfp4-missing",
+    "fp8-checkpoint-gpu-below-sm89",
+    "flashinfer-jit-build-failed",
+    "nccl-nvls-multicast-unavailable",
 )
 
 CHECK_IDS = (
