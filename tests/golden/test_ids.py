@@ -394,6 +394,7 @@ SIGNATURE_IDS = (
     "fp8-checkpoint-gpu-below-sm89",
     "flashinfer-jit-build-failed",
     "nccl-nvls-multicast-unavailable",
+    "cuda-driver-initialization-failed",
 )
 
 CHECK_IDS = (
