@@ -395,6 +395,7 @@ SIGNATURE_IDS = (
     "flashinfer-jit-build-failed",
     "nccl-nvls-multicast-unavailable",
     "cuda-driver-initialization-failed",
+    "cuda-launch-timeout-watchdog",
 )
 
 CHECK_IDS = (
