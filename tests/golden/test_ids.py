@@ -396,6 +396,7 @@ SIGNATURE_IDS = (
     "nccl-nvls-multicast-unavailable",
     "cuda-driver-initialization-failed",
     "cuda-launch-timeout-watchdog",
+    "nvml-library-not-found",
 )
 
 CHECK_IDS = (
