@@ -399,7 +399,6 @@ SIGNATURE_IDS = (
     "llamafactory-media-count-mismatch",
     "ray-runtime-env-setup-failed",
     "ray-exception-not-unpicklable",
-    "flashinfer-arch-check-below-sm75",
     "torch-memory-saver-cumem-call-failed",
     "sglang-memory-saver-not-installed",
     "ray-out-of-disk-spilling",
@@ -409,6 +408,18 @@ SIGNATURE_IDS = (
     "unsloth-vllm-process-failed",
     "unsloth-flashinfer-jit-ninja-not-found",
     "ray-actor-unavailable-rpc",
+    # round 9, core stack (matrix/signatures/round9_core.toml)
+    "flashinfer-requires-sm75",
+    "transformers-use-flash-attention-2-kwarg",
+    "torch-no-accelerator-available",
+    "flash-attn3-hopper-only-build",
+    "vllm-triton-kernels-mxfp4-missing",
+    "fp8-checkpoint-gpu-below-sm89",
+    "flashinfer-jit-build-failed",
+    "nccl-nvls-multicast-unavailable",
+    "cuda-driver-initialization-failed",
+    "cuda-launch-timeout-watchdog",
+    "nvml-library-not-found",
 )
 
 CHECK_IDS = (
