@@ -130,3 +130,28 @@ def test_an_interleaved_data_error_keeps_the_verdict_of_its_type(catalog):
     (error,) = explain([text], catalog).errors
     assert error.root.type == "KeyError" and error.root.message == "'input_ids_j'"
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize("text", _cases("package-imported-from-source-tree"))
+def test_a_package_imported_from_a_source_tree_is_a_launch_mistake(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN_USAGE, [e.reasons for e in result.errors]
+    assert "package-imported-from-source-tree" in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("line", [
+    # OpenRLHF/OpenRLHF#1001: deepspeed's own circular import, in dist-packages: a release's bug, not where it ran.
+    "(TemporaryActor pid=6490) ImportError: cannot import name 'DeepSpeedTransformerInference' from partially initialized"
+    " module 'deepspeed.model_implementations.transformers.ds_transformer' (most likely due to a circular import)"
+    " (/usr/local/lib/python3.10/dist-packages/deepspeed/model_implementations/transformers/ds_transformer.py)\n",
+    # The same wording from a site-packages install, on Windows.
+    "ImportError: cannot import name 'dependency_versions_check' from partially initialized module 'transformers'"
+    " (most likely due to a circular import) (D:\\ApplioRVC\\env\\lib\\site-packages\\transformers\\__init__.py)\n",
+    # A compiled name missing from an installed package, with no partial import in the log: a release mismatch.
+    "ImportError: cannot import name '_C' from 'flash_attn' (/usr/lib/python3/dist-packages/flash_attn/__init__.py)\n",
+    "ImportError: cannot import name 'activation_ops' from 'vllm'\n",
+])
+def test_an_installed_package_failing_its_own_import_is_not_a_launch_mistake(catalog, line):
+    result = explain([line], catalog)
+    assert "package-imported-from-source-tree" not in {m.signature.id for m in result.matches}
+    assert result.verdict is not ErrorVerdict.KNOWN_USAGE

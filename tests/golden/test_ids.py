@@ -386,6 +386,8 @@ SIGNATURE_IDS = (
     "vllm-deep-gemm-unavailable",
     "vllm-no-attention-backend-for-gpu",
     "vllm-uva-unavailable-wsl2",
+    # round 9, classes
+    "package-imported-from-source-tree",
 )
 
 CHECK_IDS = (
