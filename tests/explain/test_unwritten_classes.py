@@ -155,3 +155,21 @@ def test_an_installed_package_failing_its_own_import_is_not_a_launch_mistake(cat
     result = explain([line], catalog)
     assert "package-imported-from-source-tree" not in {m.signature.id for m in result.matches}
     assert result.verdict is not ErrorVerdict.KNOWN_USAGE
+
+
+@pytest.mark.parametrize("text", _cases("vllm-rope-scaling-without-factor"))
+def test_an_older_vllm_asserting_a_rope_factor_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "vllm-rope-scaling-without-factor" in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("text", [
+    # modelscope/ms-swift#7198: swift's own check of its arguments speaks of the factor too; it is not vLLM's assert.
+    "AssertionError: `max_model_len` or `rope_scaling_factor` is not set\n",
+    # transformers' validator of the two-field form is another entry's (transformers-rope-scaling-llama3-old).
+    "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 8.0}\n",
+])
+def test_other_rope_scaling_checks_are_not_vllms_assert(catalog, text):
+    result = explain([text], catalog)
+    assert "vllm-rope-scaling-without-factor" not in {m.signature.id for m in result.matches}

@@ -388,6 +388,7 @@ SIGNATURE_IDS = (
     "vllm-uva-unavailable-wsl2",
     # round 9, classes
     "package-imported-from-source-tree",
+    "vllm-rope-scaling-without-factor",
 )
 
 CHECK_IDS = (
