@@ -173,3 +173,29 @@ def test_an_older_vllm_asserting_a_rope_factor_is_named(catalog, text):
 def test_other_rope_scaling_checks_are_not_vllms_assert(catalog, text):
     result = explain([text], catalog)
     assert "vllm-rope-scaling-without-factor" not in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("text", _cases("library-requires-backend-not-installed"))
+def test_a_class_whose_optional_backend_is_not_installed_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "library-requires-backend-not-installed" in {m.signature.id for m in result.matches}
+
+
+def test_a_tokenizer_library_keeps_its_own_entry(catalog):
+    # huggingface/transformers' tokenizer guard: the entry for sentencepiece/protobuf/tiktoken says more than the class.
+    line = ("ImportError: LlamaTokenizer requires the SentencePiece library but it was not found in your environment."
+            " Checkout the instructions on the\n")
+    result = explain([line], catalog)
+    assert result.matches[0].signature.id != "library-requires-backend-not-installed"
+    assert result.verdict is ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("line", [
+    # A library found but too old, or a feature the installed library lacks, is another failure.
+    "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes: `pip install -U bitsandbytes`\n",
+    "ValueError: This model requires the tokenizer library version 0.20 or later\n",
+])
+def test_other_requirements_are_not_a_missing_backend(catalog, line):
+    result = explain([line], catalog)
+    assert "library-requires-backend-not-installed" not in {m.signature.id for m in result.matches}

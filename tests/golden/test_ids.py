@@ -389,6 +389,7 @@ SIGNATURE_IDS = (
     # round 9, classes
     "package-imported-from-source-tree",
     "vllm-rope-scaling-without-factor",
+    "library-requires-backend-not-installed",
 )
 
 CHECK_IDS = (
