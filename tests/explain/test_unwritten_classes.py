@@ -199,3 +199,15 @@ def test_a_tokenizer_library_keeps_its_own_entry(catalog):
 def test_other_requirements_are_not_a_missing_backend(catalog, line):
     result = explain([line], catalog)
     assert "library-requires-backend-not-installed" not in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("text", _cases("llamafactory-processor-not-loaded"))
+def test_llamafactory_without_a_processor_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "llamafactory-processor-not-loaded" in {m.signature.id for m in result.matches}
+
+
+def test_a_processor_of_the_users_own_code_is_not_llamafactorys(catalog):
+    line = "ValueError: Processor was not found in the registry: my_processor\n"
+    assert "llamafactory-processor-not-loaded" not in {m.signature.id for m in explain([line], catalog).matches}

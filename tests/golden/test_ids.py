@@ -390,6 +390,7 @@ SIGNATURE_IDS = (
     "package-imported-from-source-tree",
     "vllm-rope-scaling-without-factor",
     "library-requires-backend-not-installed",
+    "llamafactory-processor-not-loaded",
 )
 
 CHECK_IDS = (
