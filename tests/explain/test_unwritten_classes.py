@@ -211,3 +211,16 @@ def test_llamafactory_without_a_processor_is_named(catalog, text):
 def test_a_processor_of_the_users_own_code_is_not_llamafactorys(catalog):
     line = "ValueError: Processor was not found in the registry: my_processor\n"
     assert "llamafactory-processor-not-loaded" not in {m.signature.id for m in explain([line], catalog).matches}
+
+
+@pytest.mark.parametrize("text", _cases("torch-fx-graph-pass-erased-used-node"))
+def test_a_compiler_pass_erasing_a_used_node_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "torch-fx-graph-pass-erased-used-node" in {m.signature.id for m in result.matches}
+
+
+def test_a_graph_the_users_code_builds_wrongly_is_not_the_compilers(catalog):
+    # fx's other refusals (a node used before it is defined) come from graphs the user builds by hand.
+    line = "RuntimeError: Argument 'x' of Node 'add' was used before it has been defined!\n"
+    assert "torch-fx-graph-pass-erased-used-node" not in {m.signature.id for m in explain([line], catalog).matches}

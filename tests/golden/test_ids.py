@@ -391,6 +391,7 @@ SIGNATURE_IDS = (
     "vllm-rope-scaling-without-factor",
     "library-requires-backend-not-installed",
     "llamafactory-processor-not-loaded",
+    "torch-fx-graph-pass-erased-used-node",
 )
 
 CHECK_IDS = (
