@@ -224,3 +224,13 @@ def test_a_graph_the_users_code_builds_wrongly_is_not_the_compilers(catalog):
     # fx's other refusals (a node used before it is defined) come from graphs the user builds by hand.
     line = "RuntimeError: Argument 'x' of Node 'add' was used before it has been defined!\n"
     assert "torch-fx-graph-pass-erased-used-node" not in {m.signature.id for m in explain([line], catalog).matches}
+
+
+def test_accelerates_older_wording_of_a_missing_package_is_named(catalog):
+    # hiyouga/LlamaFactory#4694: accelerate's check before it said "is not installed".
+    line = "ImportError: DeepSpeed is not available => install it using `pip3 install deepspeed` or build it from source\n"
+    result = explain([line], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "stack-package-not-installed" in {m.signature.id for m in result.matches}
+    # "not available" alone is a feature's, not a package's ("CUDA is not available", "UVA is not available").
+    assert "stack-package-not-installed" not in {m.signature.id for m in explain(["RuntimeError: DeepSpeed is not available on this platform\n"], catalog).matches}
