@@ -130,3 +130,107 @@ def test_an_interleaved_data_error_keeps_the_verdict_of_its_type(catalog):
     (error,) = explain([text], catalog).errors
     assert error.root.type == "KeyError" and error.root.message == "'input_ids_j'"
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize("text", _cases("package-imported-from-source-tree"))
+def test_a_package_imported_from_a_source_tree_is_a_launch_mistake(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN_USAGE, [e.reasons for e in result.errors]
+    assert "package-imported-from-source-tree" in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("line", [
+    # OpenRLHF/OpenRLHF#1001: deepspeed's own circular import, in dist-packages: a release's bug, not where it ran.
+    "(TemporaryActor pid=6490) ImportError: cannot import name 'DeepSpeedTransformerInference' from partially initialized"
+    " module 'deepspeed.model_implementations.transformers.ds_transformer' (most likely due to a circular import)"
+    " (/usr/local/lib/python3.10/dist-packages/deepspeed/model_implementations/transformers/ds_transformer.py)\n",
+    # The same wording from a site-packages install, on Windows.
+    "ImportError: cannot import name 'dependency_versions_check' from partially initialized module 'transformers'"
+    " (most likely due to a circular import) (D:\\ApplioRVC\\env\\lib\\site-packages\\transformers\\__init__.py)\n",
+    # A compiled name missing from an installed package, with no partial import in the log: a release mismatch.
+    "ImportError: cannot import name '_C' from 'flash_attn' (/usr/lib/python3/dist-packages/flash_attn/__init__.py)\n",
+    "ImportError: cannot import name 'activation_ops' from 'vllm'\n",
+])
+def test_an_installed_package_failing_its_own_import_is_not_a_launch_mistake(catalog, line):
+    result = explain([line], catalog)
+    assert "package-imported-from-source-tree" not in {m.signature.id for m in result.matches}
+    assert result.verdict is not ErrorVerdict.KNOWN_USAGE
+
+
+@pytest.mark.parametrize("text", _cases("vllm-rope-scaling-without-factor"))
+def test_an_older_vllm_asserting_a_rope_factor_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "vllm-rope-scaling-without-factor" in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("text", [
+    # modelscope/ms-swift#7198: swift's own check of its arguments speaks of the factor too; it is not vLLM's assert.
+    "AssertionError: `max_model_len` or `rope_scaling_factor` is not set\n",
+    # transformers' validator of the two-field form is another entry's (transformers-rope-scaling-llama3-old).
+    "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 8.0}\n",
+])
+def test_other_rope_scaling_checks_are_not_vllms_assert(catalog, text):
+    result = explain([text], catalog)
+    assert "vllm-rope-scaling-without-factor" not in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("text", _cases("library-requires-backend-not-installed"))
+def test_a_class_whose_optional_backend_is_not_installed_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "library-requires-backend-not-installed" in {m.signature.id for m in result.matches}
+
+
+def test_a_tokenizer_library_keeps_its_own_entry(catalog):
+    # huggingface/transformers' tokenizer guard: the entry for sentencepiece/protobuf/tiktoken says more than the class.
+    line = ("ImportError: LlamaTokenizer requires the SentencePiece library but it was not found in your environment."
+            " Checkout the instructions on the\n")
+    result = explain([line], catalog)
+    assert result.matches[0].signature.id != "library-requires-backend-not-installed"
+    assert result.verdict is ErrorVerdict.KNOWN
+
+
+@pytest.mark.parametrize("line", [
+    # A library found but too old, or a feature the installed library lacks, is another failure.
+    "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes: `pip install -U bitsandbytes`\n",
+    "ValueError: This model requires the tokenizer library version 0.20 or later\n",
+])
+def test_other_requirements_are_not_a_missing_backend(catalog, line):
+    result = explain([line], catalog)
+    assert "library-requires-backend-not-installed" not in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize("text", _cases("llamafactory-processor-not-loaded"))
+def test_llamafactory_without_a_processor_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "llamafactory-processor-not-loaded" in {m.signature.id for m in result.matches}
+
+
+def test_a_processor_of_the_users_own_code_is_not_llamafactorys(catalog):
+    line = "ValueError: Processor was not found in the registry: my_processor\n"
+    assert "llamafactory-processor-not-loaded" not in {m.signature.id for m in explain([line], catalog).matches}
+
+
+@pytest.mark.parametrize("text", _cases("torch-fx-graph-pass-erased-used-node"))
+def test_a_compiler_pass_erasing_a_used_node_is_named(catalog, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "torch-fx-graph-pass-erased-used-node" in {m.signature.id for m in result.matches}
+
+
+def test_a_graph_the_users_code_builds_wrongly_is_not_the_compilers(catalog):
+    # fx's other refusals (a node used before it is defined) come from graphs the user builds by hand.
+    line = "RuntimeError: Argument 'x' of Node 'add' was used before it has been defined!\n"
+    assert "torch-fx-graph-pass-erased-used-node" not in {m.signature.id for m in explain([line], catalog).matches}
+
+
+def test_accelerates_older_wording_of_a_missing_package_is_named(catalog):
+    # hiyouga/LlamaFactory#4694: accelerate's check before it said "is not installed".
+    line = "ImportError: DeepSpeed is not available => install it using `pip3 install deepspeed` or build it from source\n"
+    result = explain([line], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert "stack-package-not-installed" in {m.signature.id for m in result.matches}
+    # "not available" alone is a feature's, not a package's ("CUDA is not available", "UVA is not available").
+    assert "stack-package-not-installed" not in {m.signature.id for m in explain(["RuntimeError: DeepSpeed is not available on this platform\n"], catalog).matches}

@@ -262,9 +262,13 @@ AssertionError
 
 def test_a_bare_assert_inside_a_package_is_its_invariant_not_the_users_data(catalog):
     (error,) = explain([_BARE_ASSERT_IN_PACKAGE.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.KNOWN and error.signatures == ("vllm-rope-scaling-without-factor",), error.reasons
+    # Without the source line no entry names it; the bare assert in the package's frame still points at the environment.
+    unnamed = _BARE_ASSERT_IN_PACKAGE.replace('    assert "factor" in rope_scaling\n', "")
+    (error,) = explain([unnamed.encode()], catalog).errors
     assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues, error.reasons
     # An assertion that says what it wants checks the caller's input, and one with no frame is placed nowhere.
-    said = _BARE_ASSERT_IN_PACKAGE.replace("AssertionError\n", "AssertionError: batch size must divide the GPUs\n")
+    said = unnamed.replace("AssertionError\n", "AssertionError: batch size must divide the GPUs\n")
     assert explain([said.encode()], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
     assert explain([b"AssertionError\n"], catalog).errors[0].verdict is ErrorVerdict.NOT_ENVIRONMENT
 

@@ -420,6 +420,12 @@ SIGNATURE_IDS = (
     "cuda-driver-initialization-failed",
     "cuda-launch-timeout-watchdog",
     "nvml-library-not-found",
+    # round 9, classes
+    "package-imported-from-source-tree",
+    "vllm-rope-scaling-without-factor",
+    "library-requires-backend-not-installed",
+    "llamafactory-processor-not-loaded",
+    "torch-fx-graph-pass-erased-used-node",
 )
 
 CHECK_IDS = (
