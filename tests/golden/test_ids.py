@@ -385,6 +385,27 @@ SIGNATURE_IDS = (
     "vllm-deep-gemm-unavailable",
     "vllm-no-attention-backend-for-gpu",
     "vllm-uva-unavailable-wsl2",
+    # round 9, around the stack
+    "numpy2-removed-alias",
+    "numpy124-removed-builtin-alias",
+    "numba-numpy-too-new",
+    "numpy2-pickle-read-by-numpy1",
+    "python3124-forwardref-evaluate-recursive-guard",
+    "pydantic-v2-basesettings-moved",
+    "tokenizer-slow-to-fast-conversion-failed",
+    "build-needs-rust-compiler",
+    "torchvision-functional-tensor-removed",
+    "torchaudio29-backend-api-removed",
+    "torch-dtype-missing-library-too-new",
+    "rocm-gpu-arch-not-in-build",
+    "mps-float64-unsupported",
+    "mps-operator-not-implemented",
+    "mps-backend-out-of-memory",
+    "openmpi-refuses-root",
+    "dataloader-fd-sharing-exhausted",
+    "httpx-028-proxies-removed",
+    "torch-nvidia-wheels-not-installed",
+    "cuda-python-legacy-modules-missing",
 )
 
 CHECK_IDS = (
