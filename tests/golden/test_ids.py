@@ -406,6 +406,16 @@ SIGNATURE_IDS = (
     "httpx-028-proxies-removed",
     "torch-nvidia-wheels-not-installed",
     "cuda-python-legacy-modules-missing",
+    "pip-externally-managed-environment",
+    "windows-build-needs-msvc",
+    "python312-imp-removed",
+    "urllib3-v2-openssl-too-old",
+    "datasets3-reads-datasets4-list-feature",
+    "python314-pickler-batch-setitems",
+    "chat-template-rejects-message-roles",
+    "protobuf-duplicate-sentencepiece-proto",
+    "sentencepiece-source-build-failed",
+    "triton-kernels-missing-or-mismatched",
 )
 
 CHECK_IDS = (
