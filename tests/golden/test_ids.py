@@ -416,6 +416,11 @@ SIGNATURE_IDS = (
     "protobuf-duplicate-sentencepiece-proto",
     "sentencepiece-source-build-failed",
     "triton-kernels-missing-or-mismatched",
+    "openmp-runtime-loaded-twice",
+    "wandb-init-timed-out",
+    "tls-self-signed-certificate-in-chain",
+    "mps-bfloat16-unsupported",
+    "build-needs-cmake",
 )
 
 CHECK_IDS = (
