@@ -421,6 +421,7 @@ SIGNATURE_IDS = (
     "tls-self-signed-certificate-in-chain",
     "mps-bfloat16-unsupported",
     "build-needs-cmake",
+    "file-move-across-filesystems",
 )
 
 CHECK_IDS = (
