@@ -422,6 +422,7 @@ SIGNATURE_IDS = (
     "mps-bfloat16-unsupported",
     "build-needs-cmake",
     "file-move-across-filesystems",
+    "python314-pydantic-v1-unsupported",
 )
 
 CHECK_IDS = (
