@@ -423,6 +423,7 @@ SIGNATURE_IDS = (
     "build-needs-cmake",
     "file-move-across-filesystems",
     "python314-pydantic-v1-unsupported",
+    "torch-numpy-bridge-unavailable",
 )
 
 CHECK_IDS = (
