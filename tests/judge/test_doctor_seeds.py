@@ -46,6 +46,10 @@ CASES = {
         {"transformers": "4.52.4", "torch": "2.2.2", "accelerate": "1.7.0"},
         {"transformers": "4.52.4", "torch": "2.3.1", "accelerate": "1.7.0"},
         "1xA100", "python", None, "online_dpo.py"),
+    "httpx-028-proxies-removed": (
+        {"openai": "1.54.4", "httpx": "0.28.0", "torch": "2.6.0"},
+        {"openai": "1.55.3", "httpx": "0.28.0", "torch": "2.6.0"},
+        "1xA100", "python", None, "online_dpo.py"),
 }
 
 
