@@ -408,6 +408,7 @@ SIGNATURE_IDS = (
     "unsloth-vllm-process-failed",
     "unsloth-flashinfer-jit-ninja-not-found",
     "ray-actor-unavailable-rpc",
+    "verl-module-layout-mismatch",
 )
 
 CHECK_IDS = (
