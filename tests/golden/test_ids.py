@@ -465,6 +465,7 @@ SIGNATURE_IDS = (
     "file-move-across-filesystems",
     "python314-pydantic-v1-unsupported",
     "torch-numpy-bridge-unavailable",
+    "verl-module-layout-mismatch",
 )
 
 CHECK_IDS = (
