@@ -456,7 +456,6 @@ SIGNATURE_IDS = (
     "chat-template-rejects-message-roles",
     "protobuf-duplicate-sentencepiece-proto",
     "sentencepiece-source-build-failed",
-    "triton-kernels-missing-or-mismatched",
     "openmp-runtime-loaded-twice",
     "wandb-init-timed-out",
     "tls-self-signed-certificate-in-chain",
