@@ -465,6 +465,8 @@ SIGNATURE_IDS = (
     "python314-pydantic-v1-unsupported",
     "torch-numpy-bridge-unavailable",
     "verl-module-layout-mismatch",
+    # round 9, core stack, second pass (matrix/signatures/round9_core2.toml)
+    "vllm-flash-attn-version-unsupported-on-gpu",
 )
 
 CHECK_IDS = (
