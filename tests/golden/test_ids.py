@@ -467,6 +467,7 @@ SIGNATURE_IDS = (
     "verl-module-layout-mismatch",
     # round 9, core stack, second pass (matrix/signatures/round9_core2.toml)
     "vllm-flash-attn-version-unsupported-on-gpu",
+    "vllm-cutlass-scaled-mm-not-compiled-for-gpu",
 )
 
 CHECK_IDS = (
