@@ -468,6 +468,8 @@ SIGNATURE_IDS = (
     # round 9, core stack, second pass (matrix/signatures/round9_core2.toml)
     "vllm-flash-attn-version-unsupported-on-gpu",
     "vllm-cutlass-scaled-mm-not-compiled-for-gpu",
+    "flash-attn-kernel-arch-check-failed",
+    "flash-attn-head-dim-unsupported",
 )
 
 CHECK_IDS = (
