@@ -465,6 +465,9 @@ SIGNATURE_IDS = (
     "python314-pydantic-v1-unsupported",
     "torch-numpy-bridge-unavailable",
     "verl-module-layout-mismatch",
+    # round 9, ecosystem, second pass
+    "qwen-vl-utils-not-installed", "transformers-training-feature-needs-newer-accelerate",
+    "triton-language-api-missing",
 )
 
 CHECK_IDS = (
