@@ -467,7 +467,7 @@ SIGNATURE_IDS = (
     "verl-module-layout-mismatch",
     # round 9, ecosystem, second pass
     "qwen-vl-utils-not-installed", "transformers-training-feature-needs-newer-accelerate",
-    "triton-language-api-missing",
+    "triton-language-api-missing", "math-verify-not-installed",
 )
 
 CHECK_IDS = (
