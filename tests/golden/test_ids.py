@@ -468,6 +468,7 @@ SIGNATURE_IDS = (
     # round 9, ecosystem, second pass
     "qwen-vl-utils-not-installed", "transformers-training-feature-needs-newer-accelerate",
     "triton-language-api-missing", "math-verify-not-installed",
+    "decord-not-installed",
 )
 
 CHECK_IDS = (
