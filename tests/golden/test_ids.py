@@ -470,6 +470,10 @@ SIGNATURE_IDS = (
     "vllm-cutlass-scaled-mm-not-compiled-for-gpu",
     "flash-attn-kernel-arch-check-failed",
     "flash-attn-head-dim-unsupported",
+    # round 9, ecosystem, second pass
+    "qwen-vl-utils-not-installed", "transformers-training-feature-needs-newer-accelerate",
+    "triton-language-api-missing", "math-verify-not-installed",
+    "decord-not-installed",
 )
 
 CHECK_IDS = (
