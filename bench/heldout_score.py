@@ -21,7 +21,8 @@ It is a measurement, not a gate: the exit status is 0 whatever the figures.
     python bench/heldout_score.py --json         # the same as JSON, one object per log
     python bench/heldout_score.py --corpus DIR   # another corpus with the same manifest format
     python bench/heldout_score.py --corpus tests/data/heldout2   # the second, blind corpus
-    python bench/heldout_score.py --corpus tests/data/heldout5   # the fifth, blind corpus (gathered 2026-11-27)
+    python bench/heldout_score.py --corpus tests/data/heldout5   # the fifth corpus (gathered and scored blind 2026-11-27)
+    python bench/heldout_score.py --corpus tests/data/heldout6   # the sixth (gathered 2026-11-27, scored blind after that round)
 """
 
 from __future__ import annotations
