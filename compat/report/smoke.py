@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from compat import __version__
-from compat.explain.records import Explanation
+from compat.explain.records import Explanation, Match
 from compat.explain.verdict import ErrorVerdict
 from compat.model import codec
 from compat.model.smoke import SCHEMA_VERSION, Diagnosis, SmokeReport, StageResult, Status, TrainLaunch, Verification
@@ -17,16 +17,13 @@ _MARKS = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.SKIPPED: "skip"}
 
 
 def diagnosis(explanation: Explanation) -> Diagnosis:
-    """The best cause explain found: a catalog signature, else the API index's answer, else the root error."""
-    roots = [m for m in explanation.matches if not m.signature.wrapper]
+    """The best cause explain found: a catalog signature, else the API index's answer, else a version the message
+    states, else a catch-all entry (generic: the stated requirement, where there is one, names more), else the root error."""
+    roots = list(explanation.failures)
     verdict = explanation.verdict.value
-    if roots:
-        best = roots[0]
-        sig = best.signature
-        fix = [*(["install " + ", ".join(sig.fix.requires)] if sig.fix.requires else []),
-               *([sig.fix.advice] if sig.fix.advice else []), *best.notes]
-        text = " ".join(part if part.rstrip().endswith((".", ")")) else part + "." for part in fix)
-        return Diagnosis(verdict=verdict, cause_id=sig.id, title=sig.title, fix=text or None)
+    specific = [m for m in roots if not m.signature.generic]
+    if specific:
+        return _from_signature(verdict, specific[0])
     errors = [e for e in explanation.errors if not e.wrapper] or list(explanation.errors)
     known = next((e for e in errors if e.verdict is ErrorVerdict.KNOWN and e.api is not None), None)
     if known is not None and known.api is not None:
@@ -39,9 +36,19 @@ def diagnosis(explanation: Explanation) -> Diagnosis:
     if stated is not None:  # the message states the mismatch: the side to change is the cause
         error, v = stated
         return Diagnosis(verdict=verdict, cause_id=f"stated-version:{v.subject}", title=_headline(error.root), fix=v.command)
+    if roots:
+        return _from_signature(verdict, roots[0])
     if errors:
         return Diagnosis(verdict=verdict, cause_id=None, title=_headline(errors[0].root), fix=None)
     return Diagnosis(verdict=verdict, cause_id=None, title="no error found in the stage's output", fix=None)
+
+
+def _from_signature(verdict: str, best: Match) -> Diagnosis:
+    sig = best.signature
+    fix = [*(["install " + ", ".join(sig.fix.requires)] if sig.fix.requires else []),
+           *([sig.fix.advice] if sig.fix.advice else []), *best.notes]
+    text = " ".join(part if part.rstrip().endswith((".", ")")) else part + "." for part in fix)
+    return Diagnosis(verdict=verdict, cause_id=sig.id, title=sig.title, fix=text or None)
 
 
 def render_json(report: SmokeReport) -> str:

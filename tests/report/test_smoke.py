@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 from compat.explain.match import explain
 from compat.matrix import load_matrix
@@ -68,3 +69,31 @@ def test_text_markdown_junit_and_json_match_their_golden_files():
     assert [s["status"] for s in doc["stages"]] == ["pass", "pass", "skipped", "fail"]
     assert doc["stages"][3]["diagnosis"]["cause_id"] == "transformers-trainer-needs-accelerate"
     check_golden(GOLDEN / "smoke.json", render_json(report).replace(doc["compat_version"], "VERSION"))
+
+
+_GATE = """Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "/tmp/venv/lib/python3.11/site-packages/transformers/__init__.py", line 27, in <module>
+    from . import dependency_versions_check
+  File "/tmp/venv/lib/python3.11/site-packages/transformers/dependency_versions_check.py", line 57, in <module>
+    require_version_core(deps[pkg])
+  File "/tmp/venv/lib/python3.11/site-packages/transformers/utils/versions.py", line 117, in require_version_core
+    return require_version(requirement, hint)
+  File "/tmp/venv/lib/python3.11/site-packages/transformers/utils/versions.py", line 111, in require_version
+    _compare_versions(op, got_ver, want_ver, requirement, pkg, hint)
+  File "/tmp/venv/lib/python3.11/site-packages/transformers/utils/versions.py", line 44, in _compare_versions
+    raise ImportError(
+"""
+_STATED = ("ImportError: tokenizers>=0.21,<0.22 is required for a normal functioning of this module, but found "
+           "tokenizers==0.19.1.\n")
+
+
+def test_a_stated_requirement_outranks_the_catch_all_entry_of_the_gate_that_printed_it():
+    """The traceback of transformers' import-time version check matches the catch-all dependency-version-gate-failed;
+    the message under it states the package, the range and the version found, which says more (a smoke stage's cause)."""
+    catalog = SimpleNamespace(signatures=load_matrix(()).signatures)
+    stated = diagnosis(explain([_GATE + _STATED], catalog))
+    assert stated.cause_id == "stated-version:tokenizers" and stated.verdict == "known"
+    assert stated.fix is not None and "tokenizers" in stated.fix
+    cut = diagnosis(explain([_GATE], catalog))  # a paste cut inside the gate: the catch-all is all there is
+    assert cut.cause_id == "dependency-version-gate-failed"
