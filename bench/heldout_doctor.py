@@ -16,7 +16,6 @@ A measurement, not a gate: the exit status is 0 whatever the figures.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from heldout_score import CORPUS, score, tomllib
+from heldout_score import corpus_arguments, score, tomllib
 
 NOT_PACKAGES = frozenset({"python", "cuda", "driver", "cuda_driver", "nccl", "os", "gpu"})
 """Manifest keys that state the machine rather than a pip package."""
@@ -102,10 +101,7 @@ def measure(corpus: Path) -> list[Prevented]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=CORPUS, help="directory with manifest.toml and <id>.log files")
-    parser.add_argument("--json", action="store_true", help="one JSON object per log instead of the table")
-    args = parser.parse_args(argv)
+    args = corpus_arguments(__doc__, argv)
     rows = measure(args.corpus)
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=1))

@@ -129,11 +129,16 @@ def table(rows: list[Scored]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def corpus_arguments(doc: str, argv: list[str] | None) -> argparse.Namespace:
+    """`--corpus DIR` and `--json`, the arguments of every measurement over a corpus."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="directory with manifest.toml and <id>.log files")
     parser.add_argument("--json", action="store_true", help="one JSON object per log instead of the table")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = corpus_arguments(__doc__, argv)
     rows = score(args.corpus)
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=1))

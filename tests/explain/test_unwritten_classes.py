@@ -159,31 +159,6 @@ def test_an_installed_package_failing_its_own_import_is_not_a_launch_mistake(cat
     assert result.verdict is not ErrorVerdict.KNOWN_USAGE
 
 
-@pytest.mark.parametrize("text", _cases("vllm-rope-scaling-without-factor"))
-def test_an_older_vllm_asserting_a_rope_factor_is_named(catalog, text):
-    result = explain([text], catalog)
-    assert result.verdict is ErrorVerdict.KNOWN
-    assert "vllm-rope-scaling-without-factor" in {m.signature.id for m in result.matches}
-
-
-@pytest.mark.parametrize("text", [
-    # modelscope/ms-swift#7198: swift's own check of its arguments speaks of the factor too; it is not vLLM's assert.
-    "AssertionError: `max_model_len` or `rope_scaling_factor` is not set\n",
-    # transformers' validator of the two-field form is another entry's (transformers-rope-scaling-llama3-old).
-    "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 8.0}\n",
-])
-def test_other_rope_scaling_checks_are_not_vllms_assert(catalog, text):
-    result = explain([text], catalog)
-    assert "vllm-rope-scaling-without-factor" not in {m.signature.id for m in result.matches}
-
-
-@pytest.mark.parametrize("text", _cases("library-requires-backend-not-installed"))
-def test_a_class_whose_optional_backend_is_not_installed_is_named(catalog, text):
-    result = explain([text], catalog)
-    assert result.verdict is ErrorVerdict.KNOWN
-    assert "library-requires-backend-not-installed" in {m.signature.id for m in result.matches}
-
-
 def test_a_tokenizer_library_keeps_its_own_entry(catalog):
     # huggingface/transformers' tokenizer guard: the entry for sentencepiece/protobuf/tiktoken says more than the class.
     line = ("ImportError: LlamaTokenizer requires the SentencePiece library but it was not found in your environment."
@@ -191,41 +166,6 @@ def test_a_tokenizer_library_keeps_its_own_entry(catalog):
     result = explain([line], catalog)
     assert result.matches[0].signature.id != "library-requires-backend-not-installed"
     assert result.verdict is ErrorVerdict.KNOWN
-
-
-@pytest.mark.parametrize("line", [
-    # A library found but too old, or a feature the installed library lacks, is another failure.
-    "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest version of bitsandbytes: `pip install -U bitsandbytes`\n",
-    "ValueError: This model requires the tokenizer library version 0.20 or later\n",
-])
-def test_other_requirements_are_not_a_missing_backend(catalog, line):
-    result = explain([line], catalog)
-    assert "library-requires-backend-not-installed" not in {m.signature.id for m in result.matches}
-
-
-@pytest.mark.parametrize("text", _cases("llamafactory-processor-not-loaded"))
-def test_llamafactory_without_a_processor_is_named(catalog, text):
-    result = explain([text], catalog)
-    assert result.verdict is ErrorVerdict.KNOWN
-    assert "llamafactory-processor-not-loaded" in {m.signature.id for m in result.matches}
-
-
-def test_a_processor_of_the_users_own_code_is_not_llamafactorys(catalog):
-    line = "ValueError: Processor was not found in the registry: my_processor\n"
-    assert "llamafactory-processor-not-loaded" not in {m.signature.id for m in explain([line], catalog).matches}
-
-
-@pytest.mark.parametrize("text", _cases("torch-fx-graph-pass-erased-used-node"))
-def test_a_compiler_pass_erasing_a_used_node_is_named(catalog, text):
-    result = explain([text], catalog)
-    assert result.verdict is ErrorVerdict.KNOWN
-    assert "torch-fx-graph-pass-erased-used-node" in {m.signature.id for m in result.matches}
-
-
-def test_a_graph_the_users_code_builds_wrongly_is_not_the_compilers(catalog):
-    # fx's other refusals (a node used before it is defined) come from graphs the user builds by hand.
-    line = "RuntimeError: Argument 'x' of Node 'add' was used before it has been defined!\n"
-    assert "torch-fx-graph-pass-erased-used-node" not in {m.signature.id for m in explain([line], catalog).matches}
 
 
 def test_accelerates_older_wording_of_a_missing_package_is_named(catalog):
@@ -236,3 +176,35 @@ def test_accelerates_older_wording_of_a_missing_package_is_named(catalog):
     assert "stack-package-not-installed" in {m.signature.id for m in result.matches}
     # "not available" alone is a feature's, not a package's ("CUDA is not available", "UVA is not available").
     assert "stack-package-not-installed" not in {m.signature.id for m in explain(["RuntimeError: DeepSpeed is not available on this platform\n"], catalog).matches}
+
+
+NAMED_BY_AN_ENTRY = ("vllm-rope-scaling-without-factor", "library-requires-backend-not-installed",
+                     "llamafactory-processor-not-loaded", "torch-fx-graph-pass-erased-used-node")
+"""Classes named by one catalog entry, each proved on its file of real lines under tests/data/logs/classes/."""
+
+
+@pytest.mark.parametrize(("entry", "text"), [
+    pytest.param(entry, *case.values, id=f"{entry}-{case.id}") for entry in NAMED_BY_AN_ENTRY for case in _cases(entry)])
+def test_each_class_an_entry_names_is_known_on_every_thread(catalog, entry, text):
+    result = explain([text], catalog)
+    assert result.verdict is ErrorVerdict.KNOWN
+    assert entry in {m.signature.id for m in result.matches}
+
+
+@pytest.mark.parametrize(("entry", "line"), [
+    # modelscope/ms-swift#7198: swift's own check of its arguments speaks of the factor too; it is not vLLM's assert.
+    ("vllm-rope-scaling-without-factor", "AssertionError: `max_model_len` or `rope_scaling_factor` is not set\n"),
+    # transformers' validator of the two-field form is another entry's (transformers-rope-scaling-llama3-old).
+    ("vllm-rope-scaling-without-factor",
+     "ValueError: `rope_scaling` must be a dictionary with two fields, `type` and `factor`, got {'factor': 8.0}\n"),
+    # A library found but too old, or a feature the installed library lacks, is another failure.
+    ("library-requires-backend-not-installed", "ImportError: Using `bitsandbytes` 4-bit quantization requires the latest "
+     "version of bitsandbytes: `pip install -U bitsandbytes`\n"),
+    ("library-requires-backend-not-installed", "ValueError: This model requires the tokenizer library version 0.20 or later\n"),
+    # A processor registry of the user's own code is not LLaMA-Factory's.
+    ("llamafactory-processor-not-loaded", "ValueError: Processor was not found in the registry: my_processor\n"),
+    # fx's other refusals (a node used before it is defined) come from graphs the user builds by hand.
+    ("torch-fx-graph-pass-erased-used-node", "RuntimeError: Argument 'x' of Node 'add' was used before it has been defined!\n"),
+])
+def test_look_alikes_of_an_entrys_class_are_not_named_by_it(catalog, entry, line):
+    assert entry not in {m.signature.id for m in explain([line], catalog).matches}
