@@ -219,8 +219,9 @@ def read_log(
                 event = _EVENTS[index]
                 if event in _FOLLOW:
                     following = _following(data, hit.end, MAX_FOLLOWING)
-                else:  # a frame's source line says what it was doing (an import, or a call into a library)
-                    following = _following(data, hit.end, 1) if event is Event.FRAME else []
+                else:  # a frame's source line says what it was doing (an import, or a call into a library); IPython
+                    # prints it as the third of its context lines (`---> 10 from x import y`)
+                    following = _following(data, hit.end, 3) if event is Event.FRAME else []
                 queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
             elif kind == "context":
                 context_seen.add(index)

@@ -31,7 +31,8 @@ class Event(str, Enum):
 
     # Literal-led and short: each one costs the automaton on every byte of every log.
     TRACEBACK = r"Traceback \(most recent call last\)"
-    FRAME = r"File \"[^\"\n]+\", line \d+|File /[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+|\.py\]\([^)\s]*\) in [\w<]|\.py in [\w<]"
+    FRAME = (r"File \"[^\"\n]+\", line \d+|File (?:[/~]|[A-Za-z]:\\)[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+|"
+             r"\.py\]\([^)\s]*\) in [\w<]|\.py in [\w<]")
     EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
     CAUSE = r"The above exception was the direct cause"
     CONTEXT = r"During handling of the above exception"
@@ -162,10 +163,12 @@ _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|
 # Before the type: a space, punctuation, or a letter outside ASCII (Chinese and Japanese put no space before a quoted error).
 _EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|\u0080-\U0010ffff]))"
                          r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File (/[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|(Cell In\[\d+\]), line (\d+)|'
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File ((?:[/~]|[A-Za-z]:\\)[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|'
+                    r'(Cell In\[\d+\]), line (\d+)|'
                     r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)|'
                     r'^\s*(/[^\s:"\[\]()]+\.py) in ([\w.<>]+)(?:\(|$)')
-"""A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`),
+"""A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`, the path
+also under `~` or a Windows drive),
 a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line),
 or as older IPython and Colab print it without the link (`/x/y.py in f(a, b)` at the start of a line, no line)."""
 _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
@@ -349,10 +352,7 @@ class ErrorBuilder:
         end = number + len(rest)
         raised = Raised(type=etype, message=message, frames=frames, line=number)
         st.frames, st.tb_start = [], None
-        linked = (
-            st.link_line is not None and st.last is not None
-            and 0 <= st.link_line - st.last_end <= _LINK_GAP and 0 <= start - st.link_line <= _LINK_GAP + 2
-        )
+        linked = self._links(st, start)
         st.link_line = None
         if linked and st.last is not None:
             st.last.chain.append(raised)
@@ -368,6 +368,12 @@ class ErrorBuilder:
             self._drafts.append(draft)
         else:
             self.dropped += 1
+
+    @staticmethod
+    def _links(st: _Stream, start: int) -> bool:
+        """Whether a traceback starting at `start` continues the stream's last error across a chain marker."""
+        return (st.link_line is not None and st.last is not None
+                and 0 <= st.link_line - st.last_end <= _LINK_GAP and 0 <= start - st.link_line <= _LINK_GAP + 2)
 
     def drafts(self) -> list[ErrorDraft]:
         """The errors read so far, copies of one error merged (first seen kept, counted), and a traceback the log
@@ -393,6 +399,13 @@ class ErrorBuilder:
             if st.tb_start is None or not st.frames or len(self._drafts) + len(out) >= MAX_ERRORS:
                 continue
             raised = Raised(type="", message=UNFINISHED, frames=tuple(st.frames), line=st.frame_line)
+            if self._links(st, st.tb_start):
+                # "During handling of the above exception" then a cut traceback: the error it was raised while
+                # handling is the same failure, and the cut frames still say what the program was doing then.
+                assert st.last is not None
+                st.last.chain.append(raised)
+                st.last.spans.append((st.tb_start, st.frame_line))
+                continue
             out.append(ErrorDraft(kind=ErrorKind.PYTHON, chain=[raised], first_line=st.tb_start, spans=[(st.tb_start, st.frame_line)],
                                   stream=where, lines=[UNFINISHED]))
         return out
@@ -433,11 +446,21 @@ def _nested(outer: Raised) -> list[Raised]:
     return [Raised(type="", message=inner, frames=(), line=outer.line)]
 
 
+_IPYTHON_CURRENT = re.compile(r"^\s*-+>\s*\d+\s(.+)$")
+"""IPython's and Colab's mark of a frame's current line among its context lines (`---> 10 from unsloth import x`)."""
+
+
 def _code(following: Sequence[str], frame_text: str) -> str | None:
     """The source line printed under a frame, when the next line of its stream is one (not another frame, a marker or
-    the exception line)."""
+    the exception line); in IPython's format, the context line marked as the current one."""
     if not following or stream(following[0]) != stream(frame_text):
         return None
+    for raw in following:
+        if stream(raw) != stream(frame_text) or _FRAME.search(body(raw)):
+            break  # the next frame's lines are not this frame's
+        m = _IPYTHON_CURRENT.match(body(raw))
+        if m is not None:
+            return m.group(1).strip()[:200]
     line = body(following[0]).strip()
     if not line or _NOT_CONTINUED.match(line) or _EXC_AT_START.match(line) or line.startswith(("File ", "Traceback")):
         return None

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from compat.explain.roots import ErrorKind, Raised
+from compat.explain.roots import ErrorKind, Frame, Raised
 from compat.explain.stated import StatedVersion
 from compat.timeline.records import ApiAnswer, Drift
 
@@ -107,9 +107,35 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
             add(Clue.API)
     if versions:
         add(Clue.VERSION)
+    if _while_importing(chain):
+        add(Clue.IMPORT)
     if not found and chain and not _speaks_of_data(chain[0]) and _raised_in_library(chain[0]):
         add(Clue.LIBRARY)  # only when nothing more specific spoke: a clue, not a second opinion
     return tuple(found)
+
+
+_IMPORTS = re.compile(r"^\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
+
+
+def _while_importing(chain: tuple[Raised, ...]) -> bool:
+    """Whether a package raised it while a module was being imported: a frame of the chain (the program's or a package's
+    module body) is on an import statement that ran a module (the next frame is a module body or the interpreter's
+    import machinery, or the paste hides the frames after it), and the innermost frame is a package's. Whatever its
+    type, an error raised by an import is the installed code's, or what it was combined with: an import passes no data
+    of the program's."""
+    root = chain[0].raiser if chain else None
+    if root is None or root.package is None:
+        return False
+    for raised in chain:
+        for frame, after in zip(raised.frames, [*raised.frames[1:], None], strict=True):
+            if frame.code is not None and _IMPORTS.match(frame.code) and (after is None or _module_body(after)):
+                return True
+    return False
+
+
+def _module_body(frame: Frame) -> bool:
+    """A module's top level running (`in <module>`; IPython prints none), or the import machinery that runs it."""
+    return frame.function in (None, "<module>") or frame.file.startswith("<frozen importlib")
 
 
 _DATA_TYPES = frozenset({
