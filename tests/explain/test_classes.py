@@ -20,7 +20,7 @@ CLASSES = {"extension-built-for-another-torch", "shared-library-not-found", "imp
            "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code",
            "checkpoint-tensor-unknown-to-loader", "build-system-header-missing", "internal-call-signature-mismatch",
            "stack-package-not-installed", "build-system-library-not-found",
-           "package-code-needs-another-python", "shared-object-undefined-symbol"}
+           "package-code-needs-another-python", "package-release-does-not-compile", "shared-object-undefined-symbol"}
 
 PACKAGE_RAISES = """Traceback (most recent call last):
   File "/home/user/train.py", line 3, in <module>
@@ -363,6 +363,17 @@ def test_a_syntax_error_is_the_environments_only_in_a_packages_file() -> None:
     own = '  File "/home/user/train.py", line 12\n    match name:\n          ^\nSyntaxError: invalid syntax\n'
     assert "package-code-needs-another-python" in _ids(package)
     assert "package-code-needs-another-python" not in _ids(own)
+
+
+def test_an_indentation_error_is_a_broken_release_only_in_a_packages_file() -> None:
+    package = ('  File "/venv/lib/python3.12/site-packages/pkgz/models/rl.py", line 372\n    return x\n    ^\n'
+               "IndentationError: expected an indented block after 'try' statement on line 371\n")
+    # InstaPy/InstaPy#1427: the same message from the user's own script
+    own = ('File "quickstart3.py", line 12\n    session = InstaPy(username=insta_username,\n         ^\n'
+           "IndentationError: unindent does not match any outer indentation level\n")
+    assert "package-release-does-not-compile" in _ids(package)
+    assert "package-release-does-not-compile" not in _ids(own)
+    assert "package-code-needs-another-python" not in _ids(package)
 
 
 def test_an_undefined_symbol_of_a_libtorch_build_is_named_for_torch_before_the_catch_all() -> None:

@@ -357,7 +357,7 @@ SIGNATURE_IDS = (
     "build-system-header-missing", "unsloth-compiled-code-does-not-compile",
     "internal-call-signature-mismatch", "stack-package-not-installed",
     "request-longer-than-served-context", "generate-max-length-not-above-input",
-    "build-system-library-not-found", "package-code-needs-another-python",
+    "build-system-library-not-found", "package-code-needs-another-python", "package-release-does-not-compile",
     "shared-object-undefined-symbol",
     "compiler-standard-too-old-for-torch-headers", "unsloth-cannot-patch-installed-trainer",
     "vllm-v1-engine-lacks-feature", "vllm-parameter-without-weight-loader",
