@@ -183,7 +183,9 @@ def timeline_decides(drift: ApiAnswer, chain: tuple[Raised, ...]) -> bool:
     if drift.drift is not Drift.NEVER:
         return drift.decided
     frame = chain[0].raiser if chain else None
-    return drift.typo_of is not None or (frame is not None and frame.package is None) or drift.unreleased
+    users = frame is None or frame.package is None
+    return (drift.typo_of is not None or (frame is not None and frame.package is None) or drift.unreleased
+            or (drift.home_of is not None and users))
 
 
 def _raised_in_library(raised: Raised) -> bool:
@@ -218,6 +220,8 @@ def decide(
         return ErrorVerdict.KNOWN, (f"the API timeline: no {drift.package} release has it and {drift.caller} asks for it",)
     if drift is not None and drift.drift is Drift.NEVER and timeline_decides(drift, chain):
         why = (f"no {drift.package} release ever had it and {drift.typo_of} is one slip away: a typo" if drift.typo_of else
+               f"no {drift.package} release ever had it; {drift.home_of.replace(':', ' exports ')}: the import names the wrong "
+               f"package" if drift.home_of else
                f"no {drift.package} release ever had it and your own code asks for it: the program's own name")
         return ErrorVerdict.NOT_ENVIRONMENT, (why,)
     if found:

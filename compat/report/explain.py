@@ -102,6 +102,7 @@ def _api_json(a: ApiAnswer) -> dict:
         "caller_import": a.caller_import.value if a.caller_import else None, "caller_fixed_in": a.caller_fixed_in,
         "caller_since": a.caller_since,
         "fix": list(a.fix), "reason": a.reason, "typo_of": a.typo_of,
+        "home_of": a.home_of,
     }
 
 
@@ -117,6 +118,10 @@ def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
                 f"a released {a.package}")
     if a.drift is Drift.NEVER and a.typo_of:
         return f"api: no indexed {a.package} release has {what}; `{a.typo_of}` is one slip away: a typo, not the environment"
+    if a.drift is Drift.NEVER and a.home_of:
+        module, _, name = a.home_of.partition(":")
+        return (f"api: no indexed {a.package} release has {what}, and {module} exports it: import it from there "
+                f"(`from {module} import {name}`), not the environment")
     if a.drift is Drift.NEVER:
         return (f"api: no indexed {a.package} release has {what}, nor a name close to it: the calling code's own name, or "
                 "one of an unreleased build")

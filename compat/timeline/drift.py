@@ -58,7 +58,7 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mappi
         base = _member_known(api, base)
     settled = _settled(api, base, kind, key, callable_known)
     if settled is not None:
-        return settled
+        return _with_home(settled, source)
     if _too_new(base) and base.removed_in is not None:
         return _callee_too_new(api, source, base, base.removed_in)
     return _callee_too_old(api, source, base)
@@ -114,6 +114,28 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
 _TYPO_RATIO = 0.9
 """How alike a name must be to one a release has to read as a slip of the keyboard (difflib's ratio): `GRPOTrainr` is
 0.95 from `GRPOTrainer`; `Qwen2_5_VLImageProcessor`, a development build's name, is 0.88 from `Qwen2_5_VLProcessor`."""
+
+
+def _with_home(settled: ApiAnswer, source: ApiSource) -> ApiAnswer:
+    """A top-level name no release of the callee had, looked up at the top level of the other indexed packages: one
+    that exports it says the import names the wrong package (`from trl import TrainingArguments`), not a release."""
+    module, _, name = (settled.key or "").partition(":")
+    if settled.drift is not Drift.NEVER or settled.kind is not ApiKind.NAME or "." in module or not _PUBLIC.match(name):
+        return settled
+    for package in source.indexed():
+        if package == settled.package:
+            continue
+        api = source.get(package)
+        if isinstance(api, Unknown):
+            continue
+        for root in api.top_level or import_names(package):
+            if api.present(ApiKind.NAME, f"{root}:{name}"):
+                return replace(settled, home_of=f"{root}:{name}")
+    return settled
+
+
+_PUBLIC = re.compile(r"^[A-Za-z][A-Za-z0-9_]{3,}$")
+"""A name worth looking up elsewhere: public and not a short common word."""
 
 
 def _typo_of(api: PackageApi, kind: ApiKind, key: str) -> str | None:

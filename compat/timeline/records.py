@@ -231,6 +231,9 @@ class ApiAnswer:
     """Why the answer is undecided."""
     typo_of: str | None = None
     """For a key no release had: the key of a release's name it is one slip away from (NEVER only)."""
+    home_of: str | None = None
+    """For a top-level name no release of the callee had: the key of the same name at the top level of another
+    indexed package ("transformers:TrainingArguments" for `from trl import TrainingArguments`), NEVER only."""
 
     @property
     def decided(self) -> bool:

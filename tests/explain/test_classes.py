@@ -179,6 +179,28 @@ def test_a_name_no_release_had_that_your_own_code_imports_is_the_programs() -> N
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "your own code asks for it" in error.reasons[0]
 
 
+@pytest.mark.parametrize(("line", "home"), [
+    # The wording of huggingface/trl#1639's traceback, whose script imports TrainingArguments from trl as well.
+    ("ImportError: cannot import name 'TrainingArguments' from 'trl'\n", "transformers:TrainingArguments"),
+    (f"ImportError: cannot import name 'LoraConfig' from 'transformers' ({_SITE})\n", "peft:LoraConfig"),
+    ("ImportError: cannot import name 'SFTTrainer' from 'transformers'\n", "trl:SFTTrainer"),
+])
+def test_a_name_another_indexed_package_exports_is_imported_from_the_wrong_package(line: str, home: str) -> None:
+    (error,) = _explain(line).errors
+    assert error.api is not None and error.api.home_of == home
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "the import names the wrong package" in error.reasons[0]
+
+
+def test_a_name_elsewhere_asked_for_by_a_packages_import_stays_the_environment() -> None:
+    # An installed package importing it from trl was written against a build of trl that had it (a fork).
+    log = ("Traceback (most recent call last):\n"
+           '  File "/venv/lib/python3.11/site-packages/pkgz/train.py", line 3, in <module>\n'
+           "    from trl import TrainingArguments\n"
+           "ImportError: cannot import name 'TrainingArguments' from 'trl'\n")
+    (error,) = _explain(log).errors
+    assert error.verdict is ErrorVerdict.KNOWN
+
+
 _LOADER = ('  File "/venv/lib/python3.11/site-packages/vllm/model_executor/models/qwen2.py", line 371, in load_weights\n'
            "    param = params_dict[name]\n")
 _OWN = '  File "/home/me/convert.py", line 12, in <module>\n    w = state["layers.0.mlp.down_proj.weight"]\n'
