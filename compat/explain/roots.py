@@ -85,7 +85,8 @@ ECHO_WORDINGS: tuple[tuple[str, str], ...] = (
     ("a subprocess launcher", r"Command '.*' returned non-zero exit status -?\d+"),
     ("DeepSpeed's launcher", r"exits with return code = -?\d+"),
     ("multiprocessing", r"\b[Pp]rocess \d+ terminated with (?:exit code|signal|the following error)|exited with exit ?code -?\d+"),
-    ("any program", r"\b(?:[Ss]ee|[Cc]heck|[Rr]efer to) (?:the )?(?:stack ?trace|root cause|error messages?|errors?|traceback|logs?) above"),
+    ("any program", r"\b(?:[Ss]ee|[Cc]heck) (?:the )?(?:stack ?trace|root cause|error messages?|errors?|traceback|logs?) "
+                    r"above"),
 )
 """How launchers and engines word an exception that only reports that an error happened elsewhere (another process,
 earlier lines): the cause is the error above it, not the wrapper. Matched on the message, whatever the exception's type
@@ -408,7 +409,7 @@ class ErrorBuilder:
         out = list(merged.values())
         # A logged import failure stands only where nothing failed; a wrapper that echoes an error reported elsewhere
         # is no failure of its own, so beside one the logged line may be the error it echoes.
-        if any(not d.logged and not all(echoes(r) for r in d.chain) for d in out):
+        if any(not d.logged and not echoes(d.root) for d in out):
             return [d for d in out if not d.logged]
         return out
 
