@@ -95,3 +95,18 @@ def test_a_warning_that_quotes_the_loader_is_the_same_class(catalog):
 ])
 def test_words_about_undefined_symbols_without_one_are_not_the_class(catalog, line):
     assert "shared-object-undefined-symbol" not in _ids(catalog, line + "\n")
+
+
+@pytest.mark.parametrize(("line", "entry"), [
+    # Windows' loader: WinError 127, a procedure (symbol) the DLL lacks: Wan-Video/Wan2.1#47,
+    # sunsetcoder/flash-attention-windows#6.
+    ("ImportError: DLL load failed while importing flash_attn_2_cuda: The specified procedure could not be found.",
+     "shared-object-undefined-symbol"),
+    # WinError 126, the module or a DLL it links is missing: oobabooga/textgen#7386, pytorch/pytorch#28363 and #9344.
+    ("ImportError: DLL load failed while importing flash_attn_2_cuda: The specified module could not be found.",
+     "shared-library-not-found"),
+    ("ImportError: DLL load failed: The specified module could not be found.", "shared-library-not-found"),
+])
+def test_windows_loader_words_are_the_same_classes(catalog, line, entry):
+    result = explain([line + "\n"], catalog)
+    assert entry in [m.signature.id for m in result.matches] and result.verdict is ErrorVerdict.KNOWN
