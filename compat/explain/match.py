@@ -22,7 +22,7 @@ from compat.explain.drift import questions
 from compat.explain.fixes import tailor_fix
 from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.records import Explanation, Match, MatchedLine, RootError, failures
-from compat.explain.roots import LAUNCHER_TYPES, MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised
+from compat.explain.roots import MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised, echoes
 from compat.explain.scan import LINE_CAP, MAX_LINE, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
 from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues, decide, timeline_decides
 from compat.explain.versions import check, stated_versions
@@ -466,7 +466,8 @@ def _root_error(
     verdict, reasons = decide(chain, root_ids, usage, drift, versions, found)
     # An echo only when its innermost exception is one: a chain that starts from a real error is
     # that error, whatever wraps it.
-    wrapper = not root_ids and (chain[0].short_type in LAUNCHER_TYPES or (bool(ids) and len(chain) == 1))
+    # An echo by its type or its wording (`roots.echoes`): a log that ends in one is decided by the errors above it.
+    wrapper = not root_ids and (echoes(chain[0]) or (bool(ids) and len(chain) == 1))
     if wrapper:
         reasons = ("it only echoes an error reported elsewhere (a launcher's summary, another rank)",)
     return RootError(

@@ -72,8 +72,32 @@ class ErrorKind(str, Enum):
     """A line that states an error outside any of the above (a logger's message, a version mismatch)."""
 
 
-LAUNCHER_TYPES = frozenset({"ChildFailedError", "CalledProcessError", "SignalException"})
-"""Exceptions a launcher raises when a child failed: they only echo the child's error."""
+LAUNCHER_TYPES = frozenset({
+    "ChildFailedError", "CalledProcessError", "SignalException", "ProcessRaisedException", "ProcessExitedException",
+    "RayTaskError", "RayActorError",
+})
+"""Exceptions a launcher raises when a child failed: they only echo the child's error (torchrun's ChildFailedError,
+accelerate's and DeepSpeed's CalledProcessError, torch.multiprocessing.spawn's two, Ray's re-raise in the driver)."""
+
+ECHO_WORDINGS: tuple[tuple[str, str], ...] = (
+    ("vLLM V1 engine start-up", r"Engine core initialization failed\. See root cause above"),
+    ("vLLM V0 front end", r"Engine process failed to start\. See stack trace for the root cause"),
+    ("vLLM V1 executor", r"Worker failed with error '.*', please check the stack trace above for the root cause"),
+    ("a subprocess launcher", r"Command '.*' returned non-zero exit status -?\d+"),
+    ("DeepSpeed's launcher", r"exits with return code = -?\d+"),
+    ("multiprocessing", r"\b[Pp]rocess \d+ terminated with (?:exit code|signal|the following error)|exited with exit ?code -?\d+"),
+    ("any program", r"\b(?:[Ss]ee|[Cc]heck) (?:the )?(?:stack ?trace|root cause|error messages?|errors?|traceback|logs?) "
+                    r"above"),
+)
+"""How launchers and engines word an exception that only reports that an error happened elsewhere (another process,
+earlier lines): the cause is the error above it, not the wrapper. Matched on the message, whatever the exception's type
+(vLLM raises RuntimeError), so a log that ends in one is decided by the errors above it."""
+_ECHO = re.compile("|".join(f"(?:{p})" for _, p in ECHO_WORDINGS))
+
+
+def echoes(raised: Raised) -> bool:
+    """Whether an exception only echoes an error reported elsewhere: a launcher's type or an engine's wording."""
+    return raised.short_type in LAUNCHER_TYPES or _ECHO.search(raised.message) is not None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -389,8 +413,11 @@ class ErrorBuilder:
                 seen.count += 1
                 seen.spans.extend(d.spans)
         out = list(merged.values())
-        failed = [d for d in out if not d.logged]
-        return failed or out
+        # A logged import failure stands only where nothing failed; a wrapper that echoes an error reported elsewhere
+        # is no failure of its own, so beside one the logged line may be the error it echoes.
+        if any(not d.logged and not echoes(d.root) for d in out):
+            return [d for d in out if not d.logged]
+        return out
 
 
     def _unfinished(self) -> list[ErrorDraft]:
