@@ -138,6 +138,21 @@ def _following(block: bytes, end: int, want: int) -> list[str]:
     return out
 
 
+def _before(block: bytes, end: int) -> str:
+    """The line above the one ending at offset `end` of `block`, past the carets Python 3.11 prints under a call
+    ("" at the block's start: a block boundary loses it)."""
+    start = block.rfind(b"\n", 0, end) + 1
+    for _ in range(3):
+        if start <= 0:
+            return ""
+        above = block.rfind(b"\n", 0, start - 1) + 1
+        line = strip_ansi(block[above : min(start - 1, above + MAX_SHOWN * 4)]).decode("utf-8", "replace")
+        if line.strip(" \t^~") or not line.strip():
+            return line
+        start = above
+    return ""
+
+
 @dataclass
 class _Pending:
     """A structural line waiting for the lines after it (they may be in the next blocks)."""
@@ -147,6 +162,8 @@ class _Pending:
     text: str
     following: list[str]
     waiting: bool
+    before: str = ""
+    """An exception's line above it (a paste's call site, when no traceback is printed)."""
 
 
 def explain(
@@ -221,7 +238,9 @@ def read_log(
                     following = _following(data, hit.end, MAX_FOLLOWING)
                 else:  # a frame's source line says what it was doing (an import, or a call into a library)
                     following = _following(data, hit.end, 1) if event is Event.FRAME else []
-                queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
+                before = _before(data, hit.end) if event is Event.EXCEPTION else ""
+                queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING,
+                                      before))
             elif kind == "context":
                 context_seen.add(index)
             elif kind == "frames":
@@ -230,12 +249,12 @@ def read_log(
                 _record(acc, index, hit.line_number, hit.text)
         while queue and not queue[0].waiting:
             p = queue.popleft()
-            builder.feed(p.event, p.number, p.text, p.following)
+            builder.feed(p.event, p.number, p.text, p.following, p.before)
         line_base += block_lines
         if progress is not None:
             progress(len(block))
     for p in queue:
-        builder.feed(p.event, p.number, p.text, p.following)
+        builder.feed(p.event, p.number, p.text, p.following, p.before)
     for si in context_seen & set(acc):
         acc[si].context = True
     drafts = builder.drafts()

@@ -101,6 +101,9 @@ class Raised:
     """The traceback's frames, outermost first (as printed); empty without a traceback."""
     line: int
     """Line number of the exception line."""
+    code: str | None = None
+    """Without frames: the indented source line printed just above the exception line (a paste cut to the call site,
+    `    self.model = Engine(Args(**kw))`), which says what was called; None otherwise."""
 
     @property
     def short_type(self) -> str:
@@ -264,9 +267,9 @@ class ErrorBuilder:
         self.dropped = 0
         """Errors read after MAX_ERRORS drafts were kept (counted, not kept)."""
 
-    def feed(self, event: Event, number: int, text: str, following: Sequence[str] = ()) -> None:
+    def feed(self, event: Event, number: int, text: str, following: Sequence[str] = (), before: str = "") -> None:
         """One structural line (`number` in the log); `following` are the lines after it, for the
-        rest of an exception's message."""
+        rest of an exception's message; `before` the line above an exception's."""
         st = self._streams.setdefault(stream(text), _Stream())
         line = body(text)
         if event is Event.TRACEBACK:
@@ -294,6 +297,8 @@ class ErrorBuilder:
             self._add(st, ErrorKind.CPP, kind_type, message, number, text, following)
         elif event is Event.EXCEPTION:
             self._exception(st, number, line, text, following)
+            if before and st.last is not None and st.last.first_line == number and not st.last.root.frames:
+                self._call_site(st.last, text, before)
         elif event is Event.NCCL:
             if not self._inside(st, number):
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
@@ -318,6 +323,17 @@ class ErrorBuilder:
             st.last.chain[0] = Raised(type=root.type, message=root.message, frames=tuple(frames), line=root.line)
         st.last.spans[-1] = (st.last.spans[-1][0], number)
         st.last_end = number
+
+    @staticmethod
+    def _call_site(draft: ErrorDraft, text: str, before: str) -> None:
+        """Keeps the indented code line above a frameless exception line as the call that raised it."""
+        line = body(before)
+        code = line.strip()
+        if stream(before) != stream(text) or not line[:1].isspace() or "(" not in code or _NOT_CONTINUED.match(line) \
+                or _EXC_AT_START.match(code) or code.startswith(("File ", "Traceback")):
+            return
+        root = draft.chain[-1]
+        draft.chain[-1] = Raised(type=root.type, message=root.message, frames=root.frames, line=root.line, code=code[:200])
 
     def _logged_import(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
         if _CODE_LINE.match(line) or _EXC_INSIDE.search(clean(text)) or _EXC_AT_START.match(line.strip()):

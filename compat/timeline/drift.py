@@ -46,6 +46,8 @@ def _installed(facts: Facts | None, package: str | None) -> str | None:
 def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None = None) -> ApiAnswer | None:
     """The index's answer; None when no indexed package is the callee. `stated`: versions the log
     states it found ({"transformers": "4.46.0"}), used for a package the facts do not give."""
+    if q.base_of is not None:
+        return _answer_super(q, facts, source, stated)
     found = _locate(q, source)
     if found is None:
         return None
@@ -62,6 +64,57 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mappi
     if _too_new(base) and base.removed_in is not None:
         return _callee_too_new(api, source, base, base.removed_in)
     return _callee_too_old(api, source, base)
+
+
+def _answer_super(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:
+    """`super().__init__(...)` in a package's module: the question asked of each base of the class the module
+    defines (`_module_bases`), the first that decides."""
+    first: ApiAnswer | None = None
+    for base in _module_bases(q.base_of or "", facts, source, stated):
+        a = answer(replace(q, module=f"{base}.__init__", base_of=None), facts, source, stated)
+        if a is not None and a.decided:
+            return a
+        first = first or a
+    return first
+
+
+def _module_bases(module: str, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> list[str]:
+    """The bases (class names) of the classes module `module` holds, over the package's releases: of the class named like the module (`GRPOTrainer` in `grpo_trainer.py`) when there is one, since a module
+    also holds the classes it imports. Empty when the index keys no bases for them."""
+    api = source.get(distribution_of(module.split(".")[0]))
+    if isinstance(api, Unknown):
+        return []
+    root = (api.top_level or import_names(api.package))[0]
+    release = _installed(facts, api.package) or (stated or {}).get(api.package)
+    # Every release's, the installed one's first, newest next: a base the index does not follow (trl's `_BaseTrainer`,
+    # `trl.trainer.base_trainer.BaseTrainer`, not exported at the top) hides the public one an older release wrote.
+    releases = [r for r in (release, *reversed(api.releases)) if r is not None]
+    keys = api.keys(ApiKind.NAME)
+    prefix = f"{module}:"
+    names = [k[len(prefix):] for k in keys[bisect.bisect_left(keys, prefix):bisect.bisect_left(keys, prefix + "\U0010ffff")]]
+    stem = module.rpartition(".")[2].replace("_", "").lower()
+    named = [n for n in names if n.lower() == stem]
+    out: list[str] = []
+    for name in named or names:
+        for r in releases:
+            out += [b for b in _public_bases(api, f"{root}:{name}", r) if b not in out]
+    return out
+
+
+def _public_bases(api: PackageApi, cls: str, release: str, depth: int = 0) -> list[str]:
+    """The public bases of `cls` in `release`, nearest first, those of the same package followed up (trl's
+    `BaseTrainer` to transformers' `Trainer`): a `super().__init__` reaches the first that defines `__init__`."""
+    bases = api.bases(cls, release)
+    if isinstance(bases, Unknown) or depth > 12:
+        return []
+    out: list[str] = []
+    for written in bases:
+        short = written.rpartition(":")[2].rpartition(".")[2]
+        if not short.startswith("_"):
+            out.append(short)
+        if ":" in written:
+            out += _public_bases(api, written, release, depth + 1)
+    return out
 
 
 def _unjudged(q: ApiQuestion, facts: Facts | None, api: PackageApi, kind: ApiKind, key: str) -> ApiAnswer:
