@@ -50,13 +50,9 @@ def test_the_innermost_call_of_a_line_is_asked_first():
 def test_a_paste_cut_to_the_call_site_keeps_its_line(catalog):
     # zai-org/GLM-4#712's lines (vllm 0.7 removed worker_use_ray), with the older Pythons' wording and its frame line
     # cut, as pastes of the error alone show it: the code line and the carets of Python 3.11 above the exception.
-    text = ("INFO 02-13 10:10:48 __init__.py:190] Automatically detected platform cuda.
-"
-            "    engine_args = AsyncEngineArgs(
-                  ^^^^^^^^^^^^^^^^
-"
-            "TypeError: __init__() got an unexpected keyword argument 'worker_use_ray'
-")
+    text = ("INFO 02-13 10:10:48 __init__.py:190] Automatically detected platform cuda.\n"
+            "    engine_args = AsyncEngineArgs(\n                  ^^^^^^^^^^^^^^^^\n"
+            "TypeError: __init__() got an unexpected keyword argument 'worker_use_ray'\n")
     (error,) = explain([text], catalog).errors
     assert error.root.code == "engine_args = AsyncEngineArgs("
     assert error.api is not None and error.api.key == "vllm:AsyncEngineArgs(worker_use_ray)"
