@@ -15,12 +15,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from compat.explain.normalize import body, clean, masked, stream
+from compat.explain.reported import reported_version
 
 MAX_ERRORS = 200
 """Distinct errors kept; more of them are counted, not listed (bounded memory on any log)."""
 
 MAX_FOLLOWING = 4
 """Lines after an exception line read as the rest of its message (wrapped or multi-line)."""
+
+_REPORTED_KEPT = 500
+"""Packages whose reported version is kept (a `pip freeze` lists a few hundred)."""
 
 _FRAMES_KEPT = 30
 """Frames kept per exception, innermost last (a recursion prints thousands)."""
@@ -52,6 +56,9 @@ class Event(str, Enum):
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
+    REPORTED = r"ersion: {0,4}`?v?\d|==\d"
+    """A version an environment report or `pip freeze` states (`- vLLM version: 0.5.0`, `trl==0.12.0`), read by
+    compat/explain/reported.py for the API timeline's answers."""
     IMPORT = r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)"
     """An import failure a logger or a paste printed without its exception type (`Failed to import X: No module named
     'y'`, sglang's `Ignore import error when loading ...`, a bare `x.so: undefined symbol: _ZN...`): the import error
@@ -266,6 +273,8 @@ class ErrorBuilder:
         self._drafts: list[ErrorDraft] = []
         self.dropped = 0
         """Errors read after MAX_ERRORS drafts were kept (counted, not kept)."""
+        self.reported: dict[str, str] = {}
+        """The versions the log reports outside its errors ({"vllm": "0.5.0"}), the first of each package."""
 
     def feed(self, event: Event, number: int, text: str, following: Sequence[str] = (), before: str = "") -> None:
         """One structural line (`number` in the log); `following` are the lines after it, for the
@@ -304,6 +313,10 @@ class ErrorBuilder:
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
+        elif event is Event.REPORTED:
+            found = reported_version(line)
+            if found is not None and len(self.reported) < _REPORTED_KEPT:
+                self.reported.setdefault(*found)
         elif event is Event.IMPORT and not self._inside(st, number):
             self._logged_import(st, number, line, text, following)
 
