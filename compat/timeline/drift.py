@@ -58,6 +58,8 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mappi
                        caller_installed=base.caller_installed or (stated.get(base.caller) if base.caller else None))
     if kind is ApiKind.MEMBER:
         base = _member_known(api, base)
+        if not base.present and base.reason is not None and (inherited := _inherited(q, api, base, facts, source, stated)):
+            return inherited
     settled = _settled(api, base, kind, key, callable_known)
     if settled is not None:
         return settled
@@ -208,6 +210,30 @@ def _member_known(api: PackageApi, base: ApiAnswer) -> ApiAnswer:
     if outside:
         return replace(base, reason=f"{cls} inherits from {outside[0]}, whose members the index does not read")
     return base
+
+
+def _inherited(q: ApiQuestion, api: PackageApi, base: ApiAnswer, facts: Facts | None, source: ApiSource,
+               stated: Mapping[str, str] | None) -> ApiAnswer | None:
+    """A member a class lacks, asked of its bases in other indexed packages (trl's GRPOTrainer of transformers'
+    Trainer): the base's answer where some release of it has the member; else `base` with why the index cannot tell.
+    None when no base outside the package is public and indexed."""
+    cls = (base.key or "").rpartition(".")[0]
+    releases = [r for r in (base.installed, *reversed(api.releases)) if r is not None]
+    asked: list[str] = []
+    for release in releases:
+        for written in _outside_bases(api, cls, release):
+            short = written.rpartition(".")[2]
+            if short.startswith("_") or short in asked or len(asked) >= 3:
+                continue
+            asked.append(short)
+            a = answer(replace(q, module=short), facts, source, stated)
+            if a is None or a.package == api.package:
+                continue
+            if a.present:
+                return a
+            return replace(base, reason=f"{cls} inherits from {short} ({a.package}), and no indexed {a.package} release has "
+                                        f"{short}.{q.name} as a method or an attribute its __init__ sets (one set elsewhere is not read)")
+    return None
 
 
 def _outside_bases(api: PackageApi, cls: str, release: str, depth: int = 0) -> list[str]:
