@@ -22,7 +22,7 @@ def reported_version(line: str) -> tuple[str, str] | None:
     m = _LABELLED.search(line) or _PINNED.search(line)
     if m is None:
         return None
-    name = canonicalize_name(m.group(1))
+    name: str = canonicalize_name(m.group(1))
     name = _ALIASES.get(name, name)
     return None if name in _NOT_PACKAGES else (name, m.group(2))
 

@@ -305,18 +305,14 @@ class ErrorBuilder:
             st.terminate = None
             self._add(st, ErrorKind.CPP, kind_type, message, number, text, following)
         elif event is Event.EXCEPTION:
-            self._exception(st, number, line, text, following)
-            if before and st.last is not None and st.last.first_line == number and not st.last.root.frames:
-                self._call_site(st.last, text, before)
+            self._exception(st, number, line, text, following, before)
         elif event is Event.NCCL:
             if not self._inside(st, number):
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
-        elif event is Event.REPORTED:
-            found = reported_version(line)
-            if found is not None and len(self.reported) < _REPORTED_KEPT:
-                self.reported.setdefault(*found)
+        elif event is Event.REPORTED and len(self.reported) < _REPORTED_KEPT and (found := reported_version(line)):
+            self.reported.setdefault(*found)
         elif event is Event.IMPORT and not self._inside(st, number):
             self._logged_import(st, number, line, text, following)
 
@@ -359,7 +355,7 @@ class ErrorBuilder:
             if st.last is not None and st.last.first_line == number:
                 st.last.logged = True
 
-    def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
+    def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str], before: str = "") -> None:
         if line[:1].isspace():
             return  # a traceback's code line (`    raise ValueError`), not the exception
         m = _EXC_AT_START.match(line.strip())
@@ -368,6 +364,8 @@ class ErrorBuilder:
             if m is None:
                 return
         self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), (m.group(2) or "").strip()), number, text, following)
+        if before and st.last is not None and st.last.first_line == number and not st.last.root.frames:
+            self._call_site(st.last, text, before)
 
     def _add(self, st: _Stream, kind: ErrorKind, etype: str, message: str, number: int, text: str, following: Sequence[str]) -> None:
         rest = _continuation(following, stream(text))

@@ -81,8 +81,9 @@ def _answer_super(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated
 
 
 def _module_bases(module: str, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> list[str]:
-    """The bases (class names) of the classes module `module` holds, over the package's releases: of the class named like the module (`GRPOTrainer` in `grpo_trainer.py`) when there is one, since a module
-    also holds the classes it imports. Empty when the index keys no bases for them."""
+    """The bases (class names) of the classes module `module` holds, over the package's releases: of the class
+    named like the module (`GRPOTrainer` in `grpo_trainer.py`) when there is one, since a module also holds the
+    classes it imports. Empty when the index keys no bases for them."""
     api = source.get(distribution_of(module.split(".")[0]))
     if isinstance(api, Unknown):
         return []
