@@ -40,6 +40,21 @@ def test_the_users_own_callee_asks_nothing(catalog, thread):
     assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT, (error.api, error.verdict)
 
 
+def test_a_super_call_outside_any_package_asks_nothing(catalog):
+    (error,) = explain([_block("easton-cau/SOTR#7")], catalog).errors
+    assert error.api is None and error.root.code is None
+
+
+@pytest.mark.parametrize("message", [
+    "<lambda>() got an unexpected keyword argument 'completions'",
+    "__init__() missing 1 required positional argument: 'config'",
+])
+def test_the_other_wordings_read_the_same_call_site(message):
+    frame = Frame(file="/home/me/train.py", line=3, function="main", package=None, code="trainer = GRPOTrainer(model, cfg)")
+    (q,) = questions(Raised(type="TypeError", message=message, frames=(frame,), line=4))
+    assert q.module == ("<lambda>" if message.startswith("<") else "GRPOTrainer.__init__")
+
+
 def test_the_innermost_call_of_a_line_is_asked_first():
     # An argument's constructor runs before the call it is passed to: the innermost class is asked first.
     raised = Raised(type="TypeError", message="__init__() got an unexpected keyword argument 'worker_use_ray'", frames=(),
