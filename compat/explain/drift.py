@@ -16,15 +16,19 @@ from compat.timeline.records import ApiQuestion, Missing
 _IMPORT_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)'")
 _ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
-_KEYWORD = re.compile(r"(?:^|[\s(])([\w.]+)\(\) got an unexpected keyword argument '(\w+)'")
+_KEYWORD = re.compile(r"(?:^|[\s(])([\w.]+|<lambda>)\(\) got an unexpected keyword argument '(\w+)'")
 _OBJECT = re.compile(r"(?:type object '(\w+)'|'(\w+)' object) has no attribute '(\w+)'")
-_TOO_MANY = re.compile(r"(?:^|[\s(])([\w.]+)\(\) takes (?:from \d+ to )?\d+ positional arguments? but (\d+) (?:were|was) given")
+_TOO_MANY = re.compile(r"(?:^|[\s(])([\w.]+|<lambda>)\(\) takes (?:from \d+ to )?\d+ positional arguments? but (\d+) (?:were|was) given")
+_SUPER_INIT = re.compile(r"\bsuper\(\s*(?:\w+\s*,\s*self\s*)?\)\.__init__\s*\(")
+_CLASS_CALL = re.compile(r"(?<![\w.])(?:[a-z_]\w*\.)*([A-Z]\w*)\s*\(")
+"""A class called on a line (`SFTTrainer(`, `vllm.AsyncEngineArgs(`), not a method of an instance (`obj.Foo(`)."""
+_SITE_FILE = re.compile(r"(?:site|dist)-packages/((?:\w+/)*\w+)(?:/__init__)?\.py$")
 _WRAPPER = re.compile(r"DataParallel|DistributedDataParallel|FullyShardedDataParallel|FSDP[A-Z]?\w*|OptimizedModule|"
                       r"ModuleDict|ModuleList|Sequential|ParameterList|ParameterDict")
 """torch.nn's wrappers and containers (FSDP2 names its class FSDP<Model>): an attribute the model has is
 missing from its wrapper because of how the program runs (plain `python` on several GPUs wraps the
 model in DataParallel), not because a release dropped it; the timeline is not asked."""
-_POSITIONAL = re.compile(r"(?:^|[\s(])([\w.]+)\(\) missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
+_POSITIONAL = re.compile(r"(?:^|[\s(])([\w.]+|<lambda>)\(\) missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
 # Bounded repeats: a program name may hold spaces, so an unbounded one is tried from every space of a
 # long line to its end (quadratic).
 _CHOICE = re.compile(r"(?:^|\n|\s)(?:([\w .-]{1,100}): )?error: argument [^:\n]{0,300}: invalid choice: '([\w.:-]+)'")
@@ -55,9 +59,7 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
     """What `raised` says is missing; None when it is not an API question. `frames` defaults to its own;
     `usage` is the program an argparse `usage:` line named."""
     frames = tuple(frames) or raised.frames
-    # The innermost Python frame of a file (not `<frozen importlib._bootstrap>`) is the caller.
-    caller = next((f.package for f in reversed(frames) if f.line is not None and not f.file.startswith("<")), None)
-    caller = _top(caller)
+    caller = _top(_caller(frames))
     text = raised.message
     if m := _IMPORT_NAME.search(text):
         return ApiQuestion(missing=Missing.IMPORT_NAME, name=m.group(1), module=m.group(2), caller=caller)
@@ -65,12 +67,8 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
         return ApiQuestion(missing=Missing.MODULE, name=m.group(1), module=m.group(1), caller=caller)
     if m := _ATTRIBUTE.search(text):
         return ApiQuestion(missing=Missing.ATTRIBUTE, name=m.group(2), module=m.group(1), caller=caller)
-    if m := _KEYWORD.search(text):
-        return ApiQuestion(missing=Missing.KEYWORD, name=m.group(2), module=m.group(1), caller=caller)
-    if m := _POSITIONAL.search(text):
-        return ApiQuestion(missing=Missing.POSITIONAL, name=m.group(2), module=m.group(1), caller=caller)
-    if m := _TOO_MANY.search(text):
-        return ApiQuestion(missing=Missing.POSITIONAL_COUNT, name=m.group(2), module=m.group(1), caller=caller)
+    if called := _called(raised, frames, caller):
+        return called[0]
     if (m := _OBJECT.search(text)) and _is_class_of_a_package(cls := m.group(1) or m.group(2)):
         return ApiQuestion(missing=Missing.MEMBER, name=m.group(3), module=cls, caller=caller)
     if "invalid choice" in text and (m := _CHOICE.search(text)):
@@ -88,14 +86,65 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
     return None
 
 
+_CALL_WORDINGS = ((_KEYWORD, Missing.KEYWORD), (_POSITIONAL, Missing.POSITIONAL), (_TOO_MANY, Missing.POSITIONAL_COUNT))
+_CALLED = frozenset(missing for _, missing in _CALL_WORDINGS)
+
+
 def questions(raised: Raised) -> tuple[ApiQuestion, ...]:
     """`question`'s answer, else one question per name a registry refuses (`_refused_names`), each asked on the
     name's shape alone: answered only where transformers registers it (known_only), so a typo or a data value asks
     nothing."""
     if (q := question(raised)) is not None:
-        return (q,)
+        return _called(raised, raised.frames, q.caller) if q.missing in _CALLED else (q,)
     return tuple(ApiQuestion(missing=Missing.MODEL_TYPE, name=name, module="transformers", caller=None, known_only=True)
                  for name in _refused_names(raised))
+
+
+def _caller(frames: Sequence[Frame]) -> str | None:
+    # The innermost Python frame of a file (not `<frozen importlib._bootstrap>`) is the caller.
+    return next((f.package for f in reversed(frames) if f.line is not None and not f.file.startswith("<")), None)
+
+
+def _called(raised: Raised, frames: Sequence[Frame], caller: str | None) -> tuple[ApiQuestion, ...]:
+    """The questions a call's TypeError asks (an unexpected keyword, a required argument missing, too many positional
+    ones), several when the message names no class (`__init__() got an unexpected keyword argument 'x'`, as Pythons
+    before 3.10 print it): one per callee the call site's source line can be calling (`_callees`)."""
+    text = raised.message
+    for pattern, missing in _CALL_WORDINGS:
+        if m := pattern.search(text):
+            callees = _callees(m.group(1), frames, raised.code) if "." not in m.group(1) else ()
+            return tuple(ApiQuestion(missing=missing, name=m.group(2), module=module, caller=caller, base_of=base_of)
+                         for module, base_of in callees or ((m.group(1), None),))
+    return ()
+
+
+def _callees(bare: str, frames: Sequence[Frame], code: str | None) -> tuple[tuple[str, str | None], ...]:
+    """(qualname, base_of) of what a call named only by its function (`__init__`, `from_pretrained`) can be: the
+    TypeError is raised at the call, so the innermost frame's source line (or, in a paste without frames, the code line
+    printed above the exception) is the call site. `super().__init__(...)` in a package's file calls the base of the
+    class that file defines, which only the index knows (base_of: the file's module); a class called on the line
+    (`SFTTrainer(model, ...)`, `AsyncEngineArgs(**args)`), the innermost call first, is its `__init__`; a method
+    called on a class (`AutoModel.from_pretrained(...)`) is that class's. Nothing for a lambda or a method called
+    on an instance (`self.model.generate`), whose class the line does not name."""
+    inner = frames[-1] if frames else None
+    line = inner.code if inner is not None else code
+    if line is None or bare == "<lambda>":
+        return ()
+    if bare == "__init__" and _SUPER_INIT.search(line):
+        module = _module_of(inner.file) if inner is not None and inner.package else None
+        return ((bare, module),) if module else ()
+    names = _CLASS_CALL.findall(line) if bare == "__init__" else re.findall(rf"(?<![\w.])([A-Z]\w*)\.{re.escape(bare)}\s*\(", line)
+    out: list[tuple[str, str | None]] = []
+    for name in reversed(names):  # an argument's call runs before the call it is passed to
+        if (f"{name}.{bare}", None) not in out:
+            out.append((f"{name}.{bare}", None))
+    return tuple(out)
+
+
+def _module_of(file: str) -> str | None:
+    """The dotted module of a file under site-packages (`trl.trainer.grpo_trainer`)."""
+    m = _SITE_FILE.search(file.replace("\\", "/"))
+    return m.group(1).replace("/", ".") if m else None
 
 
 def _refused_names(raised: Raised) -> tuple[str, ...]:

@@ -138,6 +138,21 @@ def _following(block: bytes, end: int, want: int) -> list[str]:
     return out
 
 
+def _before(block: bytes, end: int) -> str:
+    """The line above the one ending at offset `end` of `block`, past the carets Python 3.11 prints under a call
+    ("" at the block's start: a block boundary loses it)."""
+    start = block.rfind(b"\n", 0, end) + 1
+    for _ in range(3):
+        if start <= 0:
+            return ""
+        above = block.rfind(b"\n", 0, start - 1) + 1
+        line = strip_ansi(block[above : min(start - 1, above + MAX_SHOWN * 4)]).decode("utf-8", "replace")
+        if line.strip(" \t^~") or not line.strip():
+            return line
+        start = above
+    return ""
+
+
 @dataclass
 class _Pending:
     """A structural line waiting for the lines after it (they may be in the next blocks)."""
@@ -147,6 +162,8 @@ class _Pending:
     text: str
     following: list[str]
     waiting: bool
+    before: str = ""
+    """An exception's line above it (a paste's call site, when no traceback is printed)."""
 
 
 def explain(
@@ -179,6 +196,8 @@ class ReadLog:
     lines_scanned: int
     engine: str
     errors_dropped: int
+    reported: dict[str, str] = field(default_factory=dict)
+    """Versions the log reports outside its errors (compat/explain/reported.py)."""
 
 
 def read_log(
@@ -222,7 +241,9 @@ def read_log(
                 else:  # a frame's source line says what it was doing (an import, or a call into a library); IPython
                     # prints it as the third of its context lines (`---> 10 from x import y`)
                     following = _following(data, hit.end, 3) if event is Event.FRAME else []
-                queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING))
+                before = _before(data, hit.end) if event is Event.EXCEPTION else ""
+                queue.append(_Pending(event, hit.line_number, hit.text, following, event in _FOLLOW and len(following) < MAX_FOLLOWING,
+                                      before))
             elif kind == "context":
                 context_seen.add(index)
             elif kind == "frames":
@@ -231,12 +252,12 @@ def read_log(
                 _record(acc, index, hit.line_number, hit.text)
         while queue and not queue[0].waiting:
             p = queue.popleft()
-            builder.feed(p.event, p.number, p.text, p.following)
+            builder.feed(p.event, p.number, p.text, p.following, p.before)
         line_base += block_lines
         if progress is not None:
             progress(len(block))
     for p in queue:
-        builder.feed(p.event, p.number, p.text, p.following)
+        builder.feed(p.event, p.number, p.text, p.following, p.before)
     for si in context_seen & set(acc):
         acc[si].context = True
     drafts = builder.drafts()
@@ -245,7 +266,7 @@ def read_log(
     for si in [si for si in acc if not _conditions_hold(signatures[si], acc[si], si in context_seen, si in frames_seen, drafts)]:
         del acc[si]
     return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,
-                   errors_dropped=builder.dropped)
+                   errors_dropped=builder.dropped, reported=builder.reported)
 
 
 def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environment: str | None = None,
@@ -261,7 +282,7 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     order = {m.signature.id: i for i, m in enumerate(matches)}
     source = api if api is not None else ApiSource(getattr(matrix, "roots", None))
     errors = _root_errors(drafts, [(by_id[m.signature.id], acc[by_id[m.signature.id]]) for m in matches], signatures, order, facts,
-                          source)
+                          source, read.reported)
     listed = {sid for e in errors for sid in e.signatures}
     matches = [m for m in matches if not m.signature.generic or m.signature.id in listed]  # a catch-all that yielded everywhere
     known, verdict = overall_verdict(tuple(matches), errors)
@@ -393,7 +414,7 @@ def _scanner(keys: _Keys, engine: Engine | None, store: BlobStore | None) -> Sca
 
 def _root_errors(
     drafts: list[ErrorDraft], ranked: list[tuple[int, _Acc]], signatures: tuple[Signature, ...], order: dict[str, int], facts: Facts | None,
-    source: ApiSource | None = None,
+    source: ApiSource | None = None, reported: dict[str, str] | None = None,
 ) -> tuple[RootError, ...]:
     """Drafts with the catalog's matches attributed to them; matched lines outside every error
     become errors of their own (one per signature, merged when they start on the same line)."""
@@ -435,9 +456,9 @@ def _root_errors(
     generic = {s.id for s in signatures if s.generic}
     out: list[RootError] = []
     for i, d in enumerate(drafts):
-        out.append(_root_error(d, owned.get(i, []), wrappers, usage, order, facts, source, generic))
+        out.append(_root_error(d, owned.get(i, []), wrappers, usage, order, facts, source, generic, reported))
     for number, d in extra.items():
-        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, usage, order, facts, source, generic))
+        out.append(_root_error(d, owned.get(-(number + 1), []), wrappers, usage, order, facts, source, generic, reported))
     rank = {v: i for i, v in enumerate(SERIOUSNESS)}
     out.sort(key=lambda e: (e.wrapper, rank[e.verdict], e.first_line))
     return tuple(out)
@@ -445,7 +466,7 @@ def _root_errors(
 
 def _root_error(
     d: ErrorDraft, ids: list[str], wrappers: set[str], usage: set[str], order: dict[str, int], facts: Facts | None,
-    source: ApiSource | None = None, generic: frozenset[str] | set[str] = frozenset(),
+    source: ApiSource | None = None, generic: frozenset[str] | set[str] = frozenset(), reported: dict[str, str] | None = None,
 ) -> RootError:
     ids = sorted(ids, key=lambda sid: (sid in wrappers, order.get(sid, 1 << 30)))
     chain = tuple(d.chain)
@@ -457,7 +478,8 @@ def _root_error(
         # A catch-all never overrules the specific entry that matched the same error: where a usage entry names
         # the mistake (training keys given to a command that does not train), the catch-all's environment reading goes.
         root_ids = [sid for sid in root_ids if sid not in generic]
-    stated = {v.subject: v.found for v in versions if v.found}
+    # What the error states outranks what the log reports elsewhere (an environment report, `pip freeze`).
+    stated = {**(reported or {}), **{v.subject: v.found for v in versions if v.found}}
     drift = _api_answer(chain, facts, source, stated) if source is not None else None
     if drift is not None and timeline_decides(drift, chain) and root_ids and all(sid in generic for sid in root_ids):
         # A catch-all yields to the timeline when it decides: it names the release (or that no release ever had it).

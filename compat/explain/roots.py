@@ -15,12 +15,16 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from compat.explain.normalize import body, clean, masked, stream
+from compat.explain.reported import reported_version
 
 MAX_ERRORS = 200
 """Distinct errors kept; more of them are counted, not listed (bounded memory on any log)."""
 
 MAX_FOLLOWING = 4
 """Lines after an exception line read as the rest of its message (wrapped or multi-line)."""
+
+_REPORTED_KEPT = 500
+"""Packages whose reported version is kept (a `pip freeze` lists a few hundred)."""
 
 _FRAMES_KEPT = 30
 """Frames kept per exception, innermost last (a recursion prints thousands)."""
@@ -53,6 +57,9 @@ class Event(str, Enum):
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
+    REPORTED = r"ersion: {0,4}`?v?\d|==\d"
+    """A version an environment report or `pip freeze` states (`- vLLM version: 0.5.0`, `trl==0.12.0`), read by
+    compat/explain/reported.py for the API timeline's answers."""
     IMPORT = r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)"
     """An import failure a logger or a paste printed without its exception type (`Failed to import X: No module named
     'y'`, sglang's `Ignore import error when loading ...`, a bare `x.so: undefined symbol: _ZN...`): the import error
@@ -126,6 +133,9 @@ class Raised:
     """The traceback's frames, outermost first (as printed); empty without a traceback."""
     line: int
     """Line number of the exception line."""
+    code: str | None = None
+    """Without frames: the indented source line printed just above the exception line (a paste cut to the call site,
+    `    self.model = Engine(Args(**kw))`), which says what was called; None otherwise."""
 
     @property
     def short_type(self) -> str:
@@ -290,10 +300,12 @@ class ErrorBuilder:
         self._drafts: list[ErrorDraft] = []
         self.dropped = 0
         """Errors read after MAX_ERRORS drafts were kept (counted, not kept)."""
+        self.reported: dict[str, str] = {}
+        """The versions the log reports outside its errors ({"vllm": "0.5.0"}), the first of each package."""
 
-    def feed(self, event: Event, number: int, text: str, following: Sequence[str] = ()) -> None:
+    def feed(self, event: Event, number: int, text: str, following: Sequence[str] = (), before: str = "") -> None:
         """One structural line (`number` in the log); `following` are the lines after it, for the
-        rest of an exception's message."""
+        rest of an exception's message; `before` the line above an exception's."""
         st = self._streams.setdefault(stream(text), _Stream())
         line = body(text)
         if event is Event.TRACEBACK:
@@ -320,12 +332,14 @@ class ErrorBuilder:
             st.terminate = None
             self._add(st, ErrorKind.CPP, kind_type, message, number, text, following)
         elif event is Event.EXCEPTION:
-            self._exception(st, number, line, text, following)
+            self._exception(st, number, line, text, following, before)
         elif event is Event.NCCL:
             if not self._inside(st, number):
                 self._add(st, ErrorKind.NCCL, "NCCL", clean(text), number, text, ())
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
+        elif event is Event.REPORTED and len(self.reported) < _REPORTED_KEPT and (found := reported_version(line)):
+            self.reported.setdefault(*found)
         elif event is Event.IMPORT and not self._inside(st, number):
             self._logged_import(st, number, line, text, following)
 
@@ -346,6 +360,17 @@ class ErrorBuilder:
         st.last.spans[-1] = (st.last.spans[-1][0], number)
         st.last_end = number
 
+    @staticmethod
+    def _call_site(draft: ErrorDraft, text: str, before: str) -> None:
+        """Keeps the indented code line above a frameless exception line as the call that raised it."""
+        line = body(before)
+        code = line.strip()
+        if stream(before) != stream(text) or not line[:1].isspace() or "(" not in code or _NOT_CONTINUED.match(line) \
+                or _EXC_AT_START.match(code) or code.startswith(("File ", "Traceback")):
+            return
+        root = draft.chain[-1]
+        draft.chain[-1] = Raised(type=root.type, message=root.message, frames=root.frames, line=root.line, code=code[:200])
+
     def _logged_import(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
         if _CODE_LINE.match(line) or _EXC_INSIDE.search(clean(text)) or _EXC_AT_START.match(line.strip()):
             return  # code that raises it, or an exception line the EXCEPTION event reads
@@ -357,7 +382,7 @@ class ErrorBuilder:
             if st.last is not None and st.last.first_line == number:
                 st.last.logged = True
 
-    def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
+    def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str], before: str = "") -> None:
         if line[:1].isspace():
             return  # a traceback's code line (`    raise ValueError`), not the exception
         m = _EXC_AT_START.match(line.strip())
@@ -366,6 +391,8 @@ class ErrorBuilder:
             if m is None:
                 return
         self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), (m.group(2) or "").strip()), number, text, following)
+        if before and st.last is not None and st.last.first_line == number and not st.last.root.frames:
+            self._call_site(st.last, text, before)
 
     def _add(self, st: _Stream, kind: ErrorKind, etype: str, message: str, number: int, text: str, following: Sequence[str]) -> None:
         rest = _continuation(following, stream(text))

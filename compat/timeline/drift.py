@@ -46,6 +46,8 @@ def _installed(facts: Facts | None, package: str | None) -> str | None:
 def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None = None) -> ApiAnswer | None:
     """The index's answer; None when no indexed package is the callee. `stated`: versions the log
     states it found ({"transformers": "4.46.0"}), used for a package the facts do not give."""
+    if q.base_of is not None:
+        return _answer_super(q, facts, source, stated)
     found = _locate(q, source)
     if found is None:
         return None
@@ -56,12 +58,66 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mappi
                        caller_installed=base.caller_installed or (stated.get(base.caller) if base.caller else None))
     if kind is ApiKind.MEMBER:
         base = _member_known(api, base)
+        if not base.present and base.reason is not None and (inherited := _inherited(q, api, base, facts, source, stated)):
+            return inherited
     settled = _settled(api, base, kind, key, callable_known)
     if settled is not None:
         return _with_home(settled, source)
     if _too_new(base) and base.removed_in is not None:
         return _callee_too_new(api, source, base, base.removed_in)
     return _callee_too_old(api, source, base)
+
+
+def _answer_super(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:
+    """`super().__init__(...)` in a package's module: the question asked of each base of the class the module
+    defines (`_module_bases`), the first that decides."""
+    first: ApiAnswer | None = None
+    for base in _module_bases(q.base_of or "", facts, source, stated):
+        a = answer(replace(q, module=f"{base}.__init__", base_of=None), facts, source, stated)
+        if a is not None and a.decided:
+            return a
+        first = first or a
+    return first
+
+
+def _module_bases(module: str, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> list[str]:
+    """The bases (class names) of the classes module `module` holds, over the package's releases: of the class
+    named like the module (`GRPOTrainer` in `grpo_trainer.py`) when there is one, since a module also holds the
+    classes it imports. Empty when the index keys no bases for them."""
+    api = source.get(distribution_of(module.split(".")[0]))
+    if isinstance(api, Unknown):
+        return []
+    root = (api.top_level or import_names(api.package))[0]
+    release = _installed(facts, api.package) or (stated or {}).get(api.package)
+    # Every release's, the installed one's first, newest next: a base the index does not follow (trl's `_BaseTrainer`,
+    # `trl.trainer.base_trainer.BaseTrainer`, not exported at the top) hides the public one an older release wrote.
+    releases = [r for r in (release, *reversed(api.releases)) if r is not None]
+    keys = api.keys(ApiKind.NAME)
+    prefix = f"{module}:"
+    names = [k[len(prefix):] for k in keys[bisect.bisect_left(keys, prefix):bisect.bisect_left(keys, prefix + "\U0010ffff")]]
+    stem = module.rpartition(".")[2].replace("_", "").lower()
+    named = [n for n in names if n.lower() == stem]
+    out: list[str] = []
+    for name in named or names:
+        for r in releases:
+            out += [b for b in _public_bases(api, f"{root}:{name}", r) if b not in out]
+    return out
+
+
+def _public_bases(api: PackageApi, cls: str, release: str, depth: int = 0) -> list[str]:
+    """The public bases of `cls` in `release`, nearest first, those of the same package followed up (trl's
+    `BaseTrainer` to transformers' `Trainer`): a `super().__init__` reaches the first that defines `__init__`."""
+    bases = api.bases(cls, release)
+    if isinstance(bases, Unknown) or depth > 12:
+        return []
+    out: list[str] = []
+    for written in bases:
+        short = written.rpartition(":")[2].rpartition(".")[2]
+        if not short.startswith("_"):
+            out.append(short)
+        if ":" in written:
+            out += _public_bases(api, written, release, depth + 1)
+    return out
 
 
 def _unjudged(q: ApiQuestion, facts: Facts | None, api: PackageApi, kind: ApiKind, key: str) -> ApiAnswer:
@@ -177,6 +233,30 @@ def _member_known(api: PackageApi, base: ApiAnswer) -> ApiAnswer:
     if outside:
         return replace(base, reason=f"{cls} inherits from {outside[0]}, whose members the index does not read")
     return base
+
+
+def _inherited(q: ApiQuestion, api: PackageApi, base: ApiAnswer, facts: Facts | None, source: ApiSource,
+               stated: Mapping[str, str] | None) -> ApiAnswer | None:
+    """A member a class lacks, asked of its bases in other indexed packages (trl's GRPOTrainer of transformers'
+    Trainer): the base's answer where some release of it has the member; else `base` with why the index cannot tell.
+    None when no base outside the package is public and indexed."""
+    cls = (base.key or "").rpartition(".")[0]
+    releases = [r for r in (base.installed, *reversed(api.releases)) if r is not None]
+    asked: list[str] = []
+    for release in releases:
+        for written in _outside_bases(api, cls, release):
+            short = written.rpartition(".")[2]
+            if short.startswith("_") or short in asked or len(asked) >= 3:
+                continue
+            asked.append(short)
+            a = answer(replace(q, module=short), facts, source, stated)
+            if a is None or a.package == api.package:
+                continue
+            if a.present:
+                return a
+            return replace(base, reason=f"{cls} inherits from {short} ({a.package}), and no indexed {a.package} release has "
+                                        f"{short}.{q.name} as a method or an attribute its __init__ sets (one set elsewhere is not read)")
+    return None
 
 
 def _outside_bases(api: PackageApi, cls: str, release: str, depth: int = 0) -> list[str]:

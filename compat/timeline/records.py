@@ -191,6 +191,10 @@ class ApiQuestion:
     ("TrainingArguments.__init__"), the script for a subcommand; None when not named."""
     caller: str | None
     """The top-level package of the innermost frame (import name, "trl"); None for the user's code."""
+    base_of: str | None = None
+    """For `super().__init__(...)` in a package's file, that file's module ("trl.trainer.grpo_trainer"): the callee is
+    the base of the class the module defines, which the index resolves (compat/timeline/drift.py); module is then
+    the bare "__init__"."""
     known_only: bool = False
     """Asked on the shape of the name alone (a KeyError printed with no frame): answered only where the index knows
     the name, so a data key asks nothing and gets no answer."""
