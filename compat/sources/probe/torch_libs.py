@@ -10,8 +10,9 @@ libtorch_global_deps.so and the torch._C extension and of everything they need, 
 loader loads them, with a few small reads of each file.
 
 It settles "they load" only where the undefined-symbol failure cannot arise from what is installed: every library
-is torch's own, or comes from the site-packages torch is installed in while every nvidia distribution torch requires
-is installed at a version it accepts, or is the C/C++ runtime (glibc, libgcc_s, libstdc++, libgomp), whose symbols are
+is torch's own, or is found through torch's run paths in the site-packages torch is installed in (through
+LD_LIBRARY_PATH: only inside torch or the nvidia wheels) while every nvidia distribution torch requires is installed
+at a version it accepts, or is the C/C++ runtime (glibc, libgcc_s, libstdc++, libgomp), whose symbols are
 versioned, so that each symbol version an object needs is checked against what the library found defines. Anything
 else (a library missing, taken from LD_LIBRARY_PATH or the system, LD_PRELOAD set, a $LIB or $PLATFORM in a path, an
 interpreter with its own run path, a file that is not ELF64) leaves the question to the real load, as does
@@ -96,6 +97,7 @@ class _Search:
         self.library_path = tuple(d for d in environ.get("LD_LIBRARY_PATH", "").split(":") if d)
         self.cache = cache
         self.site = site + os.sep
+        self.wheels = (os.path.join(site, "torch") + os.sep, os.path.join(site, "nvidia") + os.sep)
         self.machine = machine
         self.found: dict[str, tuple[str, Elf]] = {}
 
@@ -149,8 +151,10 @@ class _Search:
         return f"{name} (needed by {os.path.basename(requester)}) is not found"
 
     def _trusted(self, name: str, path: str, how: str) -> str | None:
-        if path.startswith(self.site):
-            return None  # torch's own, or a wheel torch requires at a version it accepts (checked before)
+        # torch's own, or a wheel torch requires at a version it accepts (checked before): where torch's run paths
+        # lead, or on LD_LIBRARY_PATH only inside torch or the nvidia wheels (another package's copy is not checked).
+        if path.startswith(self.site) and (how in ("rpath", "runpath") or path.startswith(self.wheels)):
+            return None
         if name.startswith(RUNTIME):
             return None  # from the system or LD_LIBRARY_PATH: its symbol versions are checked
         return f"{name} comes from {path} ({how}), which torch was not built with"

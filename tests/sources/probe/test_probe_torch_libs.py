@@ -78,6 +78,16 @@ def test_a_cuda_runtime_on_ld_library_path_is_left_to_the_load(tmp_path):
     assert why is not None and str(toolkit) in why and "LD_LIBRARY_PATH" in why
 
 
+def test_on_ld_library_path_only_torch_and_the_nvidia_wheels_are_taken_as_theirs(tmp_path):
+    args = _install(tmp_path, cuda=True)
+    wheel = tmp_path / "site-packages" / "nvidia" / "cu13" / "lib"
+    args["environ"] = {"LD_LIBRARY_PATH": str(wheel)}
+    assert undecided(**args) is None
+    other = write_elf(tmp_path / "site-packages" / "jaxlib" / "lib" / CUDART, soname=CUDART, needed=("libc.so.6",))
+    args["environ"] = {"LD_LIBRARY_PATH": str(other.parent)}
+    assert str(other) in (undecided(**args) or "")
+
+
 def test_a_runtime_library_on_ld_library_path_is_checked_by_its_versions(tmp_path):
     args = _install(tmp_path)
     conda = write_elf(tmp_path / "conda" / "lib" / "libstdc++.so.6", soname="libstdc++.so.6", defines=("GLIBCXX_3.4",))
