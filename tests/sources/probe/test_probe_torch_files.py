@@ -302,3 +302,25 @@ def test_a_cold_probe_of_the_real_torch_imports_nothing(tmp_path, monkeypatch):
                   lambda: load_matrix())  # the matrix as a call, as doctor passes it while it loads
     assert facts.torch.source is TorchSource.FILES and facts.torch.import_error is None
     assert facts.torch.version == "2.13.0+cpu" and facts.torch.xnnpack is False
+
+
+@pytest.mark.needs_torch
+def test_a_probe_asked_to_load_torch_runs_the_loading_child(tmp_path, monkeypatch):
+    from compat.matrix import load_matrix
+    from compat.sources.probe import ProbeRequest, probe
+    from compat.sources.probe import torch as torch_probe
+
+    loads: list[Path] = []
+    real = torch_probe.fetch_torch_load
+
+    def counted(python, directory, **kwargs):
+        loads.append(directory)
+        return real(python, directory, **kwargs)
+
+    monkeypatch.setattr(torch_probe, "fetch_torch_load", counted)
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    request = ProbeRequest(python=Path(sys.executable), hardware=False, host=False, cache_dir=tmp_path)
+    assert probe(request, load_matrix()).torch.import_error is None and loads == []  # the files settle it
+    facts = probe(ProbeRequest(**{**request.__dict__, "load_torch": True}), load_matrix())
+    assert facts.torch.import_error is None and len(loads) == 1
