@@ -4,8 +4,8 @@
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
 a training script. The slow parts run concurrently: the interpreter child (in-process for compat's own
 interpreter) and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread;
-torch's build is read from its files and its libraries loaded in a child, torch imported only where that leaves
-a question (`torch.py`).
+torch's build is read from its files, and whether its libraries load from their ELF files (else they are loaded in a
+child), torch imported only where that leaves a question (`torch.py`, `torch_libs.py`).
 """
 
 from __future__ import annotations
