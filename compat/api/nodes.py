@@ -95,6 +95,7 @@ def fleet_torch(request: FleetRequest) -> FleetReport | str | None:
         return probe(ProbeRequest(
             python=python, timeout=min(request.timeout, 30.0), cache_dir=request.settings.cache_dir,
             torch_timeout=request.settings.torch_timeout,
+            load_torch=request.settings.torch_load,
         ), m)
 
     gathered = gather_torch(

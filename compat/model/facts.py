@@ -45,7 +45,7 @@ class TorchSource(str, enum.Enum):
     """Where the torch build facts came from."""
 
     IMPORT = "import"  # torch was imported in a child interpreter
-    FILES = "files"  # read from torch's files (version.py, its cmake config, its libraries); its libraries loaded in a child
+    FILES = "files"  # read from torch's files (version.py, cmake config, libraries, their ELF load check) or a child's load
     METADATA = "metadata"  # torch could not be imported; read from dist-info and the matrix
     DECLARED = "declared"
 

@@ -84,6 +84,7 @@ def gather(environment: Environment, declared: Declared, matrix: MatrixSource, *
                 script=env.script,
                 cache_dir=settings.cache_dir,
                 torch_timeout=settings.torch_timeout,
+                load_torch=settings.torch_load,
                 import_torch=import_torch,
             ),
             matrix,

@@ -13,6 +13,7 @@ monkeypatching the process environment.
     COMPAT_SEARCH_SECONDS  how long `lock` and `plan` search before they stop and say so (default 20)
     COMPAT_TORCH_TIMEOUT  seconds doctor allows loading torch's libraries or importing it (default: 60, more where
                           Python starts slowly)
+    COMPAT_TORCH_LOAD  1: doctor loads torch's libraries in a child even where their files settle that they load
     COMPAT_DEBUG       1: an internal error (exit 3) prints its traceback before its one line
 
 `COMPAT_MATRIX` (overlay directories) is an option of the command line, read there by typer.
@@ -43,6 +44,8 @@ class Settings:
     torch_timeout: float | None = None
     """Seconds allowed to loading torch's libraries or `import torch` when probing (COMPAT_TORCH_TIMEOUT); None: the
     bound adapts to the machine."""
+    torch_load: bool = False
+    """Load torch's libraries in a child even where their files settle that they load (COMPAT_TORCH_LOAD=1)."""
     debug: bool = False
     """An internal error prints its traceback (COMPAT_DEBUG=1)."""
 
@@ -56,6 +59,7 @@ def read_settings(environ: Mapping[str, str] | None = None, *, home: Path | None
         report_url=env.get("COMPAT_REPORT_URL", "").strip() or None,
         search_seconds=_seconds(env, SEARCH_SECONDS_VARIABLE),
         torch_timeout=_seconds(env, "COMPAT_TORCH_TIMEOUT"),
+        torch_load=env.get("COMPAT_TORCH_LOAD", "").strip() not in ("", "0"),
         debug=env.get("COMPAT_DEBUG", "").strip() not in ("", "0"),
     )
 

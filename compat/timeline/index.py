@@ -151,6 +151,7 @@ class PackageApi:
         # Decoded once: lock asks the same keys of every candidate release.
         self._decoded: dict[tuple[str, str], tuple[tuple[int, int], ...]] = {}
         self._import_rows: dict[tuple[str, ...], tuple[tuple[ImportEdge, tuple[tuple[int, int], ...]], ...]] = {}
+        self._imports_asked: set[tuple[str, ...]] = set()
         self._keys_by_root: dict[str, list[tuple[int, str, str]]] | None = None
         self._present: dict[tuple[ApiKind, str], tuple[Span, ...]] = {}
         self.since: dict[str, str] = dict(meta.get("since", {}))
@@ -301,7 +302,13 @@ class PackageApi:
         roots = import_names(other)
 
         def at_release() -> tuple[ImportEdge, ...]:
-            out = [edge for edge, spans in self._imports(roots) if any(a <= i <= b for a, b in spans)]
+            if roots in self._import_rows or roots in self._imports_asked:
+                out = [edge for edge, spans in self._imports(roots) if any(a <= i <= b for a, b in spans)]
+            else:
+                # The first release asked about: its rows alone are made edges (a doctor asks one release of each
+                # package); a second release asked (a lock's search) makes every row's edge once, for all.
+                self._imports_asked.add(roots)
+                out = [_edge(key) for _, key, text in self._rows_from(roots) if _covers(text, i)]
             return tuple(sorted(out, key=lambda e: (e.module, e.target, e.name or "", e.kind.value)))
 
         return self.derived(("imports", i, roots), at_release)
@@ -310,16 +317,13 @@ class PackageApi:
         """The rows of the import table that import from `roots`, with their decoded spans, read once."""
         rows = self._import_rows.get(roots)
         if rows is None:
-            by_root = self._import_keys_by_root()
-            # In the table's order, as one pass over the table would give them.
-            keys = sorted((row for root in set(roots) for row in by_root.get(root, ())), key=lambda row: row[0])
-            found = []
-            for _, key, text in keys:
-                module, target, name, kind = key.split(" ")
-                edge = ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
-                found.append((edge, decode_spans(text)))
-            rows = self._import_rows[roots] = tuple(found)
+            rows = self._import_rows[roots] = tuple((_edge(key), decode_spans(text)) for _, key, text in self._rows_from(roots))
         return rows
+
+    def _rows_from(self, roots: tuple[str, ...]) -> list[tuple[int, str, str]]:
+        """The import table's (position, key, spans) that import from `roots`, in the table's order."""
+        by_root = self._import_keys_by_root()
+        return sorted((row for root in set(roots) for row in by_root.get(root, ())), key=lambda row: row[0])
 
     def _import_keys_by_root(self) -> dict[str, list[tuple[int, str, str]]]:
         """The import table's (position, key, spans) grouped by the top-level module imported, read once: doctor asks
@@ -337,6 +341,22 @@ class PackageApi:
 
 
 _OTHER_MATCHES = 20
+
+
+def _covers(spans: str, i: int) -> bool:
+    """Whether encoded `spans` ("0-4,7") include release `i`, without building them (`decode_spans`' answer;
+    raises ValueError on text that is not spans)."""
+    for part in spans.split(","):
+        first, _, last = part.partition("-")
+        if int(first) <= i <= int(last or first):
+            return True
+    return False
+
+
+def _edge(key: str) -> ImportEdge:
+    """An import table key, "<module> <target module> <name or *> <kind>", as its edge."""
+    module, target, name, kind = key.split(" ")
+    return ImportEdge(module=module, target=target, name=None if name == "*" else name, kind=ImportKind(kind))
 
 
 def _runs(indices: frozenset[int]) -> tuple[tuple[int, int], ...]:

@@ -102,6 +102,7 @@ class ApiSource:
         self._resolved: dict[tuple[int, str, str | None, str], bool | Unknown] = {}
         self._lacking: dict[tuple[int, str, str | None, bool], frozenset[str]] = {}
         self._may_break: dict[tuple[int, str, str, int, frozenset[ImportKind], bool], frozenset[str]] = {}
+        self._asked: set[tuple[int, str, str, int, frozenset[ImportKind], bool]] = set()
 
     def get(self, package: str) -> PackageApi | Unknown:
         """The index of `package`; Unknown when it has none."""
@@ -201,6 +202,15 @@ class ApiSource:
                 *(self.lacking(e, provider, breaking_only) for e in edges if e.kind in kinds))
         return found
 
+    def asked_again(self, api: ReleaseApi, release: str, provider: ReleaseApi, kinds: frozenset[ImportKind],
+                    breaking_only: bool) -> bool:
+        """Whether `broken_links` asked about this importer release and provider before (this call is remembered)."""
+        key = (id(api), release, provider.package, id(provider), kinds, breaking_only)
+        if key in self._asked:
+            return True
+        self._asked.add(key)
+        return False
+
     def indexed(self) -> tuple[str, ...]:
         """Every indexed package, sorted."""
         if self._indexed is None:
@@ -292,7 +302,10 @@ def broken_links(
     spelled = _spelled(b, provider_version)
     release = _spelled(a, importer_version)
     asked = source.startup_imports(a, release, provider, edges) if breaking_only else edges
-    if spelled in b.releases and spelled not in source.may_break(a, release, b, asked, kinds, breaking_only):
+    # The set of provider releases that may break pays off from the second question about the same importer release
+    # (a lock tries many provider releases); a doctor asks once per pair, and the walk below answers one release alone.
+    if spelled in b.releases and source.asked_again(a, release, b, kinds, breaking_only) and \
+            spelled not in source.may_break(a, release, b, asked, kinds, breaking_only):
         return ()
     out: list[BrokenLink] = []
     seen: set[tuple[str, str | None]] = set()

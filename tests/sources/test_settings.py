@@ -72,3 +72,9 @@ def test_a_bad_number_of_seconds_is_a_one_line_usage_error(name, text):
 def test_compat_torch_timeout_is_a_positive_number_of_seconds_or_the_adaptive_default():
     assert read_settings({"COMPAT_TORCH_TIMEOUT": " 90 "}).torch_timeout == 90.0
     assert read_settings({"COMPAT_TORCH_TIMEOUT": ""}).torch_timeout is None
+
+
+def test_compat_torch_load_asks_for_the_loading_child():
+    assert read_settings({"COMPAT_TORCH_LOAD": "1"}).torch_load is True
+    assert read_settings({"COMPAT_TORCH_LOAD": "0"}).torch_load is False
+    assert read_settings({}).torch_load is False

@@ -173,3 +173,28 @@ def test_what_a_provider_lacks_is_read_from_spans_as_resolves_answers_release_by
                 assert walked == _lacking_indexed(edge, b, breaking_only), (importer, edge, breaking_only)
     assert checked > 200 and differ == 0
     assert seen[False] > seen[True] > 0  # some releases lack a name, and some of those only lack one added later
+
+
+def test_a_first_question_and_a_repeated_one_give_the_same_links(tmp_path):
+    # The first question about a pair walks its imports for the one provider release; from the second on (a lock
+    # trying release after release) the releases that may break are computed once: the answers must agree.
+    root = write_index(tmp_path)
+    for provider_version, count in (("4.39.0", 1), ("4.38.2", 0)):
+        once = broken_links(ApiSource((root,)), "trl", "0.7.10", "transformers", provider_version)
+        source = ApiSource((root,))
+        broken_links(source, "trl", "0.7.10", "transformers", "4.36.2")
+        again = broken_links(source, "trl", "0.7.10", "transformers", provider_version)
+        assert once == again and len(once) == count
+    # The same over the shipped index, for a set whose imports it has read.
+    first = broken_links(ApiSource(), "trl", "0.7.10", "transformers", "4.39.0")
+    repeated = ApiSource()
+    broken_links(repeated, "trl", "0.7.10", "transformers", "4.38.2")
+    assert broken_links(repeated, "trl", "0.7.10", "transformers", "4.39.0") == first
+
+
+def test_a_release_is_in_encoded_spans_as_decoded_spans_say():
+    from compat.timeline.index import _covers, decode_spans
+
+    for text in ("0", "0-4", "0-4,7", "2,5-6,9-12"):
+        for i in range(14):
+            assert _covers(text, i) == any(a <= i <= b for a, b in decode_spans(text))

@@ -4,8 +4,8 @@
 file), the torch build, the NVIDIA driver/GPUs/topology, the launch context and, on request,
 a training script. The slow parts run concurrently: the interpreter child (in-process for compat's own
 interpreter) and the hardware probe (NVML in a child process, nvidia-smi as fallback) each in its own thread;
-torch's build is read from its files and its libraries loaded in a child, torch imported only where that leaves
-a question (`torch.py`).
+torch's build is read from its files, and whether its libraries load from their ELF files (else they are loaded in a
+child), torch imported only where that leaves a question (`torch.py`, `torch_libs.py`).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class ProbeRequest:
     """Seconds allowed to each external command but the torch import."""
     torch_timeout: float | None = None
     """Seconds allowed to `import torch`; None: at least 60 s, more where the interpreter starts slowly."""
+    load_torch: bool = False
+    """Load torch's libraries in a child even where their files settle that they load (COMPAT_TORCH_LOAD)."""
     cache_dir: Path | None = None
     """compat's cache directory (the torch import report is kept there); None: no cache."""
     import_torch: bool = True
@@ -121,6 +123,7 @@ def probe(request: ProbeRequest, matrix: MatrixSource) -> Facts:
             torch = read_torch(
                 python, directory=found.torch_dir, dist=torch_dist, packages=packages, matrix=matrix,
                 timeout=request.torch_timeout, stamp=found.torch_stamp, cache_dir=request.cache_dir,
+                load=request.load_torch,
             )
         hw = hardware.result() if hardware is not None else _not_probed(request.host)
         system = dataclasses.replace(tools.result(), platform=found.platform) if tools is not None else Unknown(reason=NOT_THE_HOST)

@@ -1,12 +1,14 @@
 """The torch build: read from its files, else by importing torch in a child of the target interpreter.
 
 `read_torch` is the probe's entry. torch's files state every build fact doctor judges (`torch_files.py`), read in
-milliseconds; whether torch imports is then asked of the dynamic loader, in a child that loads torch's native
-libraries as `import torch` does (`libtorch_global_deps.so` globally, then the `torch._C` extension with the
-interpreter's dlopen flags), which is where an import fails for a missing library or an undefined symbol. It costs
-a fraction of the import and, like the import's report, is cached per install stamp. torch is imported only where
-the files leave a judged fact unknown, or where the loader refuses: torch's own import then says whether it really
-fails (its fallback preloads the nvidia wheels' libraries) and in what words.
+milliseconds; whether torch imports is read from its libraries' files where they settle it (`torch_libs.py`: every
+library found where torch was built to find it, every symbol version defined), else asked of the dynamic loader, in
+a child that loads torch's native libraries as `import torch` does (`libtorch_global_deps.so` globally, then the
+`torch._C` extension with the interpreter's dlopen flags), which is where an import fails for a missing library or
+an undefined symbol. The child costs a fraction of the import (half a CPU-second for a CPU build) and, like the
+import's report, is cached per install stamp; COMPAT_TORCH_LOAD=1 runs it even where the files settle the question.
+torch is imported only where the files leave a judged fact unknown, or where the loader refuses: torch's own import
+then says whether it really fails (its fallback preloads the nvidia wheels' libraries) and in what words.
 
 The import child never initializes CUDA (`torch.cuda.is_available()` can hang on a broken driver):
 everything it reads is compile-time. When the import fails (ImportError, a crash by signal,
@@ -32,6 +34,7 @@ from compat.sources.probe import MatrixSource, matrix_now
 from compat.sources.probe._run import MAX_MEMORY, Outcome, RunResult, marked_json, run, seconds
 from compat.sources.probe.interpreter import SAFE_PATH, child_env
 from compat.sources.probe.torch_files import fetch_torch_files, parse_torch_files, unsettled
+from compat.sources.probe.torch_libs import undecided
 
 MARK = "COMPAT-TORCH:"
 TORCH_MAX_MEMORY = 8 * MAX_MEMORY
@@ -158,15 +161,20 @@ LOAD_ARGS = ("-S", "-c", LOAD_CHILD)
 def read_torch(
     python: Path, *, directory: Path | None, dist: Distribution | None | Unknown, packages: Sequence[Distribution],
     matrix: MatrixSource, timeout: float | None = None, stamp: str | None = None,
-    cache_dir: Path | None = None,
+    cache_dir: Path | None = None, load: bool = False,
 ) -> TorchBuild | None | Unknown:
     """The torch build of `python`: from its files where they settle every judged fact and its libraries load,
     else from importing it (`fetch_torch_import`, `parse_torch`). `directory`: where `import torch` would load
     it from (None: not importable); `dist`: its distribution (None: not installed); `matrix`: asked for only where
-    the import is read."""
+    the import is read; `load`: load torch's libraries in a child even where their files settle that they load."""
     if directory is not None and isinstance(dist, Distribution):
         build = parse_torch_files(fetch_torch_files(directory, os.environ), packages=packages, requires=dist.requires)
         if isinstance(build, TorchBuild) and not unsettled(build):
+            # The files settle most installs (`torch_libs.py`); the child loads the libraries where they do not.
+            why = "COMPAT_TORCH_LOAD is set" if load else undecided(
+                directory, python=python, environ=os.environ, packages=packages, requires=dist.requires)
+            if why is None:
+                return build
             loaded = parse_torch_load(fetch_torch_load(python, directory, timeout=timeout, stamp=stamp, cache_dir=cache_dir))
             if loaded is None or isinstance(loaded, Unknown):
                 return dataclasses.replace(build, import_error=loaded)

@@ -259,17 +259,23 @@ def test_a_refused_load_asks_the_import_which_gives_its_own_words(tmp_path, exte
 
 
 @pytest.mark.needs_torch
-def test_the_real_cpu_torch_is_read_from_files_and_its_load_cached(tmp_path):
+def test_the_real_cpu_torch_is_read_from_files_and_its_load_cached(tmp_path, monkeypatch):
     interp = fetch_interpreter(Path(sys.executable), timeout=30)
     dist = next(d for d in interp.distributions if d.name == "torch")
     args = {"directory": interp.torch_dir, "dist": dist, "packages": interp.distributions, "matrix": None,
             "timeout": 60, "stamp": interp.torch_stamp, "cache_dir": tmp_path}
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    # Its libraries' files settle that they load: no child runs, nothing is cached.
     build = read_torch(Path(sys.executable), **args)
     assert build.source is TorchSource.FILES and build.import_error is None
     assert build.version == "2.13.0+cpu" and build.cuda is None and build.arch_list == () and build.cxx11_abi is True
+    assert not (tmp_path / "torch").exists()
+    # Asked to load them (COMPAT_TORCH_LOAD), the child loads them, and its report is cached per stamp.
+    assert read_torch(Path(sys.executable), **args, load=True) == build
     again = fetch_torch_load(Path(sys.executable), interp.torch_dir, timeout=60, stamp=interp.torch_stamp, cache_dir=tmp_path)
     assert again.argv[-1] == "<cached>" and parse_torch_load(again) is None
-    assert read_torch(Path(sys.executable), **args) == build
+    assert read_torch(Path(sys.executable), **args, load=True) == build
 
 
 def test_a_planted_load_report_is_not_trusted(tmp_path):
@@ -296,3 +302,25 @@ def test_a_cold_probe_of_the_real_torch_imports_nothing(tmp_path, monkeypatch):
                   lambda: load_matrix())  # the matrix as a call, as doctor passes it while it loads
     assert facts.torch.source is TorchSource.FILES and facts.torch.import_error is None
     assert facts.torch.version == "2.13.0+cpu" and facts.torch.xnnpack is False
+
+
+@pytest.mark.needs_torch
+def test_a_probe_asked_to_load_torch_runs_the_loading_child(tmp_path, monkeypatch):
+    from compat.matrix import load_matrix
+    from compat.sources.probe import ProbeRequest, probe
+    from compat.sources.probe import torch as torch_probe
+
+    loads: list[Path] = []
+    real = torch_probe.fetch_torch_load
+
+    def counted(python, directory, **kwargs):
+        loads.append(directory)
+        return real(python, directory, **kwargs)
+
+    monkeypatch.setattr(torch_probe, "fetch_torch_load", counted)
+    monkeypatch.delenv("LD_PRELOAD", raising=False)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    request = ProbeRequest(python=Path(sys.executable), hardware=False, host=False, cache_dir=tmp_path)
+    assert probe(request, load_matrix()).torch.import_error is None and loads == []  # the files settle it
+    facts = probe(ProbeRequest(**{**request.__dict__, "load_torch": True}), load_matrix())
+    assert facts.torch.import_error is None and len(loads) == 1
