@@ -30,19 +30,17 @@ def test_a_data_error_raised_by_an_import_is_the_environments(text):
     assert f"clue: {Clue.IMPORT.value}" in error.reasons
 
 
-def test_the_programs_own_module_raising_on_import_stays_the_programs():
-    text = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 3, in <module>\n    from mydata import rows\n'
-            '  File "/home/me/mydata.py", line 9, in <module>\n    rows = load(PATH)\n'
-            '  File "/home/me/mydata.py", line 5, in load\n    raise ValueError("empty file")\nValueError: empty file\n')
-    (error,) = explain([text], NO_CATALOG).errors
-    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+_OWN_MODULE = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 3, in <module>\n    from mydata import rows\n'
+               '  File "/home/me/mydata.py", line 9, in <module>\n    rows = load(PATH)\n'
+               '  File "/home/me/mydata.py", line 5, in load\n    raise ValueError("empty file")\nValueError: empty file\n')
+# The same package frame as an import's, reached from a call: the program passed it data.
+_CALLED = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 30, in <module>\n    ds = prepare(rows)\n'
+           '  File "/usr/lib/python3.11/site-packages/trl/data_utils.py", line 88, in prepare\n'
+           '    raise ValueError("column text missing")\nValueError: column text missing\n')
 
 
-def test_a_packages_data_error_in_a_call_the_program_made_stays_the_datas():
-    # The same package frame, reached from a call rather than an import: the program passed it data.
-    text = ('Traceback (most recent call last):\n  File "/home/me/train.py", line 30, in <module>\n    ds = prepare(rows)\n'
-            '  File "/usr/lib/python3.11/site-packages/trl/data_utils.py", line 88, in prepare\n'
-            '    raise ValueError("column text missing")\nValueError: column text missing\n')
+@pytest.mark.parametrize("text", [_OWN_MODULE, _CALLED], ids=["own-module-imported", "package-called"])
+def test_a_data_error_outside_a_packages_import_stays_the_programs(text):
     (error,) = explain([text], NO_CATALOG).errors
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
 
