@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from compat.errors import CompatError
 from compat.explain.drift import questions
 from compat.explain.fixes import tailor_fix
-from compat.explain.normalize import clean, dedup_key, joined, stream, strip_ansi
+from compat.explain.normalize import ascii_quotes, clean, dedup_key, joined, stream, strip_ansi
 from compat.explain.records import Explanation, Match, MatchedLine, RootError, failures
 from compat.explain.roots import MAX_FOLLOWING, ErrorBuilder, ErrorDraft, ErrorKind, Event, Raised, echoes
 from compat.explain.scan import LINE_CAP, MAX_LINE, BlobStore, Engine, HyperscanScanner, Scanner, make_scanner
@@ -225,7 +225,7 @@ def read_log(
     for block in lines:
         if not block:
             continue
-        data = scanner.prepare(block)
+        data = ascii_quotes(scanner.prepare(block))
         for p in queue:
             if p.waiting:
                 p.following += _following(b"\n" + data, 0, MAX_FOLLOWING - len(p.following))

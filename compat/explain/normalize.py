@@ -58,6 +58,20 @@ def strip_ansi(block: bytes) -> bytes:
     return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
 
 
+_SMART = {"\u2018".encode(): b"'", "\u2019".encode(): b"'", "\u201c".encode(): b'"', "\u201d".encode(): b'"'}
+"""Typographic quotes, as a forum or an issue's rendered text gives an error pasted outside a code block
+(`name ‘PeftModel’ is not defined`): Python prints only ASCII quotes around names."""
+
+
+def ascii_quotes(block: bytes) -> bytes:
+    """The block with typographic single and double quotes read as ASCII ones; newlines (and so line numbers) kept."""
+    if b"\xe2\x80" not in block:
+        return block
+    for smart, plain in _SMART.items():
+        block = block.replace(smart, plain)
+    return block
+
+
 _SAMPLE = 256 * 1024
 """Bytes after the first escape in which the escapes are counted (a sample, not another pass)."""
 _SGR_BYTES = re.compile(rb"\x1b\[[0-9;]*m")
