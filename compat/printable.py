@@ -14,24 +14,35 @@ command line's streams both use it.
 from __future__ import annotations
 
 import re
+from functools import cache
 
-_UNSAFE = re.compile(
-    r"(?P<sgr>\x1b\[[0-9;:]*m)"  # Select Graphic Rendition: colours, the only codes the renderer writes
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC to their end
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erase, modes
-    r"|\x1b[ -/]*[0-~]?"  # other ESC sequences, and a lone ESC
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
-)
 _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _LINE_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x85\u2028\u2029]+")
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+# The next two are compiled when first needed (a text holding a control character; JUnit XML): `_not_xml`'s class of
+# every non-BMP character alone costs about 9 ms, a twentieth of `compat explain`'s start-up.
+@cache
+def _unsafe() -> re.Pattern[str]:
+    return re.compile(
+        r"(?P<sgr>\x1b\[[0-9;:]*m)"  # Select Graphic Rendition: colours, the only codes the renderer writes
+        r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC to their end
+        r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erase, modes
+        r"|\x1b[ -/]*[0-~]?"  # other ESC sequences, and a lone ESC
+        r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
+    )
+
+
+@cache
+def _not_xml() -> re.Pattern[str]:
+    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
     """`text` without control sequences or control characters; SGR colour codes kept on request."""
     if not _ANY_CONTROL.search(text):
         return text
-    return _UNSAFE.sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)
+    return _unsafe().sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)
 
 
 def one_line(text: str) -> str:
@@ -45,4 +56,4 @@ def one_line(text: str) -> str:
 
 def xml_safe(text: str) -> str:
     """`text` with nothing XML 1.0 forbids (C0 controls, lone surrogates, U+FFFE/U+FFFF); lines kept."""
-    return _NOT_XML.sub("", terminal_safe(text))
+    return _not_xml().sub("", terminal_safe(text))

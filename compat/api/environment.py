@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from compat.api.requests import FactsRequest
+from compat.api.facts_requests import FactsRequest
 from compat.model.config import Config
 from compat.model.facts import Facts
 from compat.sources import gather

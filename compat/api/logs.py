@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compat.api.environment import configured, matrix_for
-from compat.api.requests import ExplainRequest
+from compat.api.facts_requests import ExplainRequest
 from compat.errors import CompatError
 from compat.model.facts import Facts
 from compat.sources import gather

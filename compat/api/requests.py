@@ -2,6 +2,9 @@
 
 A request says everything a command needs (the environment, the declared hardware, settings): the
 functions that take them read nothing else of the process.
+
+FactsRequest and ExplainRequest live in compat.api.facts_requests (explaining a log needs no other) and are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -10,31 +13,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from compat.api.facts_requests import ExplainRequest as ExplainRequest  # re-exported
+from compat.api.facts_requests import FactsRequest
 from compat.errors import ResolutionError
 from compat.model.config import Config, Waivers
 from compat.model.facts import Facts
 from compat.model.findings import Finding, Severity
 from compat.model.installer import Installer
-from compat.sources.declared import Declared
-from compat.sources.environment import Environment
+from compat.sources.environment import Environment as Environment  # re-exported
 from compat.sources.settings import Settings
-
-
-@dataclass(frozen=True, kw_only=True)
-class FactsRequest:
-    environment: Environment = field(default_factory=Environment)
-    """Where the facts come from."""
-    declared: Declared = field(default_factory=Declared)
-    """GPUs, driver and launcher given by the caller, laid over the probed or saved ones."""
-    matrix: tuple[Path, ...] = ()
-    """Overlay directories laid over the shipped matrix."""
-    settings: Settings = field(default_factory=Settings)
-    """Cache directory and package index."""
-    config: Path | None = None
-    """A config file to read (compat.toml, or a pyproject.toml with `[tool.compat]`): its declared
-    hardware (gpus, driver, launcher) applies where `declared` gives none, for every command."""
-    find_config: bool = False
-    """Look for the config file upward from the working directory (the CLI does, unless --no-config)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,18 +56,6 @@ class DoctorResult:
     """Whether undecided checks at the threshold counted."""
     report_url: str | None = None
     """Base URL of the finding pages (from the request, the config or COMPAT_REPORT_URL); None: no links."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ExplainRequest(FactsRequest):
-    use_environment: bool = True
-    """False: rank by the log alone unless the environment is named (`--no-env`)."""
-    offline: bool = False
-    """Read nothing from the package index: a package the shipped API index lacks is answered from the cache alone."""
-    index_url: str | None = None
-    """The package index a package the shipped API index lacks is indexed from; None: settings.index_url (PIP_INDEX_URL)."""
-    index_budget: float = 20.0
-    """Seconds allowed to the package index for that (`compat.timeline.ondemand.DEFAULT_BUDGET`); 0 reads nothing."""
 
 
 @dataclass(frozen=True, kw_only=True)

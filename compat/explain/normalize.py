@@ -50,17 +50,21 @@ def strip_ansi(block: bytes) -> bytes:
     """The block without terminal escapes; newlines (and so line numbers) are kept."""
     if b"\x1b" not in block:
         return block
-    # Colours first, with a pattern simple enough for `re` to skip from escape to escape (one
-    # escape per 2 KB: 0.054 s per 100 MB, against 0.082 s for a Python step per escape and
-    # 0.096 s for the full pattern; a single escape costs the two copies of the block either way),
-    # then whatever escapes are left.
+    # A large block of sparse colours is skipped through with bytes.find (`_strip_sparse_colours`). Otherwise colours
+    # first, with a pattern simple enough for `re` to skip from escape to escape (one escape per 2 KB: 0.054 s per
+    # 100 MB, against 0.082 s for a Python step per escape found by `re` and 0.096 s for the full pattern; a single
+    # escape costs the two copies of the block either way), then whatever escapes are left.
+    if len(block) >= _SPARSE_FROM and not coloured_every(block, _SPARSE_EVERY):
+        stripped = _strip_sparse_colours(block)
+        if stripped is not None:
+            return stripped
     block = _SGR_BYTES.sub(b"", block)
     return ANSI_BYTES.sub(b"", block) if b"\x1b" in block else block
 
 
 _SMART = {"\u2018".encode(): b"'", "\u2019".encode(): b"'", "\u201c".encode(): b'"', "\u201d".encode(): b'"'}
 """Typographic quotes, as a forum or an issue's rendered text gives an error pasted outside a code block
-(`name ‘PeftModel’ is not defined`): Python prints only ASCII quotes around names."""
+(U+2018 and U+2019 around the name in `name 'PeftModel' is not defined`): Python prints only ASCII quotes."""
 
 
 def ascii_quotes(block: bytes) -> bytes:
@@ -72,9 +76,36 @@ def ascii_quotes(block: bytes) -> bytes:
     return block
 
 
+def _strip_sparse_colours(block: bytes) -> bytes | None:
+    """The block without its escapes when every one is a colour (`_SGR_BYTES`), else None: what `strip_ansi`'s two
+    passes give, skipping from escape to escape at `bytes.find`'s speed where `re` steps through every byte (one escape
+    per 2 KB, 54 MB in 8 MB blocks: 0.081 s of CPU against 0.097 s, medians of 21 interleaved runs; copying the blocks
+    alone costs 0.037 s)."""
+    view = memoryview(block)
+    parts = []
+    start = 0
+    pos = block.find(b"\x1b")
+    while pos >= 0:
+        m = _SGR_BYTES.match(block, pos)
+        if m is None:  # a cursor move, a title, a lone ESC: the general passes decide
+            view.release()
+            return None
+        parts.append(view[start:pos])
+        start = m.end()
+        pos = block.find(b"\x1b", start)
+    parts.append(view[start:])
+    out = b"".join(parts)
+    view.release()
+    return out
+
+
 _SAMPLE = 256 * 1024
 """Bytes after the first escape in which the escapes are counted (a sample, not another pass)."""
 _SGR_BYTES = re.compile(rb"\x1b\[[0-9;]*m")
+_SPARSE_FROM = 64 * 1024
+"""Bytes from which a block's escapes are found one by one when they are sparse (a line's are left to `re`)."""
+_SPARSE_EVERY = 256
+"""Bytes per escape below which they are sparse: a Python step per escape then costs less than `re`'s pass."""
 
 
 def clean(line: str) -> str:

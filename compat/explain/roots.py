@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cache
 
 from compat.explain.normalize import body, clean, masked, stream
 from compat.explain.reported import reported_version
@@ -194,9 +195,17 @@ class ErrorDraft:
 
 
 _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(.*))?$")
-# Before the type: a space, punctuation, or a letter outside ASCII (Chinese and Japanese put no space before a quoted error).
-_EXC_INSIDE = re.compile(r"(?:^|(?<=[\s:\]\)>|\u0080-\U0010ffff]))"
-                         r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
+
+
+@cache
+def _exc_inside() -> re.Pattern[str]:
+    """An exception named inside a line: before the type a space, punctuation, or a letter outside ASCII (Chinese and
+    Japanese put no space before a quoted error). Compiled when first asked for: that class of every letter outside
+    ASCII costs milliseconds of start-up, and most logs have no line that asks."""
+    return re.compile(r"(?:^|(?<=[\s:\]\)>|\u0080-\U0010ffff]))"
+                      r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
+
+
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File ((?:[/~]|[A-Za-z]:\\)[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|'
                     r'(Cell In\[\d+\]), line (\d+)|'
                     r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)|'
@@ -372,7 +381,7 @@ class ErrorBuilder:
         draft.chain[-1] = Raised(type=root.type, message=root.message, frames=root.frames, line=root.line, code=code[:200])
 
     def _logged_import(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str]) -> None:
-        if _CODE_LINE.match(line) or _EXC_INSIDE.search(clean(text)) or _EXC_AT_START.match(line.strip()):
+        if _CODE_LINE.match(line) or _exc_inside().search(clean(text)) or _EXC_AT_START.match(line.strip()):
             return  # code that raises it, or an exception line the EXCEPTION event reads
         m = _IMPORT_FAILURE.search(line)
         if m is not None:
@@ -387,7 +396,7 @@ class ErrorBuilder:
             return  # a traceback's code line (`    raise ValueError`), not the exception
         m = _EXC_AT_START.match(line.strip())
         if m is None:
-            m = _EXC_INSIDE.search(clean(text))
+            m = _exc_inside().search(clean(text))
             if m is None:
                 return
         self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), (m.group(2) or "").strip()), number, text, following)

@@ -230,6 +230,21 @@ def test_colours_are_removed_sparse_or_dense_and_a_lone_escape_is_kept():
     assert strip_ansi(dense) == b"50%|bar \n" * 5000
 
 
+@pytest.mark.parametrize("odd", [b"", b"\x1b[2K", b"\x1b]0;title\x07", b"\x1b lone", b"\x1b\x1b[0m[31m"])
+def test_a_large_block_of_sparse_colours_loses_what_the_two_passes_remove(odd):
+    """A block of 64 KB or more whose escapes are sparse is stripped escape by escape when all are colours, and by the
+    two regex passes when one is anything else (`odd`): the same bytes either way."""
+    from compat.explain.normalize import _SGR_BYTES, ANSI_BYTES, strip_ansi
+
+    line = b"\x1b[33m2025-06-12 10:00:01\x1b[0m WARNING: `use_cache=True` is incompatible" + b" ." * 900 + b"\n"
+    block = line * 40 + b"tail " + odd + b" end\n" + line * 40
+    assert len(block) >= 64 * 1024
+    once = _SGR_BYTES.sub(b"", block)
+    expected = ANSI_BYTES.sub(b"", once) if b"\x1b" in once else once
+    assert strip_ansi(block) == strip_ansi(bytearray(block)) == expected
+    assert b"\x1b[33m" not in strip_ansi(block) and strip_ansi(block).count(b"\n") == block.count(b"\n")
+
+
 @pytest.mark.parametrize(("path", "owner"), [
     ("/kaggle/working/unsloth_compiled_cache/unsloth_compiled_module_qwen2_vl.py", "unsloth"),
     ("/root/.cache/huggingface/modules/transformers_modules/DNABERT-2-117M/bert_layers.py", "transformers_modules"),
