@@ -95,8 +95,11 @@ def _broken_venv(root: Path, wheels: list[Path]) -> str:
                           capture_output=True, text=True, check=True).stdout.strip()
     base = sysconfig.get_paths()["purelib"]
     Path(site, "zz-compat-test-base.pth").write_text(f"import site; site.addsitedir({base!r})\n", encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", site,
-                    *map(str, wheels)], check=True)
+    # --no-compile: pip would compile every module of the shadowing wheels (transformers: thousands) and the smoke's
+    # children import a few hundred of them, compiled as they are imported; 7 s of CPU less for each transformers
+    # set (docs/testing.md, "What the suite costs").
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-compile", "--target",
+                    site, *map(str, wheels)], check=True)
     return python
 
 
