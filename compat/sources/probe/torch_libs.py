@@ -31,6 +31,8 @@ from compat.model.facts import Distribution
 from compat.sources.probe.elf import Elf, NotElf, parse_ld_cache, read_elf
 
 LD_CACHE = Path("/etc/ld.so.cache")
+LD_PRELOAD_FILE = Path("/etc/ld.so.preload")
+"""The system-wide LD_PRELOAD: its libraries are loaded first and answer for their sonames."""
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
 """Where glibc's loader looks after its cache on 64-bit Linux."""
 RUNTIME = ("libc.so.", "libm.so.", "libdl.so.", "librt.so.", "libpthread.so.", "libutil.so.", "libmvec.so.",
@@ -43,7 +45,7 @@ MAX_LIBRARIES = 256
 
 def undecided(
     directory: Path, *, python: Path, environ: Mapping[str, str], packages: Sequence[Distribution],
-    requires: Sequence[str], ld_cache: Path = LD_CACHE,
+    requires: Sequence[str], ld_cache: Path = LD_CACHE, ld_preload: Path = LD_PRELOAD_FILE,
 ) -> str | None:
     """None where the files settle that torch's libraries at `directory` load in `python`; else why they do not (the
     real load decides then). Never raises on a host quirk."""
@@ -56,6 +58,8 @@ def undecided(
         executable = read_elf(Path(os.path.realpath(python)))
         if executable.rpath and not executable.runpath:  # a DT_RPATH of the program applies to every library's search
             return f"{python} has its own library search path (DT_RPATH)"
+        if ld_preload.is_file() and ld_preload.read_bytes().strip():
+            return f"{ld_preload} names libraries to preload"
         if not _system_loader(executable.interpreter):
             return f"{python} is run by the loader {executable.interpreter}, whose cache and directories are its own"
         roots = [p for p in (directory / "lib" / "libtorch_global_deps.so", _extension(directory)) if p is not None]

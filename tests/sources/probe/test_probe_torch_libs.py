@@ -38,7 +38,8 @@ def _install(tmp_path: Path, *, stdcxx: tuple[str, ...] = ("GLIBCXX_3.4", "GLIBC
     stdcxx_path = write_elf(system / "libstdc++.so.6", soname="libstdc++.so.6", needed=("libc.so.6",), defines=stdcxx)
     cache = write_ld_cache(tmp_path / "ld.so.cache", {"libc.so.6": str(libc), "libstdc++.so.6": str(stdcxx_path)})
     python = write_elf(tmp_path / "bin" / "python", needed=("libc.so.6",), interpreter=SYSTEM_LOADER)
-    return {"directory": torch, "python": python, "ld_cache": cache, "environ": {}, "packages": (), "requires": ()}
+    return {"directory": torch, "python": python, "ld_cache": cache, "environ": {}, "packages": (), "requires": (),
+            "ld_preload": tmp_path / "ld.so.preload"}
 
 
 def test_a_closure_found_where_torch_was_built_to_find_it_loads(tmp_path):
@@ -249,3 +250,12 @@ def test_a_library_loaded_under_another_name_answers_to_its_soname(tmp_path):
     args["ld_cache"] = write_ld_cache(tmp_path / "ld2.cache", {"libc.so.6": str(tmp_path / "usr" / "lib" / "libc.so.6"),
                                                               CUDART: str(system)})
     assert undecided(**args) is None
+
+
+def test_a_system_wide_preload_is_left_to_the_load(tmp_path):
+    # /etc/ld.so.preload is LD_PRELOAD for every process: a preloaded old libstdc++ answers for torch's.
+    args = _install(tmp_path)
+    args["ld_preload"].write_text("\n")
+    assert undecided(**args) is None
+    args["ld_preload"].write_text("/opt/agent/libhook.so\n")
+    assert "preload" in (undecided(**args) or "")
