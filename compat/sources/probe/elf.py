@@ -49,6 +49,11 @@ class NotElf(Exception):
     """The file is not an ELF64 little-endian object compat can read, or its dynamic section does not parse."""
 
 
+class OtherClass(NotElf):
+    """An ELF file of the other class (32-bit): the loader skips it and searches on, as for another machine (any
+    other damage to the header is an error it stops at)."""
+
+
 def read_elf(path: Path) -> Elf:
     """The dynamic section of `path`; raises OSError (unreadable) or NotElf."""
     with open(path, "rb") as f:
@@ -67,6 +72,8 @@ def _at(f: BinaryIO, offset: int, size: int) -> bytes:
 
 def _read(f: BinaryIO) -> Elf:
     head = f.read(64)
+    if len(head) >= 5 and head[:4] == b"\x7fELF" and head[4] == 1:
+        raise OtherClass("a 32-bit ELF file")
     if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
         raise NotElf("not an ELF64 little-endian file")
     machine = struct.unpack_from("<H", head, 0x12)[0]

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from compat.model.facts import Distribution
-from compat.sources.probe.elf import Elf, NotElf, parse_ld_cache, read_elf
+from compat.sources.probe.elf import Elf, NotElf, OtherClass, parse_ld_cache, read_elf
 
 LD_CACHE = Path("/etc/ld.so.cache")
 LD_PRELOAD_FILE = Path("/etc/ld.so.preload")
@@ -164,7 +164,10 @@ class _Search:
             if not os.path.isfile(candidate):
                 continue
             path = os.path.realpath(candidate)
-            found = read_elf(Path(path))
+            try:
+                found = read_elf(Path(path))
+            except OtherClass:
+                continue  # a 32-bit copy (/usr/lib/i386-linux-gnu on a multilib host): skipped, as the loader skips it
             if found.machine != self.machine:
                 continue  # the loader skips a library of another machine and searches on
             return self._trusted(name, path, how) or (path, found)

@@ -259,3 +259,15 @@ def test_a_system_wide_preload_is_left_to_the_load(tmp_path):
     assert undecided(**args) is None
     args["ld_preload"].write_text("/opt/agent/libhook.so\n")
     assert "preload" in (undecided(**args) or "")
+
+
+def test_a_32_bit_library_on_the_search_path_is_skipped_as_the_loader_skips_it(tmp_path):
+    # A multilib host's 32-bit libstdc++ before the 64-bit one: the loader searches on ("wrong ELF class" is not fatal).
+    args = _install(tmp_path)
+    i386 = tmp_path / "i386" / "libstdc++.so.6"
+    i386.parent.mkdir()
+    i386.write_bytes(b"\x7fELF\x01\x01\x01" + bytes(45))
+    args["environ"] = {"LD_LIBRARY_PATH": str(i386.parent)}
+    assert undecided(**args) is None
+    i386.write_bytes(b"\x7fELF\x02\x02\x01" + bytes(57))  # a damaged header is an error the loader stops at
+    assert "could not be read" in (undecided(**args) or "")
