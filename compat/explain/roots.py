@@ -310,7 +310,10 @@ class ErrorBuilder:
         self.dropped = 0
         """Errors read after MAX_ERRORS drafts were kept (counted, not kept)."""
         self.reported: dict[str, str] = {}
-        """The versions the log reports outside its errors ({"vllm": "0.5.0"}), the first of each package."""
+        """The versions the log reports outside its errors ({"vllm": "0.5.0"}); none for a package reported at two
+        releases (a freeze before and after an upgrade, an issue comparing two environments: which one raised is
+        not known, and an answer taken against the wrong one points the wrong way)."""
+        self._conflicting: set[str] = set()
 
     def feed(self, event: Event, number: int, text: str, following: Sequence[str] = (), before: str = "") -> None:
         """One structural line (`number` in the log); `following` are the lines after it, for the
@@ -348,9 +351,16 @@ class ErrorBuilder:
         elif event in (Event.VERSION, Event.CHOICE) and not self._inside(st, number):
             self._add(st, ErrorKind.LINE, "", clean(text), number, text, following)
         elif event is Event.REPORTED and len(self.reported) < _REPORTED_KEPT and (found := reported_version(line)):
-            self.reported.setdefault(*found)
+            self._report(*found)
         elif event is Event.IMPORT and not self._inside(st, number):
             self._logged_import(st, number, line, text, following)
+
+    def _report(self, name: str, version: str) -> None:
+        if name in self._conflicting:
+            return
+        if self.reported.setdefault(name, version).split("+")[0] != version.split("+")[0]:
+            del self.reported[name]
+            self._conflicting.add(name)
 
     def _inside(self, st: _Stream, number: int) -> bool:
         return st.last is not None and any(a <= number <= b for a, b in st.last.spans[-1:])

@@ -250,13 +250,25 @@ def _inherited(q: ApiQuestion, api: PackageApi, base: ApiAnswer, facts: Facts | 
                 continue
             asked.append(short)
             a = answer(replace(q, module=short), facts, source, stated)
-            if a is None or a.package == api.package:
+            if a is None or a.package is None or a.package == api.package \
+                    or not _imported_from(source, api, release, written, a.package):
                 continue
             if a.present:
                 return a
             return replace(base, reason=f"{cls} inherits from {short} ({a.package}), and no indexed {a.package} release has "
                                         f"{short}.{q.name} as a method or an attribute its __init__ sets (one set elsewhere is not read)")
     return None
+
+
+def _imported_from(source: ApiSource, api: PackageApi, release: str, written: str, package: str) -> bool:
+    """Whether the base `written` in `release` of `api` is `package`'s: the index answers a short name with the first
+    package that exports it, and transformers' Adafactor subclasses torch's `Optimizer`, not deepspeed's. A dotted
+    name says its package; a bare one is that package's where the release imports the name from it."""
+    head, _, short = written.rpartition(".")
+    if head and distribution_of(head.split(".")[0]) == package:
+        return True
+    edges = source.imports(api, release, package)
+    return not isinstance(edges, Unknown) and any(e.name == short for e in edges)
 
 
 def _outside_bases(api: PackageApi, cls: str, release: str, depth: int = 0) -> list[str]:

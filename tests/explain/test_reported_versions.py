@@ -43,3 +43,17 @@ def test_no_floor_the_reported_release_already_passes(catalog):
     assert error.api is not None and error.api.installed == "0.13.0"
     assert error.api.drift is not Drift.CALLEE_TOO_OLD and not any(f.startswith("trl>=") for f in error.api.fix)
 
+
+
+def test_a_package_reported_at_two_releases_gives_none(catalog):
+    # A freeze before and after an upgrade: which release raised is not known. The first was taken as installed (trl
+    # 0.12.1 here, though the second report already passes the floor trl>=0.13.0 the answer gives).
+    log = _REPORT.format(trl="0.12.1") + "trl==0.13.0\n" + "\n" + _ERROR
+    (error,) = explain([log], catalog).errors
+    assert error.api is not None and error.api.installed is None
+
+
+def test_the_same_release_with_and_without_its_local_tag_is_one_report(catalog):
+    log = _REPORT.format(trl="0.12.1") + "trl==0.12.1+local\n" + "\n" + _ERROR
+    (error,) = explain([log], catalog).errors
+    assert error.api is not None and error.api.installed == "0.12.1"

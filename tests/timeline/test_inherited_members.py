@@ -37,3 +37,11 @@ def test_a_member_no_release_of_the_base_has_stays_unknown():
 def test_a_member_of_the_class_itself_is_not_asked_of_its_base():
     a = _ask("GRPOTrainer", "model_accepts_loss_kwargs", {})
     assert a is not None and a.key == "trl:GRPOTrainer.model_accepts_loss_kwargs"
+
+
+def test_a_base_named_bare_is_asked_only_of_a_package_the_class_imports_it_from():
+    # transformers' Adafactor subclasses torch.optim.Optimizer, written `Optimizer`; deepspeed exports a class of that
+    # name at its root, which was asked and named as the base ("inherits from Optimizer (deepspeed)").
+    q = ApiQuestion(missing=Missing.MEMBER, name="param_groups", module="Adafactor", caller="transformers")
+    a = answer(q, None, ApiSource(), {})
+    assert a is not None and a.package == "transformers" and "deepspeed" not in (a.reason or "")

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-PT_LOAD, PT_DYNAMIC = 1, 2
+PT_LOAD, PT_DYNAMIC, PT_INTERP = 1, 2, 3
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 14, 15, 29
 DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM = 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
 MAX_ENTRIES = 4096
 """More dynamic entries, version records or strings than this is not a library the loader is asked to load here."""
 MAX_STRING = 4096
+MAX_OFFSET = 1 << 48
+"""No file read here is larger: an offset past this is a hostile or torn header (and past 2**63 Python's seek raises
+ValueError, which no caller expects)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +30,8 @@ class Elf:
 
     machine: int
     """e_machine: the loader skips a library built for another machine and searches on."""
+    interpreter: str | None = None
+    """PT_INTERP: the program's dynamic loader (a Nix or Homebrew glibc's has its own cache and default directories)."""
     soname: str | None
     needed: tuple[str, ...]
     """DT_NEEDED, in order."""
@@ -44,6 +49,11 @@ class NotElf(Exception):
     """The file is not an ELF64 little-endian object compat can read, or its dynamic section does not parse."""
 
 
+class OtherClass(NotElf):
+    """An ELF file of the other class (32-bit): the loader skips it and searches on, as for another machine (any
+    other damage to the header is an error it stops at)."""
+
+
 def read_elf(path: Path) -> Elf:
     """The dynamic section of `path`; raises OSError (unreadable) or NotElf."""
     with open(path, "rb") as f:
@@ -51,6 +61,8 @@ def read_elf(path: Path) -> Elf:
 
 
 def _at(f: BinaryIO, offset: int, size: int) -> bytes:
+    if not 0 <= offset <= MAX_OFFSET:
+        raise NotElf("an offset outside any file")
     f.seek(offset)
     data = f.read(size)
     if len(data) != size:
@@ -60,6 +72,8 @@ def _at(f: BinaryIO, offset: int, size: int) -> bytes:
 
 def _read(f: BinaryIO) -> Elf:
     head = f.read(64)
+    if len(head) >= 5 and head[:4] == b"\x7fELF" and head[4] == 1:
+        raise OtherClass("a 32-bit ELF file")
     if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
         raise NotElf("not an ELF64 little-endian file")
     machine = struct.unpack_from("<H", head, 0x12)[0]
@@ -70,12 +84,15 @@ def _read(f: BinaryIO) -> Elf:
     table = _at(f, phoff, 56 * phnum)
     loads: list[tuple[int, int, int]] = []
     dynamic: tuple[int, int] | None = None
+    interp: tuple[int, int] | None = None
     for i in range(phnum):
         kind, _, offset, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", table, 56 * i)
         if kind == PT_LOAD:
             loads.append((vaddr, filesz, offset))
         elif kind == PT_DYNAMIC:
             dynamic = (offset, filesz)
+        elif kind == PT_INTERP:
+            interp = (offset, filesz)
     if dynamic is None:
         raise NotElf("no dynamic section")
     entries = _dynamic(_at(f, dynamic[0], min(dynamic[1], 16 * MAX_ENTRIES)))
@@ -96,6 +113,7 @@ def _read(f: BinaryIO) -> Elf:
 
     return Elf(
         machine=machine,
+        interpreter=None if interp is None else _string(f, interp[0]),
         soname=text(tags[DT_SONAME]) if DT_SONAME in tags else None,
         needed=tuple(text(v) for t, v in entries if t == DT_NEEDED),
         rpath=_dirs(text(tags[DT_RPATH])) if DT_RPATH in tags else (),
@@ -116,6 +134,8 @@ def _dynamic(data: bytes) -> list[tuple[int, int]]:
 
 
 def _string(f: BinaryIO, offset: int) -> str:
+    if not 0 <= offset <= MAX_OFFSET:
+        raise NotElf("a string outside any file")
     f.seek(offset)
     data = f.read(MAX_STRING)
     end = data.find(b"\0")
@@ -125,15 +145,20 @@ def _string(f: BinaryIO, offset: int) -> str:
 
 
 def _dirs(text: str) -> tuple[str, ...]:
-    return tuple(text.split(":"))
+    # An empty element is kept: the loader searches the current directory for it ("a::b", ":a").
+    return tuple(text.split(":")) if text else ()
 
 
 def _verneed(f: BinaryIO, offset: int, count: int, text: Callable[[int], str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     out: list[tuple[str, tuple[str, ...]]] = []
+    budget = MAX_ENTRIES  # records in all: per level, a hostile file makes it 4096 x 4096 reads (a minute)
     for _ in range(min(count, MAX_ENTRIES)):
         _, cnt, file, aux, nxt = struct.unpack("<HHIII", _at(f, offset, 16))
         names, at = [], offset + aux
-        for _ in range(min(cnt, MAX_ENTRIES)):
+        if cnt > budget:
+            raise NotElf("more symbol versions than a library has")
+        budget -= cnt
+        for _ in range(cnt):
             _, _, _, name, anext = struct.unpack("<IHHII", _at(f, at, 16))
             names.append(text(name))
             at += anext
@@ -180,5 +205,5 @@ def parse_ld_cache(data: bytes) -> dict[str, tuple[str, ...]]:
 
 
 def _cstring(data: bytes, at: int) -> str | None:
-    end = data.find(b"\0", at)
+    end = data.find(b"\0", at, at + MAX_STRING)  # a torn cache's strings are not each read to its end
     return None if at >= len(data) or end < 0 else data[at:end].decode("utf-8", "surrogateescape")

@@ -28,9 +28,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from compat.model.facts import Distribution
-from compat.sources.probe.elf import Elf, NotElf, parse_ld_cache, read_elf
+from compat.sources.probe.elf import Elf, NotElf, OtherClass, parse_ld_cache, read_elf
 
 LD_CACHE = Path("/etc/ld.so.cache")
+LD_PRELOAD_FILE = Path("/etc/ld.so.preload")
+"""The system-wide LD_PRELOAD: its libraries are loaded first and answer for their sonames."""
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
 """Where glibc's loader looks after its cache on 64-bit Linux."""
 RUNTIME = ("libc.so.", "libm.so.", "libdl.so.", "librt.so.", "libpthread.so.", "libutil.so.", "libmvec.so.",
@@ -43,7 +45,7 @@ MAX_LIBRARIES = 256
 
 def undecided(
     directory: Path, *, python: Path, environ: Mapping[str, str], packages: Sequence[Distribution],
-    requires: Sequence[str], ld_cache: Path = LD_CACHE,
+    requires: Sequence[str], ld_cache: Path = LD_CACHE, ld_preload: Path = LD_PRELOAD_FILE,
 ) -> str | None:
     """None where the files settle that torch's libraries at `directory` load in `python`; else why they do not (the
     real load decides then). Never raises on a host quirk."""
@@ -56,6 +58,10 @@ def undecided(
         executable = read_elf(Path(os.path.realpath(python)))
         if executable.rpath and not executable.runpath:  # a DT_RPATH of the program applies to every library's search
             return f"{python} has its own library search path (DT_RPATH)"
+        if ld_preload.is_file() and ld_preload.read_bytes().strip():
+            return f"{ld_preload} names libraries to preload"
+        if not _system_loader(executable.interpreter):
+            return f"{python} is run by the loader {executable.interpreter}, whose cache and directories are its own"
         roots = [p for p in (directory / "lib" / "libtorch_global_deps.so", _extension(directory)) if p is not None]
         if len(roots) != 2 or not roots[0].is_file():
             return "torch has no libtorch_global_deps.so or no _C extension"
@@ -63,6 +69,15 @@ def undecided(
         return _Search(environ, cache, site=os.path.realpath(directory.parent), machine=executable.machine).walk(roots)
     except (OSError, NotElf) as exc:
         return f"a library could not be read ({exc})"
+
+
+def _system_loader(interpreter: str | None) -> bool:
+    """Whether `interpreter` is the system's glibc loader, the one that reads /etc/ld.so.cache and DEFAULT_DIRS (a
+    Nix or Homebrew glibc's loader reads neither, and finds no libstdc++ where the system's does)."""
+    if interpreter is None or not os.path.basename(interpreter).startswith("ld-linux"):
+        return False
+    real = os.path.realpath(interpreter)
+    return os.path.basename(real).startswith("ld-linux") and real.startswith(("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"))
 
 
 def _extension(directory: Path) -> Path | None:
@@ -94,7 +109,10 @@ class _Search:
     """The loader's search for one process's libraries; each soname is resolved once, by its first requester."""
 
     def __init__(self, environ: Mapping[str, str], cache: dict[str, tuple[str, ...]], *, site: str, machine: int) -> None:
-        self.library_path = tuple(d for d in environ.get("LD_LIBRARY_PATH", "").split(":") if d)
+        # glibc splits it at ':' and ';', and an empty element is the current directory (a leading or trailing
+        # ':' of `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64`): os.path.join("", name) is looked up there.
+        value = environ.get("LD_LIBRARY_PATH", "")
+        self.library_path = tuple(value.replace(";", ":").split(":")) if value else ()
         self.cache = cache
         self.site = site + os.sep
         self.wheels = (os.path.join(site, "torch") + os.sep, os.path.join(site, "nvidia") + os.sep)
@@ -124,6 +142,8 @@ class _Search:
                 if isinstance(hit, str):
                     return hit
                 self.found[name] = hit
+                if hit[1].soname:  # the loader matches a later request against a loaded object's soname too
+                    self.found.setdefault(hit[1].soname, hit)
                 queue.append(hit)
         return self._versions(objects)
 
@@ -135,16 +155,19 @@ class _Search:
         own = tuple(self._expand(d, origin) for d in (elf.runpath or elf.rpath))
         if any(d is None for d in own):
             return f"{os.path.basename(requester)}'s run path names $LIB or $PLATFORM"
-        dirs = [d for d in own if d] if not elf.runpath else []
+        dirs = [d for d in own if d is not None] if not elf.runpath else []
         steps = [(d, "rpath") for d in dirs] + [(d, "LD_LIBRARY_PATH") for d in self.library_path]
-        steps += [(d, "runpath") for d in own if d and elf.runpath]
+        steps += [(d, "runpath") for d in own if d is not None and elf.runpath]
         steps += [(os.path.dirname(p), "system") for p in self.cache.get(name, ())] + [(d, "system") for d in DEFAULT_DIRS]
         for directory, how in steps:
             candidate = os.path.join(directory, name)
             if not os.path.isfile(candidate):
                 continue
             path = os.path.realpath(candidate)
-            found = read_elf(Path(path))
+            try:
+                found = read_elf(Path(path))
+            except OtherClass:
+                continue  # a 32-bit copy (/usr/lib/i386-linux-gnu on a multilib host): skipped, as the loader skips it
             if found.machine != self.machine:
                 continue  # the loader skips a library of another machine and searches on
             return self._trusted(name, path, how) or (path, found)

@@ -12,7 +12,7 @@ X86_64 = 62
 def write_elf(
     path: Path, *, soname: str | None = None, needed: Sequence[str] = (), rpath: str | None = None,
     runpath: str | None = None, wants: Mapping[str, Sequence[str]] | None = None, defines: Sequence[str] = (),
-    machine: int = X86_64,
+    machine: int = X86_64, interpreter: str | None = None,
 ) -> Path:
     """An ELF64 little-endian file whose single PT_LOAD maps it whole at address 0 (an address is its offset)."""
     strings = bytearray(b"\0")
@@ -39,8 +39,10 @@ def write_elf(
     dynamic += [(14, at(soname))] if soname else []
     dynamic += [(15, at(rpath))] if rpath is not None else []
     dynamic += [(29, at(runpath))] if runpath is not None else []
+    interp = at(interpreter) if interpreter is not None else None
     phoff = 64
-    strtab = phoff + 2 * 56
+    phnum = 2 if interp is None else 3
+    strtab = phoff + phnum * 56
     need_at = strtab + len(strings)
     def_at = need_at + len(verneed)
     dyn_at = def_at + len(verdef)
@@ -54,9 +56,12 @@ def write_elf(
     head[:6] = b"\x7fELF\x02\x01"
     struct.pack_into("<HH", head, 0x10, 3, machine)
     struct.pack_into("<Q", head, 0x20, phoff)
-    struct.pack_into("<HH", head, 0x36, 56, 2)
+    struct.pack_into("<HH", head, 0x36, 56, phnum)
     phdrs = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, total, total, 0x1000)
     phdrs += struct.pack("<IIQQQQQQ", 2, 6, dyn_at, dyn_at, dyn_at, len(body), len(body), 8)
+    if interp is not None and interpreter is not None:
+        size = len(interpreter.encode()) + 1
+        phdrs += struct.pack("<IIQQQQQQ", 3, 4, strtab + interp, strtab + interp, strtab + interp, size, size, 1)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(bytes(head) + phdrs + bytes(strings) + bytes(verneed) + bytes(verdef) + body)
     return path

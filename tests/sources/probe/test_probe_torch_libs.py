@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.machinery
+import struct
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from compat.sources.probe.torch_libs import undecided
 from tests.sources.probe.elf_fakes import write_elf, write_ld_cache
 
 CUDART = "libcudart.so.13"
+SYSTEM_LOADER = "/lib64/ld-linux-x86-64.so.2"
 
 
 def _install(tmp_path: Path, *, stdcxx: tuple[str, ...] = ("GLIBCXX_3.4", "GLIBCXX_3.4.29"), cuda: bool = False,
@@ -35,8 +37,9 @@ def _install(tmp_path: Path, *, stdcxx: tuple[str, ...] = ("GLIBCXX_3.4", "GLIBC
     libc = write_elf(system / "libc.so.6", soname="libc.so.6", defines=("libc.so.6", "GLIBC_2.2.5"))
     stdcxx_path = write_elf(system / "libstdc++.so.6", soname="libstdc++.so.6", needed=("libc.so.6",), defines=stdcxx)
     cache = write_ld_cache(tmp_path / "ld.so.cache", {"libc.so.6": str(libc), "libstdc++.so.6": str(stdcxx_path)})
-    python = write_elf(tmp_path / "bin" / "python", needed=("libc.so.6",))
-    return {"directory": torch, "python": python, "ld_cache": cache, "environ": {}, "packages": (), "requires": ()}
+    python = write_elf(tmp_path / "bin" / "python", needed=("libc.so.6",), interpreter=SYSTEM_LOADER)
+    return {"directory": torch, "python": python, "ld_cache": cache, "environ": {}, "packages": (), "requires": (),
+            "ld_preload": tmp_path / "ld.so.preload"}
 
 
 def test_a_closure_found_where_torch_was_built_to_find_it_loads(tmp_path):
@@ -114,9 +117,9 @@ def test_what_the_files_cannot_settle(tmp_path, change, expected):
 
 def test_a_program_with_its_own_rpath_is_left_to_the_load(tmp_path):
     args = _install(tmp_path)
-    write_elf(args["python"], needed=("libc.so.6",), rpath="$ORIGIN/../lib")
+    write_elf(args["python"], needed=("libc.so.6",), rpath="$ORIGIN/../lib", interpreter=SYSTEM_LOADER)
     assert "DT_RPATH" in (undecided(**args) or "")
-    write_elf(args["python"], needed=("libc.so.6",), runpath="$ORIGIN/../lib")  # RUNPATH serves its own needs only
+    write_elf(args["python"], needed=("libc.so.6",), runpath="$ORIGIN/../lib", interpreter=SYSTEM_LOADER)  # RUNPATH serves its own needs only
     assert undecided(**args) is None
 
 
@@ -155,3 +158,116 @@ def test_the_loader_cache_read_back(tmp_path):
     # The old format alone, or a truncated table, reads as no cache: the libraries are then not found from it.
     assert parse_ld_cache(b"ld.so-1.7.0" + bytes(40)) == {}
     assert parse_ld_cache(cache.read_bytes()[:60]) == {}
+
+
+def _hostile(tmp_path: Path, phoff: int) -> Path:
+    head = bytearray(64)
+    head[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<HHQ", head, 0x10, 3, 62, 0)
+    struct.pack_into("<Q", head, 0x20, phoff)
+    struct.pack_into("<HH", head, 0x36, 56, 1)
+    (tmp_path / "hostile.so").write_bytes(bytes(head))
+    return tmp_path / "hostile.so"
+
+
+@pytest.mark.parametrize("phoff", [2**63 - 1, 2**63 + 8, 2**64 - 1])
+def test_an_offset_past_any_file_is_not_elf_rather_than_a_traceback(tmp_path, phoff):
+    # Python's seek raises ValueError or OverflowError past 2**63, which undecided() does not catch.
+    with pytest.raises(NotElf):
+        read_elf(_hostile(tmp_path, phoff))
+
+
+def test_a_hostile_extension_is_left_to_the_load(tmp_path):
+    args = _install(tmp_path)
+    next(args["directory"].glob("_C*")).write_bytes(_hostile(tmp_path, 2**64 - 1).read_bytes())
+    assert "could not be read" in (undecided(**args) or "")
+
+
+def test_version_records_are_bounded_in_all_not_per_library(tmp_path):
+    # A hostile count of needed versions in each of 4096 records was 16M reads (a minute); the total is bounded.
+    path = write_elf(tmp_path / "libx.so", soname="libx.so", wants={"liba.so": ("A_1",)})
+    data = bytearray(path.read_bytes())
+    strtab = 64 + 2 * 56
+    need_at = data.index(struct.pack("<HH", 1, 1), strtab)  # vn_version 1, vn_cnt 1
+    struct.pack_into("<H", data, need_at + 2, 4097)  # vn_cnt; the aux record's vna_next of 0 reads it again each time
+    path.write_bytes(bytes(data))
+    with pytest.raises(NotElf):
+        read_elf(path)
+
+
+@pytest.mark.parametrize("separator", [";", ":"])
+def test_ld_library_path_is_split_as_glibc_splits_it(tmp_path, separator):
+    # glibc separates LD_LIBRARY_PATH's elements with ':' or ';'; a toolkit's libcudart there is taken before the
+    # wheel's (torch's libraries here name it in DT_RUNPATH, which comes after LD_LIBRARY_PATH).
+    args = _install(tmp_path, cuda=True)
+    toolkit = write_elf(tmp_path / "cuda" / "lib64" / CUDART, soname=CUDART, needed=("libc.so.6",))
+    args["environ"] = {"LD_LIBRARY_PATH": f"{tmp_path / 'absent'}{separator}{toolkit.parent}"}
+    assert str(toolkit) in (undecided(**args) or "")
+
+
+@pytest.mark.parametrize("value", [":{absent}", "{absent}:", "{absent}::{absent}"])
+def test_an_empty_ld_library_path_element_is_the_current_directory(tmp_path, monkeypatch, value):
+    # `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64` with it unset: the leading ':' is the cwd.
+    args = _install(tmp_path, cuda=True)
+    toolkit = write_elf(tmp_path / "cuda" / "lib64" / CUDART, soname=CUDART, needed=("libc.so.6",))
+    monkeypatch.chdir(toolkit.parent)
+    args["environ"] = {"LD_LIBRARY_PATH": value.format(absent=tmp_path / "absent")}
+    assert str(toolkit) in (undecided(**args) or "")
+    args["environ"] = {"LD_LIBRARY_PATH": str(tmp_path / "absent")}
+    assert undecided(**args) is None
+
+
+def test_an_empty_run_path_element_is_the_current_directory(tmp_path, monkeypatch):
+    args = _install(tmp_path, cuda=True)
+    write_elf(args["directory"] / "lib" / "libtorch_python.so", soname="libtorch_python.so",
+              needed=("libc10.so", "libstdc++.so.6", CUDART), runpath=":$ORIGIN:$ORIGIN/../../nvidia/cu13/lib",
+              wants={"libstdc++.so.6": ("GLIBCXX_3.4.29",)})
+    toolkit = write_elf(tmp_path / "cuda" / "lib64" / CUDART, soname=CUDART, needed=("libc.so.6",))
+    monkeypatch.chdir(toolkit.parent)
+    assert str(toolkit) in (undecided(**args) or "")
+
+
+@pytest.mark.parametrize("loader", ["/nix/store/abc-glibc-2.40/lib/ld-linux-x86-64.so.2",
+                                    "/home/linuxbrew/.linuxbrew/lib/ld.so", None])
+def test_a_program_run_by_another_loader_is_left_to_the_load(tmp_path, loader):
+    # Nix's or Homebrew's glibc reads neither /etc/ld.so.cache nor /usr/lib: a pip torch there fails to find
+    # libstdc++.so.6 where the system's loader would find it.
+    args = _install(tmp_path)
+    write_elf(args["python"], needed=("libc.so.6",), interpreter=loader)
+    assert "loader" in (undecided(**args) or "")
+
+
+def test_a_library_loaded_under_another_name_answers_to_its_soname(tmp_path):
+    # The loader matches a request against the sonames of what is loaded: libc10 asking for libcudart.so.13 gets
+    # the wheel's file libtorch_python loaded as libcudart.so, not the system's copy.
+    args = _install(tmp_path)
+    lib = args["directory"] / "lib"
+    write_elf(lib / "libtorch_python.so", soname="libtorch_python.so", needed=("libcudart.so", "libc10.so"),
+              runpath="$ORIGIN")
+    write_elf(lib / "libcudart.so", soname=CUDART, needed=("libc.so.6",), defines=(CUDART,))
+    write_elf(lib / "libc10.so", soname="libc10.so", needed=(CUDART,), runpath="/nonexistent", wants={CUDART: (CUDART,)})
+    system = write_elf(tmp_path / "usr" / "lib" / CUDART, soname=CUDART, needed=("libc.so.6",))
+    args["ld_cache"] = write_ld_cache(tmp_path / "ld2.cache", {"libc.so.6": str(tmp_path / "usr" / "lib" / "libc.so.6"),
+                                                              CUDART: str(system)})
+    assert undecided(**args) is None
+
+
+def test_a_system_wide_preload_is_left_to_the_load(tmp_path):
+    # /etc/ld.so.preload is LD_PRELOAD for every process: a preloaded old libstdc++ answers for torch's.
+    args = _install(tmp_path)
+    args["ld_preload"].write_text("\n")
+    assert undecided(**args) is None
+    args["ld_preload"].write_text("/opt/agent/libhook.so\n")
+    assert "preload" in (undecided(**args) or "")
+
+
+def test_a_32_bit_library_on_the_search_path_is_skipped_as_the_loader_skips_it(tmp_path):
+    # A multilib host's 32-bit libstdc++ before the 64-bit one: the loader searches on ("wrong ELF class" is not fatal).
+    args = _install(tmp_path)
+    i386 = tmp_path / "i386" / "libstdc++.so.6"
+    i386.parent.mkdir()
+    i386.write_bytes(b"\x7fELF\x01\x01\x01" + bytes(45))
+    args["environ"] = {"LD_LIBRARY_PATH": str(i386.parent)}
+    assert undecided(**args) is None
+    i386.write_bytes(b"\x7fELF\x02\x02\x01" + bytes(57))  # a damaged header is an error the loader stops at
+    assert "could not be read" in (undecided(**args) or "")
