@@ -23,6 +23,7 @@ It is a measurement, not a gate: the exit status is 0 whatever the figures.
     python bench/heldout_score.py --corpus tests/data/heldout2   # the second, blind corpus
     python bench/heldout_score.py --corpus tests/data/heldout5   # the fifth corpus (gathered and scored blind 2026-11-27)
     python bench/heldout_score.py --corpus tests/data/heldout6   # the sixth (gathered 2026-11-27, scored blind after that round)
+    python bench/heldout_score.py --corpus tests/data/heldout7   # the seventh (gathered 2026-11-27/28, scored blind 2026-11-28)
 """
 
 from __future__ import annotations
