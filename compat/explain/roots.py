@@ -199,10 +199,11 @@ _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|
 
 @cache
 def _exc_inside() -> re.Pattern[str]:
-    """An exception named inside a line: before the type a space, punctuation, or a letter outside ASCII (Chinese and
-    Japanese put no space before a quoted error). Compiled when first asked for: that class of every letter outside
+    """An exception named inside a line: before the type a space, punctuation, an opening bracket or quote (an issue's
+    text quotes the error: `` `ValueError: x` ``, a Markdown link `[AttributeError: x](url)`), or a letter outside ASCII
+    (Chinese and Japanese put no space before a quoted error). Compiled when first asked for: that class of every letter outside
     ASCII costs milliseconds of start-up, and most logs have no line that asks."""
-    return re.compile(r"(?:^|(?<=[\s:\]\)>|\u0080-\U0010ffff]))"
+    return re.compile(r"(?:^|(?<=[\s:\]\)>|\[(`\"'\u0080-\U0010ffff]))"
                       r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
 
 
@@ -405,11 +406,13 @@ class ErrorBuilder:
         if line[:1].isspace():
             return  # a traceback's code line (`    raise ValueError`), not the exception
         m = _EXC_AT_START.match(line.strip())
+        message = (m.group(2) or "").strip() if m is not None else ""
         if m is None:
             m = _exc_inside().search(clean(text))
             if m is None:
                 return
-        self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), (m.group(2) or "").strip()), number, text, following)
+            message = _unquoted(m.string[m.start(1) - 1:m.start(1)], m.group(2).strip())
+        self._add(st, ErrorKind.PYTHON, *_one_of_interleaved(m.group(1), message), number, text, following)
         if before and st.last is not None and st.last.first_line == number and not st.last.root.frames:
             self._call_site(st.last, text, before)
 
@@ -496,6 +499,18 @@ def _one_of_interleaved(etype: str, message: str) -> tuple[str, str]:
         return etype, message
     copies = len(etype) // len(m.group(1))
     return m.group(1), re.sub(rf"^(?::\s*){{0,{copies - 1}}}", "", message)
+
+
+_CLOSERS = {"`": re.compile(r"^(.*?)`[.,;:]?$"), '"': re.compile(r'^(.*?)"[.,;:]?$'),
+             "[": re.compile(r"^(.*?)\](?:\([^)\s]*\))?[.,;:]?$"), "(": re.compile(r"^(.*?)\)[.,;:]?$")}
+"""The end of a quote an issue's text opened before an exception's type: a backtick, a double quote, a Markdown link."""
+
+
+def _unquoted(opener: str, message: str) -> str:
+    """The message without the closing half of the quote `opener` opened before its type."""
+    closer = _CLOSERS.get(opener)
+    m = closer.match(message) if closer is not None else None
+    return m.group(1) if m is not None else message
 
 
 UNFINISHED = "the log ends inside this traceback: its exception line is missing"

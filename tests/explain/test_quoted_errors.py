@@ -1,5 +1,6 @@
-"""An error pasted outside a code block, where a forum or an issue's rendered text turned its quotes typographic, is
-read as Python printed it (compat.explain.normalize.ascii_quotes)."""
+"""An error an issue quotes in its text is read as Python printed it: pasted outside a code block, where a forum or the
+rendered text turned its quotes typographic (compat.explain.normalize.ascii_quotes), or quoted in backticks or a
+Markdown link (compat.explain.roots: what may stand before an exception's type)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,10 @@ def test_an_import_error_with_typographic_quotes_is_the_import_error(catalog):
     (error,) = result.errors
     assert error.root.type == "ImportError" and error.root.message.startswith("cannot import name 'top_k_top_p_filtering'")
     assert error.verdict is ErrorVerdict.KNOWN and "trl-top-k-top-p-filtering-import" in error.signatures
+
+
+def test_an_error_an_issue_quotes_in_backticks_or_a_link_is_read(catalog):
+    message = "'AcceleratorState' object has no attribute 'distributed_type'"
+    for line in (f"Fails at start: `AttributeError: {message}`\n", f"[AttributeError: {message}](https://example.org/q/1)\n"):
+        (error,) = explain([line], catalog).errors
+        assert (error.root.type, error.root.message) == ("AttributeError", message), line
