@@ -115,6 +115,8 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
 
 
 _IMPORTS = re.compile(r"^\s*(?:from\s+[\w.]+\s+)?import\s+[\w.]")
+"""A static import statement. Not roots' `_IMPORT_STATEMENT`, which also takes dynamic imports: `importlib` and `exec`
+run a dataset's or a model's own script (`load_dataset`, `trust_remote_code`), whose errors may be the data's."""
 
 
 def _while_importing(chain: tuple[Raised, ...]) -> bool:
