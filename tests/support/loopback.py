@@ -16,7 +16,7 @@ class _Server(ThreadingHTTPServer):
         # A client that hangs up early (a timeout test, a refused download) leaves its handler thread
         # writing to a closed socket after the test ended; the default prints that traceback to whatever
         # sys.stderr is then, which may be a later test's CliRunner capture, making its output flaky.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
             super().handle_error(request, client_address)
 
 
