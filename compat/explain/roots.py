@@ -37,7 +37,7 @@ class Event(str, Enum):
     # Literal-led and short: each one costs the automaton on every byte of every log.
     TRACEBACK = r"Traceback \(most recent call last\)"
     FRAME = (r"File \"[^\"\n]+\", line \d+|File (?:[/~]|[A-Za-z]:\\)[^\s:\"]+\.py:\d+|Cell In\[\d+\], line \d+|"
-             r"\.py\]\([^)\s]*\) in [\w<]|\.py in [\w<]")
+             r"\.py\]\([^)\s]*\) in [\w<]|\.py in [\w<]|\.py\", line \d+, in ")
     EXCEPTION = r"(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
     CAUSE = r"The above exception was the direct cause"
     CONTEXT = r"During handling of the above exception"
@@ -210,11 +210,14 @@ def _exc_inside() -> re.Pattern[str]:
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File ((?:[/~]|[A-Za-z]:\\)[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|'
                     r'(Cell In\[\d+\]), line (\d+)|'
                     r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)|'
-                    r'^\s*(/[^\s:"\[\]()]+\.py) in ([\w.<>]+)(?:\(|$)')
+                    r'^\s*(/[^\s:"\[\]()]+\.py) in ([\w.<>]+)(?:\(|$)|'
+                    r'^\s*([^\s"]*[/\\][^\s"]*\.py)", line (\d+), in ([\w.<>]+)')
 """A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`, the path
 also under `~` or a Windows drive),
 a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line),
-or as older IPython and Colab print it without the link (`/x/y.py in f(a, b)` at the start of a line, no line)."""
+or as older IPython and Colab print it without the link (`/x/y.py in f(a, b)` at the start of a line, no line),
+or a CPython frame whose paste lost its start (`/lib/python3.12/site-packages/x/__init__.py", line 55, in <module>`:
+a terminal or a selection cut before `File "`; the quote after `.py` still tells it from prose)."""
 _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
                         r"frame #\d+: .*\(0x[0-9a-f]+ in ([^)]+)\)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
@@ -278,7 +281,7 @@ def package_of(path: str) -> str | None:
 
 
 def _frame_parts(m: re.Match[str]) -> tuple[str, int | None, str | None]:
-    """(file, line, function) of whichever of _FRAME's five shapes matched."""
+    """(file, line, function) of whichever of _FRAME's six shapes matched."""
     if m.group(1) is not None:
         return m.group(1), int(m.group(2)), m.group(3)
     if m.group(4) is not None:
@@ -287,7 +290,9 @@ def _frame_parts(m: re.Match[str]) -> tuple[str, int | None, str | None]:
         return m.group(7), int(m.group(8)), None
     if m.group(9) is not None:
         return m.group(9), None, m.group(10)
-    return m.group(11), None, m.group(12)
+    if m.group(11) is not None:
+        return m.group(11), None, m.group(12)
+    return m.group(13), int(m.group(14)), m.group(15)
 
 
 @dataclass

@@ -124,10 +124,14 @@ def _while_importing(chain: tuple[Raised, ...]) -> bool:
     module body) is on an import statement that ran a module (the next frame is a module body or the interpreter's
     import machinery, or the paste hides the frames after it), and the innermost frame is a package's. Whatever its
     type, an error raised by an import is the installed code's, or what it was combined with: an import passes no data
-    of the program's."""
+    of the program's. The package's own module body raising it (`site-packages/x/__init__.py", line 55, in <module>`) is
+    such an import too, whatever frames the paste shows above it: a shared library or data file the release looks for
+    at import (a FileNotFoundError for a torch/CUDA build it ships no binary for) is the install's, not the program's."""
     root = chain[0].raiser if chain else None
     if root is None or root.package is None:
         return False
+    if root.function == "<module>":
+        return True
     for raised in chain:
         for frame, after in zip(raised.frames, [*raised.frames[1:], None], strict=True):
             if frame.code is not None and _IMPORTS.match(frame.code) and (after is None or _module_body(after)):

@@ -14,6 +14,7 @@ SIGNATURE_IDS = (
     "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
     "dependency-version-gate-failed",
+    "model-config-read-as-dict", "private-module-attribute-missing", "unsloth-compiled-module-not-created",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
