@@ -211,7 +211,7 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File ((?:[/~]|[A-
                     r'(Cell In\[\d+\]), line (\d+)|'
                     r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)|'
                     r'^\s*(/[^\s:"\[\]()]+\.py) in ([\w.<>]+)(?:\(|$)|'
-                    r'^\s*([^\s"]*[/\\][^\s"]*\.py)", line (\d+), in ([\w.<>]+)')
+                    r'^\s*([^\s"]*[/\\][^"]*\.py)", line (\d+), in ([\w.<>]+)')
 """A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`, the path
 also under `~` or a Windows drive),
 a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line),

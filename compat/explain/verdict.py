@@ -176,10 +176,12 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
 
 
 _VALUE_TYPE = re.compile(r"not supported between instances of|string indices must be integers|unsupported operand type\(s\)|"
-                         r"can only concatenate \w+ \(not|object of type '\w+' has no len\(\)")
+                         r"can only concatenate \w+ \(not|object of type '\w+' has no len\(\)|"
+                         r"'NoneType' object is not (?:iterable|subscriptable)|argument of type 'NoneType' is not iterable")
 """TypeError wordings about the values an operation met, not about a callable's signature or a library's API: with no
 frame printed, nothing places them in a package, and they speak of the program's data (`'>' not supported between
-instances of 'int' and 'NoneType'`). Raised in a package's frame they stay a suspect of the environment."""
+instances of 'int' and 'NoneType'`, a None iterated or indexed: elb3k/vtn#2's corrupted data, apryor6/flask_api_example#1's
+and clvrai/SSGAN-Tensorflow#26's own code). Raised in a package's frame they stay a suspect of the environment."""
 
 
 def timeline_decides(drift: ApiAnswer, chain: tuple[Raised, ...]) -> bool:
