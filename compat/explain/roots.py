@@ -211,13 +211,13 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File ((?:[/~]|[A-
                     r'(Cell In\[\d+\]), line (\d+)|'
                     r'\[([^\]\s]+\.py)\]\([^)\s]*\) in ([\w.<>]+(?: line: \d+>)?)|'
                     r'^\s*(/[^\s:"\[\]()]+\.py) in ([\w.<>]+)(?:\(|$)|'
-                    r'^\s*([^\s"]*[/\\][^"]*\.py)", line (\d+), in ([\w.<>]+)')
+                    r'^\s*"?([^\s"]*[/\\][^"]*\.py)", line (\d+), in ([\w.<>]+)')
 """A frame as CPython prints it, as IPython/Jupyter prints a library's frame (`File /x/y.py:12, in f(...)`, the path
 also under `~` or a Windows drive),
 a notebook cell (the user's code), or as Colab links it (`[/x/y.py](https://localhost:8080/#) in f(...)`, no line),
 or as older IPython and Colab print it without the link (`/x/y.py in f(a, b)` at the start of a line, no line),
 or a CPython frame whose paste lost its start (`/lib/python3.12/site-packages/x/__init__.py", line 55, in <module>`:
-a terminal or a selection cut before `File "`; the quote after `.py` still tells it from prose)."""
+a terminal or a selection cut before `File "` or after it; the quote after `.py` still tells it from prose)."""
 _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)]+)\)|"
                         r"frame #\d+: .*\(0x[0-9a-f]+ in ([^)]+)\)")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
