@@ -14,6 +14,9 @@ SIGNATURE_IDS = (
     "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
     "dependency-version-gate-failed",
+    # round 10 (issue 23): matrix/signatures/round10_inputs.toml and round10_releases.toml
+    "cli-option-missing-its-value", "json-file-syntax-error", "stack-submodule-missing-from-release",
+    "accelerate-state-without-distributed-type", "safetensors-device-unknown-to-release",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
