@@ -60,6 +60,9 @@ def test_a_submodule_of_an_unindexed_stack_package_is_named(catalog):
      "json-file-syntax-error"),
     (b"error: argument --model: expected one argument\n", "cli-option-missing-its-value"),
     (b"RuntimeError: Address already in use\n", "rendezvous-port-in-use"),
+    # swar/Swar-Chia-Plot-Manager#250: PyYAML's error and the place it names.
+    (b"yaml.scanner.ScannerError: mapping values are not allowed here\n"
+     b'  in "C:\\Users\\Pat\\Desktop\\Swar-Chia-Plot-Manager-main\\config.yaml", line 9, column 8\n', "yaml-file-syntax-error"),
 ])
 def test_a_usage_class_gives_known_usage_even_without_a_traceback(catalog, line, sid):
     (error,) = explain([line], catalog).errors
