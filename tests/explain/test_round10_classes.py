@@ -68,3 +68,15 @@ def test_a_usage_class_gives_known_usage_even_without_a_traceback(catalog, line,
     (error,) = explain([line], catalog).errors
     assert error.verdict is ErrorVerdict.KNOWN_USAGE, error.reasons
     assert sid in error.signatures
+
+
+def test_the_users_own_module_lookup_on_a_str_is_not_transformers_registry(catalog):
+    # The registry class needs a library's frame, or none printed (an issue's prose, a CI summary line).
+    log = (b"Traceback (most recent call last):\n"
+           b'  File "/home/me/train.py", line 9, in <module>\n'
+           b"    print(name.__module__)\n"
+           b"AttributeError: 'str' object has no attribute '__module__'\n")
+    assert "transformers-auto-register-needs-config-class" not in _ids(catalog, log)
+    # Printed alone, as a title or a CI line shows it (huggingface/smolagents#2487), it is named.
+    line = b"CI fails: AttributeError: 'str' object has no attribute '__module__'\n"
+    assert "transformers-auto-register-needs-config-class" in _ids(catalog, line)

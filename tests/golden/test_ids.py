@@ -17,7 +17,7 @@ SIGNATURE_IDS = (
     # round 10 (issue 23): matrix/signatures/round10_inputs.toml and round10_releases.toml
     "cli-option-missing-its-value", "json-file-syntax-error", "stack-submodule-missing-from-release",
     "accelerate-state-without-distributed-type", "safetensors-device-unknown-to-release", "yaml-file-syntax-error",
-    "peft-bitsandbytes-matmullt-state-mismatch",
+    "peft-bitsandbytes-matmullt-state-mismatch", "transformers-auto-register-needs-config-class",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
