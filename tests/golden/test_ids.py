@@ -14,10 +14,6 @@ SIGNATURE_IDS = (
     "module-missing-in-package", "package-build-failed", "remote-code-written-for-another-transformers",
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
     "dependency-version-gate-failed",
-    # round 10 (issue 23): matrix/signatures/round10_inputs.toml and round10_releases.toml
-    "cli-option-missing-its-value", "json-file-syntax-error", "stack-submodule-missing-from-release",
-    "accelerate-state-without-distributed-type", "safetensors-device-unknown-to-release", "yaml-file-syntax-error",
-    "peft-bitsandbytes-matmullt-state-mismatch", "transformers-auto-register-needs-config-class",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
@@ -509,6 +505,10 @@ CHECK_IDS = (
     "torch-pin-broken-extension",
     "unsatisfied-extra-requirement",
     "unsatisfied-requirement",
+    # round 10 (issue 23): matrix/signatures/round10_inputs.toml and round10_releases.toml
+    "cli-option-missing-its-value", "json-file-syntax-error", "stack-submodule-missing-from-release",
+    "accelerate-state-without-distributed-type", "safetensors-device-unknown-to-release", "yaml-file-syntax-error",
+    "peft-bitsandbytes-matmullt-state-mismatch", "transformers-auto-register-needs-config-class",
 )
 
 
