@@ -172,7 +172,7 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
         return f"{root.short_type} is an error of the program's data or logic"
     if frame is None and root.short_type == "TypeError" and _VALUE_TYPE.search(root.message):
         return "a TypeError about the values an operation got (a comparison, an index, arithmetic on None or a str) is the data's"
-    return None
+    return _frameless_placement_reason(root)
 
 
 _VALUE_TYPE = re.compile(r"not supported between instances of|string indices must be integers|unsupported operand type\(s\)|"
@@ -243,3 +243,17 @@ def decide(
 def _names_a_side(v: StatedVersion) -> bool:
     """A stated mismatch explain can answer: a bound or a found version, not contradicted by what is installed."""
     return bool(v.wanted or v.found) and v.satisfied is not True
+
+
+def _frameless_placement_reason(root: Raised) -> str | None:
+    """A device mismatch printed with no frame: torch's report of the tensors one operation was given. Where a
+    library's frames show, or a catalog entry names the library (trl's reference model left on the CPU), it is not
+    this; alone, it is the placement the program made, what the threads it comes from fixed in their own code."""
+    if root.raiser is not None or root.short_type != "RuntimeError" or not _PLACEMENT.search(root.message):
+        return None
+    return "a RuntimeError about where the tensors of one operation are (two devices), printed with no frame, is the program's placement"
+
+
+_PLACEMENT = re.compile(r"Expected all tensors to be on the same device, but found at least two devices")
+"""torch's device check on an operation's inputs (`cuda:0 and cpu!`, `(when checking argument for argument index in
+method wrapper__index_select)`)."""
