@@ -170,7 +170,9 @@ def lock_verify(request: VerifyRequest) -> SmokeVerification | Conflict:
         ), root)
         if isinstance(installed, InstallFailed):
             return Verification(lock=locked, install_error=installed.reason, smoke=None, install_s=installed.seconds)
+        # The venv is this run's own: its first child compiles what it imports and the later ones (ranks, launches)
+        # read that instead of compiling the stack again each (tests/api/test_lock_verify.py's smoke: docs/lock.md).
         report = smoke(SmokeRequest(environment=Environment(python=installed.python), trainers=request.trainers,
                                     budget=request.budget, processes=request.processes, matrix=request.lock.matrix,
-                                    settings=settings))
+                                    settings=settings, bytecode=True))
     return Verification(lock=locked, install_error=None, smoke=report, install_s=installed.seconds)

@@ -253,6 +253,13 @@ class SmokeRequest(FactsRequest):
     deepspeed: Path | None = None
     """A DeepSpeed JSON config the launched run uses (`accelerate launch --use_deepspeed --deepspeed_config_file`).
     The accelerate config, if any, is `environment.accelerate_config`."""
+    stages: tuple[str, ...] = ()
+    """The stages to run (import, device, collective, kernels, serve, train); the others are skipped, saying so.
+    Empty: every stage."""
+    bytecode: bool = False
+    """The children may write `__pycache__` into the judged environment: only for one compat made and removes
+    (lock --verify's venv, which uv fills without bytecode). Else each child compiles every module it imports again:
+    about 10 s of CPU for each child that imports the training stack."""
 
 
 @dataclass(frozen=True, kw_only=True)

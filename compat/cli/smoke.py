@@ -27,6 +27,10 @@ def smoke(
         None, "--deepspeed", metavar="FILE",
         help="DeepSpeed JSON config for the launched training run (on a CPU machine: not exercised, said why).",
     ),
+    stages: str | None = typer.Option(
+        None, "--stages", metavar="NAMES",
+        help="Run only these stages: import, device, collective, kernels, serve, train (comma-separated; default: all).",
+    ),
     budget: float = typer.Option(
         900.0, "--budget", min=10.0, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",
     ),
@@ -47,7 +51,7 @@ def smoke(
 
     report = api.smoke(opts.request(
         api.SmokeRequest, trainers=parse_trainers(trainer) if trainer is not None else (), budget=budget, processes=processes,
-        deepspeed=deepspeed,
+        deepspeed=deepspeed, stages=tuple(stages.split(",")) if stages is not None else (),
     ), progress)
     from compat.report.formats import render
 

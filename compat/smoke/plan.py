@@ -53,6 +53,25 @@ def parse_trainers(text: str) -> tuple[str, ...]:
     return names
 
 
+def parse_stages(text: str) -> tuple[Stage, ...]:
+    """`import,train` as stages in the order they run; a UsageError names a stage compat does not have."""
+    names = [t.strip().lower() for t in text.split(",") if t.strip()]
+    known = {s.value: s for s in Stage}
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise UsageError(f"--stages takes {', '.join(known)} (comma-separated), not {text!r}")
+    return tuple(s for s in Stage if s.value in names)
+
+
+def only_stages(plans: Iterable[StagePlan], stages: Iterable[Stage]) -> tuple[StagePlan, ...]:
+    """The plans with every stage not in `stages` skipped, saying so; empty `stages`: the plans as they are."""
+    chosen = tuple(stages)
+    if not chosen:
+        return tuple(plans)
+    reason = f"not chosen (--stages {','.join(s.value for s in chosen)})"
+    return tuple(p if p.stage in chosen else replace(p, skip=reason) for p in plans)
+
+
 def script_trainers(facts: Facts) -> tuple[str, ...]:
     """The trainers the facts' training script uses (read with ast by the probe), in --trainer's names."""
     if facts.script is None:

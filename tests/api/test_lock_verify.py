@@ -69,3 +69,19 @@ def test_a_cpu_lock_of_trl_and_peft_installs_from_local_wheels_and_passes_its_sm
     assert stages[Stage.IMPORT] is Status.PASS and stages[Stage.TRAIN] is Status.PASS
     assert stages[Stage.DEVICE] is Status.SKIPPED
     assert "not verified here: device" in render_verification(result)
+
+
+def test_the_verify_venvs_children_write_bytecode_and_a_users_do_not(tmp_path, monkeypatch):
+    # uv fills the venv without bytecode: under PYTHONDONTWRITEBYTECODE each of the smoke's children (import, the
+    # collective's ranks, train, the launched ranks) would compile the whole stack again, about 10 s of CPU each.
+    import compat.api.locking
+    import compat.sources.smoke.install
+    from compat.sources.smoke.install import Installed
+
+    seen = []
+    monkeypatch.setattr(compat.sources.smoke.install, "install_lock",
+                        lambda request, root: Installed(python=tmp_path / "python", seconds=0.0))
+    monkeypatch.setattr(compat.api.locking, "smoke", lambda request: seen.append(request))
+    api.lock_verify(api.VerifyRequest(lock=_TRL_CPU, offline=True))
+    assert seen[0].bytecode is True
+    assert api.SmokeRequest().bytecode is False  # `compat smoke` leaves the judged environment as it found it

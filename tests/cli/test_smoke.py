@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,32 @@ def test_the_declared_launcher_reaches_the_plan(monkeypatch):
         api.smoke(api.SmokeRequest(environment=api.Environment(python=Path(sys.executable)),
                                    declared=api.Declared(launcher="torchrun")))
     assert seen["launcher"] is Launcher.TORCHRUN
+
+
+def test_only_the_stages_named_run_and_an_unknown_one_is_a_usage_error_before_the_probe(monkeypatch):
+    import compat.api.stack
+    import compat.sources.smoke.run
+    from compat.errors import UsageError
+    from compat.model.smoke import ChildOutput
+    from tests.golden.inputs import h100_box
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("probed before the usage error")
+
+    monkeypatch.setattr(compat.api.stack, "gather", no_probe)
+    result = CliRunner().invoke(app, ["smoke", "--stages", "import,compile"])
+    assert isinstance(result.exception, UsageError) and "--stages takes import, device" in str(result.exception)
+
+    ran = []
+
+    def run_stage(python, plan, **kwargs):
+        ran.append(plan.stage)
+        return (ChildOutput(command="c", returncode=0, stdout="", stderr="", seconds=0.0),)
+
+    monkeypatch.setattr(compat.api.stack, "gather", lambda *args, **kwargs: h100_box())
+    monkeypatch.setattr(compat.sources.smoke.run, "run_stage", run_stage)
+    result = CliRunner().invoke(app, ["smoke", "--stages", "train,import", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [s.value for s in ran] == ["import", "train"]
+    skipped = {s["stage"]: s["reason"] for s in json.loads(result.stdout)["stages"] if s["status"] == "skipped"}
+    assert skipped == dict.fromkeys(["device", "collective", "kernels", "serve"], "not chosen (--stages import,train)")

@@ -11,7 +11,7 @@ from compat.errors import UsageError
 from compat.model.facts import Distribution, Hardware, HardwareSource, Script
 from compat.model.smoke import ChildOutput, Stage, Status
 from compat.smoke.parse import failure_output, parse_steps, stage_result
-from compat.smoke.plan import parse_trainers, plan_stages
+from compat.smoke.plan import only_stages, parse_stages, parse_trainers, plan_stages
 from tests.golden.inputs import h100_box
 
 DATA = Path(__file__).parent.parent / "data" / "smoke"
@@ -112,6 +112,19 @@ def test_trainer_names_are_checked():
     assert parse_trainers("SFT, dpo,sft") == ("sft", "dpo")
     with pytest.raises(UsageError, match="--trainer takes sft, dpo, grpo"):
         parse_trainers("ppo")
+
+
+def test_stages_not_chosen_are_skipped_saying_so_and_the_others_keep_their_plan():
+    assert parse_stages("Train, import,train") == (Stage.IMPORT, Stage.TRAIN)  # in the order they run
+    for bad in ("compile", "", "import,,x"):
+        with pytest.raises(UsageError, match="--stages takes import, device, collective, kernels, serve, train"):
+            parse_stages(bad)
+    everything = plan_stages(h100_box())
+    assert only_stages(everything, ()) == everything
+    chosen = {p.stage: p for p in only_stages(everything, (Stage.IMPORT, Stage.TRAIN))}
+    assert [s for s, p in chosen.items() if p.skip is None] == [Stage.IMPORT, Stage.TRAIN]
+    assert chosen[Stage.COLLECTIVE].skip == "not chosen (--stages import,train)"
+    assert chosen[Stage.TRAIN] == next(p for p in everything if p.stage is Stage.TRAIN)
 
 
 def test_recorded_online_dpo_runs_two_steps_and_is_runnable():

@@ -81,14 +81,17 @@ def scratch() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def child_env(base: Mapping[str, str], root: Path) -> dict[str, str]:
-    """The environment of every child: `base` (this process's) with the homes in `root` and the hubs offline."""
+def child_env(base: Mapping[str, str], root: Path, *, bytecode: bool = False) -> dict[str, str]:
+    """The environment of every child: `base` (this process's) with the homes in `root` and the hubs offline.
+    `bytecode`: the children may write `__pycache__` into the judged environment (one compat made and removes)."""
     env = {k: v for k, v in base.items() if k not in _DROP}
     for name, sub in _HOMES.items():
         path = root / sub
         path.mkdir(parents=True, exist_ok=True)
         env[name] = str(path)
     env.update(OFFLINE)
+    if bytecode:
+        del env["PYTHONDONTWRITEBYTECODE"]
     return env
 
 

@@ -20,6 +20,9 @@ def test_children_write_only_inside_the_temp_dir_and_download_nothing(tmp_path):
     assert env["HF_HUB_OFFLINE"] == env["TRANSFORMERS_OFFLINE"] == env["HF_DATASETS_OFFLINE"] == "1"
     assert env["WANDB_MODE"] == "disabled" and env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert "RANK" not in env and env["PATH"] == "/usr/bin"
+    # lock --verify's own venv: bytecode written once, read by the later children; the caller's setting is dropped too
+    own = child_env({"PYTHONDONTWRITEBYTECODE": "1", "HOME": "/home/someone"}, tmp_path, bytecode=True)
+    assert "PYTHONDONTWRITEBYTECODE" not in own and own["HF_HUB_OFFLINE"] == "1"
 
 
 def test_collective_runs_under_torchrun_and_train_once_more_under_accelerate():
