@@ -91,7 +91,7 @@ def child_env(base: Mapping[str, str], root: Path, *, bytecode: bool = False) ->
         env[name] = str(path)
     env.update(OFFLINE)
     if bytecode:
-        del env["PYTHONDONTWRITEBYTECODE"]
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
