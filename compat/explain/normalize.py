@@ -67,9 +67,15 @@ _SMART = {"\u2018".encode(): b"'", "\u2019".encode(): b"'", "\u201c".encode(): b
 (U+2018 and U+2019 around the name in `name 'PeftModel' is not defined`): Python prints only ASCII quotes."""
 
 
+_SMART_BYTES = re.compile(b"\xe2\x80[\x98\x99\x9c\x9d]")
+
+
 def ascii_quotes(block: bytes) -> bytes:
     """The block with typographic single and double quotes read as ASCII ones; newlines (and so line numbers) kept."""
-    if b"\xe2\x80" not in block:
+    # `b"\xe2\x80" in block` steps at about 1 GB/s through a log whose progress bars are full of U+2588 (E2 96 88);
+    # a lone continuation byte is found at memchr's speed, and `re` looks for the four sequences in one pass
+    # (54 MB: 0.003 s and 0.02 s, against 0.05 s).
+    if b"\x80" not in block or _SMART_BYTES.search(block) is None:
         return block
     for smart, plain in _SMART.items():
         block = block.replace(smart, plain)
