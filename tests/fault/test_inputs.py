@@ -25,7 +25,7 @@ from compat.redact import redact_text, secret_name
 from compat.sources.bounds import bound_facts
 from compat.sources.probe.launch import kept_env, parse_accelerate_config
 from compat.sources.probe.script import parse_script
-from tests.fault.fakes import compat_cli, one_line_error
+from tests.fault.fakes import compat_cli, compat_main, one_line_error
 from tests.fault.inputs import (
     ESCAPES,
     SECRET_NAMES,
@@ -82,7 +82,7 @@ def test_a_device_is_refused_as_a_facts_file():
 
 def test_a_missing_script_exits_2_like_a_missing_accelerate_config(tmp_path, facts_file):
     for option in ("--script", "--accelerate-config"):
-        result = compat_cli("doctor", "--facts", str(facts_file), option, str(tmp_path / "nope"), timeout=30)
+        result = compat_main("doctor", "--facts", str(facts_file), option, str(tmp_path / "nope"))
         assert result.returncode == 2
         assert "does not exist" in one_line_error(result)
 
@@ -111,7 +111,7 @@ def test_a_fifo_or_a_directory_as_the_config_is_refused_before_anything_blocks(t
 @pytest.mark.parametrize("args", [("matrix", "show", "a" * 300), ("matrix", "api", "a" * 300), ("matrix", "show", "/etc/hostname")])
 def test_a_package_name_no_file_can_have_is_a_one_line_error(args):
     # the name was joined to matrix/releases/ as it was: past NAME_MAX it was exit 3, an absolute one left the matrix
-    result = compat_cli(*args, timeout=60)
+    result = compat_main(*args)
     assert result.returncode == 2, result.stderr[-300:]
     assert re.search(r"no releases recorded|not a package name", one_line_error(result))
 
@@ -195,10 +195,10 @@ def test_an_unreadable_driver_cannot_be_checked_not_passed(tmp_path):
     result = api.doctor(api.DoctorRequest(environment=api.Environment(facts_file=path)))
     driver = next(f for f in result.findings if f.id == "cuda-driver-too-old")
     assert driver.status is Status.CANNOT_CHECK
-    doctor = compat_cli("doctor", "--facts", str(path), timeout=60)
+    doctor = compat_main("doctor", "--facts", str(path))
     assert b"the driver version '5x0.abc' cannot be read" in doctor.stdout
     # lock reads the same facts the same way: it names the unreadable driver and checks no CUDA build against it.
-    locked = compat_cli("lock", "vllm==0.7.2", "--facts", str(path), timeout=60)
+    locked = compat_main("lock", "vllm==0.7.2", "--facts", str(path))
     assert b"driver unknown (the driver version '5x0.abc' cannot be read)" in locked.stdout
 
 
@@ -257,7 +257,7 @@ def test_explain_never_echoes_a_control_sequence_from_a_log_line(tmp_path, escap
     line = (LOGS / "cuda-driver-too-old.log").read_text().splitlines()[0]
     log = tmp_path / "x.log"
     log.write_text(f"{escape}{line} {escape}tail\n")
-    result = compat_cli("explain", str(log), "--no-env", timeout=30)
+    result = compat_main("explain", str(log), "--no-env")
     assert result.returncode == 0
     assert b"cuda-driver-too-old" in result.stdout
     assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", result.stdout)
@@ -269,7 +269,7 @@ def test_package_names_with_escapes_do_not_reach_the_terminal(tmp_path):
     path = tmp_path / "f.json"
     path.write_text(dump_facts(facts))
     for args in (("doctor", "--facts", str(path)), ("facts", "--facts", str(path))):
-        result = compat_cli(*args, timeout=30)
+        result = compat_main(*args)
         assert result.returncode in (0, 1), result
         assert b"\x1b]" not in result.stdout and b"\x07" not in result.stdout
 
@@ -308,7 +308,7 @@ def test_credentials_in_a_requirement_or_the_environment_are_never_printed(tmp_p
     env = {"NCCL_DEBUG_SUBSYS": "https://bob:hunter22@proxy.example:3128", "VLLM_API_PASS": "hunter33",
            "TORCH_TOKEN_FILE": "hf_" + "a1B2" * 9}
     for args in (("doctor", "-r", str(req), *DECLARED), ("facts", *DECLARED)):
-        result = compat_cli(*args, env=env, timeout=120)
+        result = compat_main(*args, env=env)
         out = result.stdout + result.stderr
         for secret in (b"s3cr3t-pw", b"hunter22", b"hunter33", b"a1B2a1B2"):
             assert secret not in out, (args, out[-400:])
@@ -393,7 +393,7 @@ HUGE = "1" * 5000
     ("doctor", "--facts", "FACTS", "--gpus", "1xH100", "--driver", f"{HUGE}.1"),
 ], ids=["target", "python-version", "since", "gpu-count", "driver"])
 def test_huge_numbers_on_the_command_line_are_one_line_usage_errors(args, facts_file):
-    result = compat_cli(*(str(facts_file) if a == "FACTS" else a for a in args), timeout=60)
+    result = compat_main(*(str(facts_file) if a == "FACTS" else a for a in args))
     assert result.returncode == 2, result.stderr[-300:]
     one_line_error(result)
 
