@@ -24,9 +24,10 @@ from compat import api
 from compat.model.facts import dump_facts
 from compat.model.fleet import MemberState
 from compat.sources.fleet.torch_dist import Departed, Gathered, gather_torch
-from tests.fault.fakes import REPO, compat_main, one_line_error
+from tests.fault.fakes import REPO, one_line_error
 from tests.fault.inputs import facts_with
 from tests.fleet.nodes import cluster, write_cluster
+from tests.support.main import compat_main
 
 HUGE = "9" * 5000
 

@@ -23,8 +23,9 @@ from compat.sources.probe.nvidia import (
     parse_topo,
     probe_hardware,
 )
-from tests.fault.fakes import Clock, compat_main, fake_nvml, lying_python, one_line_error, tool
+from tests.fault.fakes import Clock, fake_nvml, lying_python, one_line_error, tool
 from tests.fault.inputs import json_values
+from tests.support.main import compat_main
 
 NO_PROC = Path("/nonexistent/proc/driver/nvidia/version")
 DECLARED = ("--gpus", "1xH100", "--driver", "550.54.15")

@@ -12,8 +12,9 @@ import pytest
 from compat.explain.versions import stated_versions
 from compat.model.facts import dump_facts
 from compat.version_text import huge_number, unreadable_version
-from tests.fault.fakes import compat_main, one_line_error
+from tests.fault.fakes import one_line_error
 from tests.fault.inputs import facts_with
+from tests.support.main import compat_main
 
 HUGE = "9" * 5000
 FLEET_FACTS = Path(__file__).resolve().parents[1] / "data" / "fleet" / "h100-8x.json"

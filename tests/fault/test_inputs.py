@@ -25,7 +25,7 @@ from compat.redact import redact_text, secret_name
 from compat.sources.bounds import bound_facts
 from compat.sources.probe.launch import kept_env, parse_accelerate_config
 from compat.sources.probe.script import parse_script
-from tests.fault.fakes import compat_cli, compat_main, one_line_error
+from tests.fault.fakes import compat_cli, one_line_error
 from tests.fault.inputs import (
     ESCAPES,
     SECRET_NAMES,
@@ -36,6 +36,7 @@ from tests.fault.inputs import (
     replace,
     versions,
 )
+from tests.support.main import compat_main
 from tests.support.matrix import shipped_matrix
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"

@@ -19,8 +19,9 @@ import pytest
 from compat.model.facts import dump_facts
 from compat.redact import redact_text, secret_name
 from compat.sources.probe.launch import kept_env
-from tests.fault.fakes import REPO, compat_cli, compat_main, one_line_error
+from tests.fault.fakes import REPO, compat_cli, one_line_error
 from tests.fault.inputs import facts_with
+from tests.support.main import compat_main
 
 LOCK = ("lock", "torch", "--gpus", "cpu", "--python-version", "3.11")
 

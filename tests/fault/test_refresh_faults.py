@@ -17,8 +17,9 @@ from compat.errors import PackageIndexError
 from compat.maintain.index import IndexClient
 from compat.maintain.refresh import refresh
 from compat.sources.http import HttpClient
-from tests.fault.fakes import REPO, Clock, compat_main, one_line_error
+from tests.fault.fakes import REPO, Clock, one_line_error
 from tests.fault.hostile_index import gzip_bomb, zip_bomb
+from tests.support.main import compat_main
 
 SHIPPED = REPO / "matrix" / "releases" / "vllm.toml"
 
