@@ -36,7 +36,7 @@ from tests.fault.inputs import (
     replace,
     versions,
 )
-from tests.support.main import compat_main
+from tests.support.main import compat_batch, compat_main
 from tests.support.matrix import shipped_matrix
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -55,22 +55,35 @@ def facts_file(tmp_path):
 # ------------------------------------------------------------------ special files
 
 
-@pytest.mark.parametrize("option", ["--facts", "--script", "--accelerate-config", "--requirements", "log", "overlay"])
-def test_a_fifo_is_refused_before_anything_blocks(tmp_path, facts_file, option):
+FIFO_OPTIONS = ["--facts", "--script", "--accelerate-config", "--requirements", "log", "overlay"]
+
+
+@pytest.fixture(scope="module")
+def fifo_refused(tmp_path_factory):
+    """Each option's run on a FIFO, all in one child (tests/support/main.py's `compat_batch`): a run that opened
+    the FIFO would block, and the child's timeout bounds that (None: killed at the bound before it ended)."""
+    tmp_path = tmp_path_factory.mktemp("fifo")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    args = {
+    facts_file = tmp_path / "facts.json"
+    facts_file.write_text(dump_facts(facts_with(torch="2.5.1+cu124")))
+    (tmp_path / "overlay" / "signatures").mkdir(parents=True)
+    os.mkfifo(tmp_path / "overlay" / "signatures" / "company.toml")
+    runs = {
         "--facts": ["doctor", "--facts", str(fifo)],
         "--script": ["doctor", "--facts", str(facts_file), "--script", str(fifo)],
         "--accelerate-config": ["doctor", "--facts", str(facts_file), "--accelerate-config", str(fifo)],
         "--requirements": ["doctor", "-r", str(fifo), *DECLARED],
         "log": ["explain", str(fifo), "--no-env"],
         "overlay": ["doctor", "--facts", str(facts_file), "--matrix", str(tmp_path / "overlay")],
-    }[option]
-    if option == "overlay":
-        (tmp_path / "overlay" / "signatures").mkdir(parents=True)
-        os.mkfifo(tmp_path / "overlay" / "signatures" / "company.toml")
-    result = compat_cli(*args, timeout=30)
+    }
+    return dict(zip(FIFO_OPTIONS, compat_batch([runs[o] for o in FIFO_OPTIONS], timeout=60), strict=True))
+
+
+@pytest.mark.parametrize("option", FIFO_OPTIONS)
+def test_a_fifo_is_refused_before_anything_blocks(fifo_refused, option):
+    result = fifo_refused[option]
+    assert result is not None, "blocked past the bound"
     assert result.returncode == 2, result
     assert re.search(r"FIFO|not a regular file", one_line_error(result))
 
