@@ -112,18 +112,14 @@ def test_json_is_deterministic(env, doctor):
 
 def test_bad_facts_file_is_one_line_exit_2(tmp_path):
 
-    import subprocess
-    import sys
-
-    from compat.cli import main  # noqa: F401 - the entry point wraps CompatError
+    from tests.support.main import compat_main  # the entry point, compat.cli.main, wraps CompatError
 
     broken = tmp_path / "facts.json"
     broken.write_text('{"schema_version": 1, "python": {', encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "compat", "doctor", "--facts", str(broken)],
-                          capture_output=True, text=True)
+    proc = compat_main("doctor", "--facts", str(broken))
     assert proc.returncode == 2
-    assert proc.stderr.count("\n") == 1 and "not JSON" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count(b"\n") == 1 and b"not JSON" in proc.stderr
+    assert b"Traceback" not in proc.stderr
 
 
 def _extra_findings(report: dict) -> list[dict]:

@@ -12,10 +12,13 @@ from typer.testing import CliRunner
 from compat import api
 from compat.cli import app
 from compat.model.smoke import Status
+from tests.support.main import compat_main
 
 
 def _compat(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "compat", "smoke", *args], capture_output=True, text=True, timeout=120)
+    """`compat smoke ARGS` through compat's `main` in this process (usage errors are main's, in any process)."""
+    done = compat_main("smoke", *args)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
 def test_usage_errors_exit_2_with_one_line():

@@ -24,9 +24,10 @@ from compat import api
 from compat.model.facts import dump_facts
 from compat.model.fleet import MemberState
 from compat.sources.fleet.torch_dist import Departed, Gathered, gather_torch
-from tests.fault.fakes import REPO, compat_cli, one_line_error
+from tests.fault.fakes import REPO, one_line_error
 from tests.fault.inputs import facts_with
 from tests.fleet.nodes import cluster, write_cluster
+from tests.support.main import compat_main
 
 HUGE = "9" * 5000
 
@@ -84,7 +85,7 @@ def test_a_5000_digit_number_in_a_snapshot_is_that_nodes_problem(tmp_path, fault
 def test_a_torn_snapshot_is_unreadable_and_the_others_are_reported(tmp_path, text):
     directory = write_cluster(tmp_path / "fleet", cluster(3))
     (directory / "node-torn.json").write_text(text)
-    result = compat_cli("fleet", str(directory), "--json", timeout=60)
+    result = compat_main("fleet", str(directory), "--json")
     assert result.returncode == 1, result.stderr[-500:]
     doc = json.loads(result.stdout)
     assert [(m["member"], m["state"]) for m in doc["missing"]] == [("node-torn", "unreadable")]
@@ -99,7 +100,7 @@ def test_ten_thousand_nodes_are_judged(tmp_path):
     for i in range(10_000):
         (directory / f"gpu-{i:05d}.json").write_text(texts[i % 32])
     (directory / "gpu-torn.json").write_text("{")
-    result = compat_cli("fleet", str(directory), "--json", timeout=120)
+    result = compat_main("fleet", str(directory), "--json")
     assert result.returncode == 1, result.stderr[-500:]
     doc = json.loads(result.stdout)
     assert len(doc["members"]) == 10_001 and doc["nodes"] == 10_001

@@ -23,8 +23,9 @@ from compat.sources.probe.nvidia import (
     parse_topo,
     probe_hardware,
 )
-from tests.fault.fakes import Clock, compat_cli, fake_nvml, lying_python, one_line_error, tool
+from tests.fault.fakes import Clock, fake_nvml, lying_python, one_line_error, tool
 from tests.fault.inputs import json_values
+from tests.support.main import compat_main
 
 NO_PROC = Path("/nonexistent/proc/driver/nvidia/version")
 DECLARED = ("--gpus", "1xH100", "--driver", "550.54.15")
@@ -148,7 +149,7 @@ def test_an_interpreter_that_hangs_crashes_or_chatters_is_a_usage_error_in_time(
 ], ids=["deep", "wrong-types", "null-name", "huge-number"])
 def test_a_lying_interpreter_is_a_one_line_error(tmp_path, report):
     python = lying_python(tmp_path, report)
-    result = compat_cli("doctor", "--python", str(python), *DECLARED, timeout=60)
+    result = compat_main("doctor", "--python", str(python), *DECLARED)
     assert result.returncode == 2, result.stderr
     assert one_line_error(result).startswith("compat: error: cannot inspect the interpreter")
 
@@ -161,7 +162,7 @@ def test_an_interpreter_reporting_a_version_no_int_can_hold_is_a_one_line_error(
         "broken": [],
     }
     python = lying_python(tmp_path, json.dumps(report))
-    result = compat_cli("doctor", "--python", str(python), *DECLARED, timeout=60)
+    result = compat_main("doctor", "--python", str(python), *DECLARED)
     assert result.returncode == 2, result.stderr
     assert "is not a version compat can compare" in one_line_error(result)
 

@@ -12,8 +12,9 @@ import pytest
 from compat.explain.versions import stated_versions
 from compat.model.facts import dump_facts
 from compat.version_text import huge_number, unreadable_version
-from tests.fault.fakes import compat_cli, one_line_error
+from tests.fault.fakes import one_line_error
 from tests.fault.inputs import facts_with
+from tests.support.main import compat_main
 
 HUGE = "9" * 5000
 FLEET_FACTS = Path(__file__).resolve().parents[1] / "data" / "fleet" / "h100-8x.json"
@@ -30,7 +31,7 @@ def test_a_huge_version_in_a_log_is_not_a_statement_and_not_a_crash(tmp_path, li
     assert stated_versions(line) == ()
     log = tmp_path / "train.log"
     log.write_text(line + "\n")
-    result = compat_cli("explain", str(log), "--facts", str(FLEET_FACTS), timeout=60)
+    result = compat_main("explain", str(log), "--facts", str(FLEET_FACTS))
     assert result.returncode in (0, 1), result.stderr[-500:]
     assert b"internal error" not in result.stderr
 
@@ -39,7 +40,7 @@ def test_a_huge_version_in_a_log_is_not_a_statement_and_not_a_crash(tmp_path, li
 def test_a_huge_version_in_a_requirements_file_is_one_line(tmp_path, line):
     req = tmp_path / "requirements.txt"
     req.write_text(line + "\n")
-    result = compat_cli("doctor", "-r", str(req), "--gpus", "1xH100", "--driver", "550.54.15", timeout=60)
+    result = compat_main("doctor", "-r", str(req), "--gpus", "1xH100", "--driver", "550.54.15")
     assert result.returncode == 2, result.stderr[-500:]
     assert "holds a number no version has" in one_line_error(result)
 
@@ -54,7 +55,7 @@ def test_a_huge_number_in_a_facts_file_is_one_line(tmp_path, field):
         dist["requires"] = [f"torch>={HUGE}" if field == "requirement" else f"torch (>={HUGE})"]
     facts = tmp_path / "facts.json"
     facts.write_text(json.dumps(doc))
-    result = compat_cli("doctor", "--facts", str(facts), timeout=60)
+    result = compat_main("doctor", "--facts", str(facts))
     assert result.returncode == 2, result.stderr[-500:]
     assert str(facts) in one_line_error(result)
 
@@ -67,12 +68,12 @@ def test_the_helpers():
 def test_a_10_mb_requirement_line_is_one_line_and_10k_requirements_are_read(tmp_path):
     long = tmp_path / "long.txt"
     long.write_text("torch==2.5.1 ; " + "python_version > '3' and " * 400_000 + "python_version > '3'\n")
-    result = compat_cli("doctor", "-r", str(long), "--gpus", "1xH100", "--driver", "550.54.15", timeout=60)
+    result = compat_main("doctor", "-r", str(long), "--gpus", "1xH100", "--driver", "550.54.15")
     assert result.returncode == 2, result.stderr[-500:]
     assert "long.txt:1: a line longer than 65536 characters" in one_line_error(result)
     many = tmp_path / "many.txt"
     many.write_text("".join(f"pkg{i}==1.0\n" for i in range(10_000)))
-    result = compat_cli("doctor", "-r", str(many), "--gpus", "1xH100", "--driver", "550.54.15", timeout=120)
+    result = compat_main("doctor", "-r", str(many), "--gpus", "1xH100", "--driver", "550.54.15")
     assert result.returncode == 0, result.stderr[-500:]
 
 
@@ -94,8 +95,7 @@ def test_a_huge_number_in_an_overlay_file_is_a_one_line_error(tmp_path, name):
     path.parent.mkdir(parents=True)
     path.write_text(OVERLAYS[name])
     target = "alpha" if name.startswith("releases") else "trl"
-    result = compat_cli("lock", target, "--gpus", "cpu", "--python-version", "3.11", "--matrix", str(tmp_path / "overlay"),
-                        timeout=120)
+    result = compat_main("lock", target, "--gpus", "cpu", "--python-version", "3.11", "--matrix", str(tmp_path / "overlay"))
     assert result.returncode == 2
     line = one_line_error(result)
     assert line.startswith("compat: error: ") and name.split("/")[-1] in line and len(line) < 400
@@ -107,6 +107,6 @@ def test_an_integer_past_ints_digit_limit_in_a_config_or_pylock_is_one_line(tmp_
     path.write_text(f"x = {HUGE}\n")
     (tmp_path / "empty.txt").write_text("")
     args = ("--config", str(path), "-r", str(tmp_path / "empty.txt")) if name == "compat.toml" else ("-r", str(path))
-    result = compat_cli("doctor", "--gpus", "cpu", *args, timeout=60)
+    result = compat_main("doctor", "--gpus", "cpu", *args)
     assert result.returncode == 2, result.stderr[-300:]
     assert f"{path}: not" in one_line_error(result) and "digits" in one_line_error(result)

@@ -36,6 +36,7 @@ from tests.fault.inputs import (
     replace,
     versions,
 )
+from tests.support.main import compat_batch, compat_main
 from tests.support.matrix import shipped_matrix
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -54,22 +55,35 @@ def facts_file(tmp_path):
 # ------------------------------------------------------------------ special files
 
 
-@pytest.mark.parametrize("option", ["--facts", "--script", "--accelerate-config", "--requirements", "log", "overlay"])
-def test_a_fifo_is_refused_before_anything_blocks(tmp_path, facts_file, option):
+FIFO_OPTIONS = ["--facts", "--script", "--accelerate-config", "--requirements", "log", "overlay"]
+
+
+@pytest.fixture(scope="module")
+def fifo_refused(tmp_path_factory):
+    """Each option's run on a FIFO, all in one child (tests/support/main.py's `compat_batch`): a run that opened
+    the FIFO would block, and the child's timeout bounds that (None: killed at the bound before it ended)."""
+    tmp_path = tmp_path_factory.mktemp("fifo")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    args = {
+    facts_file = tmp_path / "facts.json"
+    facts_file.write_text(dump_facts(facts_with(torch="2.5.1+cu124")))
+    (tmp_path / "overlay" / "signatures").mkdir(parents=True)
+    os.mkfifo(tmp_path / "overlay" / "signatures" / "company.toml")
+    runs = {
         "--facts": ["doctor", "--facts", str(fifo)],
         "--script": ["doctor", "--facts", str(facts_file), "--script", str(fifo)],
         "--accelerate-config": ["doctor", "--facts", str(facts_file), "--accelerate-config", str(fifo)],
         "--requirements": ["doctor", "-r", str(fifo), *DECLARED],
         "log": ["explain", str(fifo), "--no-env"],
         "overlay": ["doctor", "--facts", str(facts_file), "--matrix", str(tmp_path / "overlay")],
-    }[option]
-    if option == "overlay":
-        (tmp_path / "overlay" / "signatures").mkdir(parents=True)
-        os.mkfifo(tmp_path / "overlay" / "signatures" / "company.toml")
-    result = compat_cli(*args, timeout=30)
+    }
+    return dict(zip(FIFO_OPTIONS, compat_batch([runs[o] for o in FIFO_OPTIONS], timeout=60), strict=True))
+
+
+@pytest.mark.parametrize("option", FIFO_OPTIONS)
+def test_a_fifo_is_refused_before_anything_blocks(fifo_refused, option):
+    result = fifo_refused[option]
+    assert result is not None, "blocked past the bound"
     assert result.returncode == 2, result
     assert re.search(r"FIFO|not a regular file", one_line_error(result))
 
@@ -82,7 +96,7 @@ def test_a_device_is_refused_as_a_facts_file():
 
 def test_a_missing_script_exits_2_like_a_missing_accelerate_config(tmp_path, facts_file):
     for option in ("--script", "--accelerate-config"):
-        result = compat_cli("doctor", "--facts", str(facts_file), option, str(tmp_path / "nope"), timeout=30)
+        result = compat_main("doctor", "--facts", str(facts_file), option, str(tmp_path / "nope"))
         assert result.returncode == 2
         assert "does not exist" in one_line_error(result)
 
@@ -111,7 +125,7 @@ def test_a_fifo_or_a_directory_as_the_config_is_refused_before_anything_blocks(t
 @pytest.mark.parametrize("args", [("matrix", "show", "a" * 300), ("matrix", "api", "a" * 300), ("matrix", "show", "/etc/hostname")])
 def test_a_package_name_no_file_can_have_is_a_one_line_error(args):
     # the name was joined to matrix/releases/ as it was: past NAME_MAX it was exit 3, an absolute one left the matrix
-    result = compat_cli(*args, timeout=60)
+    result = compat_main(*args)
     assert result.returncode == 2, result.stderr[-300:]
     assert re.search(r"no releases recorded|not a package name", one_line_error(result))
 
@@ -141,8 +155,7 @@ def test_an_overlays_hostile_api_index_is_a_one_line_error_naming_its_own_file(t
         (index / "name.json.gz").write_bytes(gzip.compress(b"[" * 100_000))
     else:
         (index / "name.json.gz").write_bytes(gzip.compress(b" " * (80 * 1024 * 1024)))
-    result = compat_cli("matrix", "api", "trl", "top_k_top_p_filtering", "--matrix", str(tmp_path / "overlay"),
-                        timeout=60)
+    result = compat_main("matrix", "api", "trl", "top_k_top_p_filtering", "--matrix", str(tmp_path / "overlay"))
     assert result.returncode == 2, result.stderr[-300:]
     line = one_line_error(result)
     assert str(index) in line and "unreadable" in line  # the overlay's file, not the shipped matrix/api/...
@@ -195,10 +208,10 @@ def test_an_unreadable_driver_cannot_be_checked_not_passed(tmp_path):
     result = api.doctor(api.DoctorRequest(environment=api.Environment(facts_file=path)))
     driver = next(f for f in result.findings if f.id == "cuda-driver-too-old")
     assert driver.status is Status.CANNOT_CHECK
-    doctor = compat_cli("doctor", "--facts", str(path), timeout=60)
+    doctor = compat_main("doctor", "--facts", str(path))
     assert b"the driver version '5x0.abc' cannot be read" in doctor.stdout
     # lock reads the same facts the same way: it names the unreadable driver and checks no CUDA build against it.
-    locked = compat_cli("lock", "vllm==0.7.2", "--facts", str(path), timeout=60)
+    locked = compat_main("lock", "vllm==0.7.2", "--facts", str(path))
     assert b"driver unknown (the driver version '5x0.abc' cannot be read)" in locked.stdout
 
 
@@ -257,7 +270,7 @@ def test_explain_never_echoes_a_control_sequence_from_a_log_line(tmp_path, escap
     line = (LOGS / "cuda-driver-too-old.log").read_text().splitlines()[0]
     log = tmp_path / "x.log"
     log.write_text(f"{escape}{line} {escape}tail\n")
-    result = compat_cli("explain", str(log), "--no-env", timeout=30)
+    result = compat_main("explain", str(log), "--no-env")
     assert result.returncode == 0
     assert b"cuda-driver-too-old" in result.stdout
     assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", result.stdout)
@@ -269,7 +282,7 @@ def test_package_names_with_escapes_do_not_reach_the_terminal(tmp_path):
     path = tmp_path / "f.json"
     path.write_text(dump_facts(facts))
     for args in (("doctor", "--facts", str(path)), ("facts", "--facts", str(path))):
-        result = compat_cli(*args, timeout=30)
+        result = compat_main(*args)
         assert result.returncode in (0, 1), result
         assert b"\x1b]" not in result.stdout and b"\x07" not in result.stdout
 
@@ -308,7 +321,7 @@ def test_credentials_in_a_requirement_or_the_environment_are_never_printed(tmp_p
     env = {"NCCL_DEBUG_SUBSYS": "https://bob:hunter22@proxy.example:3128", "VLLM_API_PASS": "hunter33",
            "TORCH_TOKEN_FILE": "hf_" + "a1B2" * 9}
     for args in (("doctor", "-r", str(req), *DECLARED), ("facts", *DECLARED)):
-        result = compat_cli(*args, env=env, timeout=120)
+        result = compat_main(*args, env=env)
         out = result.stdout + result.stderr
         for secret in (b"s3cr3t-pw", b"hunter22", b"hunter33", b"a1B2a1B2"):
             assert secret not in out, (args, out[-400:])
@@ -393,7 +406,7 @@ HUGE = "1" * 5000
     ("doctor", "--facts", "FACTS", "--gpus", "1xH100", "--driver", f"{HUGE}.1"),
 ], ids=["target", "python-version", "since", "gpu-count", "driver"])
 def test_huge_numbers_on_the_command_line_are_one_line_usage_errors(args, facts_file):
-    result = compat_cli(*(str(facts_file) if a == "FACTS" else a for a in args), timeout=60)
+    result = compat_main(*(str(facts_file) if a == "FACTS" else a for a in args))
     assert result.returncode == 2, result.stderr[-300:]
     one_line_error(result)
 

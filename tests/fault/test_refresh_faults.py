@@ -17,8 +17,9 @@ from compat.errors import PackageIndexError
 from compat.maintain.index import IndexClient
 from compat.maintain.refresh import refresh
 from compat.sources.http import HttpClient
-from tests.fault.fakes import REPO, Clock, compat_cli, one_line_error
+from tests.fault.fakes import REPO, Clock, one_line_error
 from tests.fault.hostile_index import gzip_bomb, zip_bomb
+from tests.support.main import compat_main
 
 SHIPPED = REPO / "matrix" / "releases" / "vllm.toml"
 
@@ -62,8 +63,8 @@ def test_a_hostile_answer_is_one_error_and_the_file_is_untouched(hostile_index, 
 
 def test_the_cli_says_why_it_refuses_to_drop_releases(hostile_index, out):
     hostile_index.mode = "partial"
-    result = compat_cli("matrix", "refresh", "vllm", "--index-url", hostile_index.url, "--out", str(out),
-                        "--timeout", "2", timeout=60)
+    result = compat_main("matrix", "refresh", "vllm", "--index-url", hostile_index.url, "--out", str(out),
+                        "--timeout", "2")
     assert result.returncode == 2
     line = one_line_error(result)
     assert "refusing to drop them" in line and "0.1.0" in line

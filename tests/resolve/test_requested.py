@@ -52,13 +52,11 @@ def test_an_unknown_target_is_a_usage_error_with_a_suggestion():
 
 
 def test_an_unknown_target_exits_2(tmp_path):
-    import subprocess
-    import sys
+    from tests.support.main import compat_main
 
-    done = subprocess.run([sys.executable, "-m", "compat", "lock", "nosuchpkg", "--gpus", "cpu", "--python-version", "3.11"],
-                          capture_output=True, text=True, timeout=60)
+    done = compat_main("lock", "nosuchpkg", "--gpus", "cpu", "--python-version", "3.11")
     assert done.returncode == 2
-    assert done.stderr.startswith("compat: error: unknown target 'nosuchpkg'")
+    assert done.stderr.startswith(b"compat: error: unknown target 'nosuchpkg'")
 
 
 def test_numpy_is_known_though_floating(matrix):
