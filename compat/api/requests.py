@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compat.api.facts_requests import ExplainRequest as ExplainRequest  # re-exported
 from compat.api.facts_requests import FactsRequest
@@ -22,6 +23,9 @@ from compat.model.findings import Finding, Severity
 from compat.model.installer import Installer
 from compat.sources.environment import Environment as Environment  # re-exported
 from compat.sources.settings import Settings
+
+if TYPE_CHECKING:  # the smoke's model costs every other command's start-up 58 ms to import
+    from compat.model.smoke import Stage
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,9 +257,8 @@ class SmokeRequest(FactsRequest):
     deepspeed: Path | None = None
     """A DeepSpeed JSON config the launched run uses (`accelerate launch --use_deepspeed --deepspeed_config_file`).
     The accelerate config, if any, is `environment.accelerate_config`."""
-    stages: tuple[str, ...] = ()
-    """The stages to run (import, device, collective, kernels, serve, train); the others are skipped, saying so.
-    Empty: every stage."""
+    stages: tuple[Stage, ...] = ()
+    """The stages to run (`parse_stages` reads `--stages`); the others are skipped, saying so. Empty: every stage."""
     bytecode: bool = False
     """The children may write `__pycache__` into the judged environment: only for one compat made and removes
     (lock --verify's venv, which uv fills without bytecode). Else each child compiles every module it imports again:

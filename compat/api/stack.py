@@ -27,16 +27,14 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
     from compat.model.smoke import SmokeReport, Status
     from compat.model.unknown import Unknown
     from compat.smoke.parse import failure_output, out_of_budget, skipped, stage_result
-    from compat.smoke.plan import only_stages, parse_stages, plan_stages
+    from compat.smoke.plan import only_stages, plan_stages
     from compat.sources.smoke.run import child_env, launch_file, run_stage, scratch, this_environment
 
     started = time.monotonic()
     deadline = started + request.budget
     if request.environment.facts_file is not None:
         raise UsageError("compat smoke runs an interpreter: give --python, not --facts")
-    # Usage errors (an unknown stage, a missing --deepspeed file) are said before the probe (a child that imports
-    # torch: seconds on a cold machine).
-    stages = parse_stages(",".join(request.stages)) if request.stages else ()
+    # A missing --deepspeed file is said before the probe (a child that imports torch: seconds on a cold machine).
     deepspeed = None if request.deepspeed is None else launch_file(request.deepspeed, "--deepspeed")
     m = matrix_for(request.matrix, request.settings)
     env = gather(request.environment, request.declared, m, settings=request.settings)
@@ -50,7 +48,7 @@ def smoke(request: SmokeRequest, progress: Callable[[SmokeStageResult], None] | 
         accelerate = replace(accelerate, path=launch_file(request.environment.accelerate_config, "--accelerate-config"))
     launcher = None if isinstance(env.launch.launcher, Unknown) else env.launch.launcher
     plans = only_stages(plan_stages(env, trainers=request.trainers, processes=request.processes, accelerate=accelerate,
-                                    deepspeed=deepspeed, launcher=launcher), stages)
+                                    deepspeed=deepspeed, launcher=launcher), request.stages)
     results = []
     with scratch() as root:
         child = child_env(this_environment(), root, bytecode=request.bytecode)

@@ -43,7 +43,7 @@ def smoke(
     """
     from compat import api
     from compat.report import smoke as words
-    from compat.smoke.plan import parse_trainers
+    from compat.smoke.plan import parse_stages, parse_trainers
 
     def progress(result: object) -> None:
         if sys.stderr.isatty():
@@ -51,7 +51,7 @@ def smoke(
 
     report = api.smoke(opts.request(
         api.SmokeRequest, trainers=parse_trainers(trainer) if trainer is not None else (), budget=budget, processes=processes,
-        deepspeed=deepspeed, stages=tuple(stages.split(",")) if stages is not None else (),
+        deepspeed=deepspeed, stages=parse_stages(stages) if stages is not None else (),
     ), progress)
     from compat.report.formats import render
 
