@@ -170,3 +170,18 @@ def test_an_entry_without_patterns_is_refused_not_a_crash():
     entry = {k: v for k, v in GOOD.items() if k != "patterns"}
     with pytest.raises(MatrixError, match=r"^matrix/signatures/x\.toml: signature\[0\]\.patterns: missing$"):
         load_signatures(entry_tables(entry))
+
+
+def _named_packages(pattern: str) -> set[str]:
+    """The alternation of package names after `No module named '` in a pattern."""
+    return set(pattern.split("No module named '(?:", 1)[1].split(")", 1)[0].split("|"))
+
+
+def test_the_submodule_entry_names_the_packages_the_not_installed_entry_names():
+    # The two entries carry the stack's package names each in its own pattern (a catalog pattern cannot refer to a
+    # list); a package added to one and not the other would be named when absent but not when a release lacks its
+    # submodule, or the reverse. The not-installed entry also names flash_attn's compiled module, which has none.
+    absent = _named_packages(BY_ID["stack-package-not-installed"].patterns[0])
+    submodule = _named_packages(BY_ID["stack-submodule-missing-from-release"].patterns[0])
+    assert absent - submodule == {"flash_attn_2_cuda"}
+    assert submodule <= absent
