@@ -78,8 +78,14 @@ def test_marked_json_takes_the_last_marked_object():
 
 
 def test_a_child_that_allocates_without_bound_fails_on_its_own():
-    # 1 GiB asked for under a 256 MiB data limit: the child's MemoryError, not the host's OOM killer.
-    grab = "import sys\ntry:\n    b = bytearray(2**30)\nexcept MemoryError:\n    sys.exit('MemoryError')\nprint('allocated')"
+    # 1 GiB asked for under a 256 MiB data limit: the child's MemoryError, not the host's OOM killer. The limit is set
+    # from outside just after the child starts (_run._limit_memory: before a real probe has imported anything); this
+    # child allocates at once, so it first waits (up to 10 s) for its limit to be set, or a loaded CI machine can
+    # run it to the allocation first.
+    grab = ("import resource, sys, time\nend = time.monotonic() + 10\n"
+            "while resource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY and time.monotonic() < end:\n"
+            "    time.sleep(0.001)\n"
+            "try:\n    b = bytearray(2**30)\nexcept MemoryError:\n    sys.exit('MemoryError')\nprint('allocated')")
     limited = run([sys.executable, "-c", grab], timeout=60, max_memory=256 * 2**20)
     assert limited.returncode == 1 and limited.problem == f"{limited.name} exited with status 1: MemoryError"
     free = run([sys.executable, "-c", grab], timeout=60)  # the default bound leaves room for real probes
