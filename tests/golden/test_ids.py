@@ -15,6 +15,7 @@ SIGNATURE_IDS = (
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
     "dependency-version-gate-failed",
     "model-config-read-as-dict", "private-module-attribute-missing", "unsloth-compiled-module-not-created",
+    "report-names-a-release-that-broke-it",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
