@@ -15,7 +15,7 @@ SIGNATURE_IDS = (
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
     "dependency-version-gate-failed",
     "model-config-read-as-dict", "private-module-attribute-missing", "unsloth-compiled-module-not-created",
-    "report-names-a-release-that-broke-it",
+    "report-names-a-release-that-broke-it", "nccl-config-from-newer-nccl", "flash-attn-no-prebuilt-wheel",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
