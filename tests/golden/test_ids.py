@@ -16,7 +16,7 @@ SIGNATURE_IDS = (
     "dependency-version-gate-failed",
     "model-config-read-as-dict", "private-module-attribute-missing", "unsloth-compiled-module-not-created",
     "report-names-a-release-that-broke-it", "nccl-config-from-newer-nccl", "flash-attn-no-prebuilt-wheel",
-    "processor-argument-given-twice",
+    "processor-argument-given-twice", "trainer-attribute-from-another-release",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
