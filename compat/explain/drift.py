@@ -16,7 +16,9 @@ from compat.timeline.records import ApiQuestion, Missing
 _IMPORT_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)'")
 _ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
-_KEYWORD = re.compile(r"(?:^|[\s(])([\w.]+|<lambda>)\(\) got an unexpected keyword argument '(\w+)'")
+_KEYWORD = re.compile(r"(?:^|[\s(`])([\w.]+|<lambda>)\(\) got an unexpected keyword argument (?:'(\w+)'|`?(\w+)`?(?![\w'.(]))")
+"""Python quotes the argument; a message retyped into an issue's prose may not (`Accelerator.__init__() got an
+unexpected keyword argument use_seedable_sampler`): the same question, its name in the second group or the third."""
 _OBJECT = re.compile(r"(?:type object '(\w+)'|'(\w+)' object) has no attribute '(\w+)'")
 _TOO_MANY = re.compile(r"(?:^|[\s(])([\w.]+|<lambda>)\(\) takes (?:from \d+ to )?\d+ positional arguments? but (\d+) (?:were|was) given")
 _SUPER_INIT = re.compile(r"\bsuper\(\s*(?:\w+\s*,\s*self\s*)?\)\.__init__\s*\(")
@@ -113,7 +115,8 @@ def _called(raised: Raised, frames: Sequence[Frame], caller: str | None) -> tupl
     for pattern, missing in _CALL_WORDINGS:
         if m := pattern.search(text):
             callees = _callees(m.group(1), frames, raised.code) if "." not in m.group(1) else ()
-            return tuple(ApiQuestion(missing=missing, name=m.group(2), module=module, caller=caller, base_of=base_of)
+            name = m.group(2) or m.group(m.lastindex or 2)
+            return tuple(ApiQuestion(missing=missing, name=name, module=module, caller=caller, base_of=base_of)
                          for module, base_of in callees or ((m.group(1), None),))
     return ()
 

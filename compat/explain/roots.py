@@ -61,10 +61,12 @@ class Event(str, Enum):
     REPORTED = r"ersion: {0,4}`?v?\d|==\d"
     """A version an environment report or `pip freeze` states (`- vLLM version: 0.5.0`, `trl==0.12.0`), read by
     compat/explain/reported.py for the API timeline's answers."""
-    IMPORT = r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)"
+    IMPORT = (r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)|"
+              r"\(\) got an unexpected keyword argument ")
     """An import failure a logger or a paste printed without its exception type (`Failed to import X: No module named
     'y'`, sglang's `Ignore import error when loading ...`, a bare `x.so: undefined symbol: _ZN...`): the import error
-    itself, whatever the line around it says."""
+    itself, whatever the line around it says. Also a call's TypeError retyped without its type (an issue's title or
+    prose: `LoraConfig.__init__() got an unexpected keyword argument 'eva_config'`), read as the TypeError it is."""
 
 
 class ErrorKind(str, Enum):
@@ -235,6 +237,8 @@ _IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+'
                              r"[\w.+-]*\.so(?:\.\d+)*: (?:undefined|cannot open shared object)[^`'\"\n]*")
 """The third: the dynamic loader's message, which may wrap (in a terminal or an issue's text) after any word: its
 lines that follow are read as its continuation, so the catalog sees the whole symbol."""
+_BARE_CALL = re.compile(r"(?:[\w.]+|<lambda>)\(\) got an unexpected keyword argument (?:'\w+'|`?\w+`?)")
+"""A call's TypeError without its type: the callee and the argument, quoted as Python prints it or not (retyped)."""
 _CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
 """A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
 _LINK_GAP = 4
@@ -406,6 +410,8 @@ class ErrorBuilder:
             self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, following if loader else ())
             if st.last is not None and st.last.first_line == number:
                 st.last.logged = True
+        elif (call := _BARE_CALL.search(line)) is not None:
+            self._add(st, ErrorKind.LINE, "TypeError", call.group(0).rstrip("`"), number, text, ())
 
     def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str], before: str = "") -> None:
         if line[:1].isspace():

@@ -15,6 +15,8 @@ SIGNATURE_IDS = (
     "unsloth-compiled-code-out-of-step", "name-undefined-in-package-code", "checkpoint-tensor-unknown-to-loader",
     "dependency-version-gate-failed",
     "model-config-read-as-dict", "private-module-attribute-missing", "unsloth-compiled-module-not-created",
+    "report-names-a-release-that-broke-it", "nccl-config-from-newer-nccl", "flash-attn-no-prebuilt-wheel",
+    "processor-argument-given-twice", "trainer-attribute-from-another-release",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
