@@ -232,6 +232,9 @@ def decide(
                f"package" if drift.home_of else
                f"no {drift.package} release ever had it and your own code asks for it: the program's own name")
         return ErrorVerdict.NOT_ENVIRONMENT, (why,)
+    kernel = _kernel_assert_reason(chain[0], found)
+    if kernel is not None:
+        return ErrorVerdict.NOT_ENVIRONMENT, (kernel,)
     if found:
         return ErrorVerdict.UNKNOWN_ENVIRONMENT, tuple(f"clue: {c.value}" for c in found)
     reason = not_environment_reason(chain)
@@ -257,3 +260,19 @@ def _frameless_placement_reason(root: Raised) -> str | None:
 _PLACEMENT = re.compile(r"Expected all tensors to be on the same device, but found at least two devices")
 """torch's device check on an operation's inputs (`cuda:0 and cpu!`, `(when checking argument for argument index in
 method wrapper__index_select)`)."""
+
+
+def _kernel_assert_reason(root: Raised, found: tuple[Clue, ...]) -> str | None:
+    """A CUDA device-side assert that no catalog entry explained: a kernel's own bounds check (a class label or token id
+    outside the table) fired on the values the program fed it. The entries that name an environment cause of the same
+    echo (a GPU the torch build has no code for) match first; with none, the data is what the assert checked (issue 23:
+    the threads behind cuda-device-side-assert-echo fixed labels and vocabularies, not installs). Torch's frames and the
+    message's own "CUDA error" wording are no clue of anything else; any other clue keeps the environment a suspect."""
+    if any(c not in (Clue.LIBRARY, Clue.CUDA) for c in found):
+        return None
+    if root.short_type not in ("RuntimeError", "AcceleratorError") or not _KERNEL_ASSERT.search(root.message):
+        return None
+    return "a CUDA device-side assert is a kernel's bounds check on the program's values (labels, token ids) firing"
+
+
+_KERNEL_ASSERT = re.compile(r"device-side assert triggered")
