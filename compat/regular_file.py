@@ -60,7 +60,13 @@ def open_regular(path: Path) -> BinaryIO:
 def read_regular(path: Path, *, limit: int) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; raises OSError (with a strerror) otherwise."""
     with open_regular(path) as handle:
-        data = handle.read(limit + 1)
+        # read(limit + 1) would allocate the whole bound first (32 MiB for a curated file: 0.25 ms each, 20 ms for
+        # the 82 files the compiled matrix's key hashes on every run): read what fstat says is there, then on to
+        # the bound only when the file grew since.
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(min(size, limit) + 1)
+        if size < len(data) <= limit:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise TooLarge(0, f"larger than {_size(limit)}", str(path))
     return data

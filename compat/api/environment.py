@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from compat.api.facts_requests import FactsRequest
-from compat.model.config import Config
-from compat.model.facts import Facts
 from compat.sources import gather
 from compat.sources.settings import Settings
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
+    from compat.model.config import Config
+    from compat.model.facts import Facts
 
 
 def matrix_for(overlays: tuple[Path, ...], settings: Settings) -> Matrix:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 from compat.api.environment import configured, matrix_for
 from compat.api.facts_requests import ExplainRequest
 from compat.errors import CompatError
-from compat.model.facts import Facts
 from compat.sources import gather
 
 if TYPE_CHECKING:
     from compat.explain.match import ReadLog
     from compat.explain.records import Explanation
     from compat.matrix import Matrix
+    from compat.model.facts import Facts
     from compat.timeline.links import ApiSource
     from compat.timeline.records import OnDemandIndex
 

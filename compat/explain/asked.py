@@ -12,14 +12,17 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from compat.explain.drift import question
 from compat.explain.roots import ErrorDraft, Raised
 from compat.explain.versions import stated_versions
-from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 from compat.timeline.drift import distribution_of
 from compat.timeline.records import ApiKind, ApiQuestion, ApiWanted, Missing
+
+if TYPE_CHECKING:
+    from compat.model.facts import Facts
 
 _NAMED = (Missing.IMPORT_NAME, Missing.ATTRIBUTE, Missing.MODULE)
 _CALLED = (Missing.KEYWORD, Missing.POSITIONAL, Missing.POSITIONAL_COUNT, Missing.MEMBER)

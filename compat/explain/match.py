@@ -29,7 +29,6 @@ from compat.explain.versions import check, stated_versions
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
-from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 from compat.timeline.drift import answer
 from compat.timeline.links import ApiSource
@@ -37,6 +36,7 @@ from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
+    from compat.model.facts import Facts
 
 MAX_LINES_PER_MATCH = 5
 """Distinct lines kept as evidence for one match (more ranks repeating it only add to a count)."""

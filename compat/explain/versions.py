@@ -23,6 +23,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -31,10 +32,12 @@ from packaging.version import InvalidVersion, Version
 from compat.explain.roots import package_of
 from compat.explain.stated import HOST_SUBJECTS, Change, StatedVersion
 from compat.judge.commands import pip_command
-from compat.model.facts import Facts
 from compat.model.installer import Installer
 from compat.model.unknown import Unknown
 from compat.version_text import unreadable_version
+
+if TYPE_CHECKING:
+    from compat.model.facts import Facts
 
 _NAMES = {"pytorch": "torch", "flash-attention": "flash-attn", "g++": "gcc", "c++": "gcc", "cuda": "cuda"}
 _VER = r"\d(?:[\w+*-]|\.(?=\w))*"

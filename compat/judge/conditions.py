@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
@@ -16,8 +17,10 @@ from packaging.version import Version
 
 from compat.matrix.when import When
 from compat.model.conditions import Outcome, Verdict
-from compat.model.facts import Facts, Gpu, Launcher
 from compat.model.unknown import Unknown
+
+if TYPE_CHECKING:
+    from compat.model.facts import Facts, Gpu, Launcher
 
 # A check yields (True, evidence) when a condition holds, (False, why-not) when it does not,
 # or an Unknown when it cannot be decided.

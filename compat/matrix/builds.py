@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from compat.matrix._toml import Table
-from compat.model.facts import canonical
+from compat.model.launcher import canonical
 
 
 @dataclass(frozen=True, kw_only=True)

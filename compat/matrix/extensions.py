@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from compat.matrix._toml import Table, read_toml
-from compat.model.facts import canonical
+from compat.model.launcher import canonical
 from compat.version_text import short
 
 _CUDA = re.compile(r"\d{1,2}\.\d{1,2}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 
 from compat.matrix._toml import Table, parse_specifier
-from compat.model.facts import Launcher, canonical
+from compat.model.launcher import Launcher, canonical
 
 if TYPE_CHECKING:
     from packaging.markers import Marker  # parsed by Table.marker; a compiled matrix is read back without it

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from compat.errors import FactsError
 from compat.model import codec
+from compat.model.launcher import Launcher as Launcher  # re-exported: defined there (see why)
+from compat.model.launcher import canonical as canonical
 from compat.model.unknown import Unknown
 
 SCHEMA_VERSION = 1
@@ -26,19 +28,6 @@ class Interconnect(str, enum.Enum):
     PCIE_HOST_BRIDGE = "pcie-host-bridge"  # PHB: through the CPU's host bridge
     PCIE_CROSS_SOCKET = "pcie-cross-socket"  # NODE / SYS: across NUMA nodes or sockets
     SAME = "same"  # a GPU with itself (X)
-
-
-class Launcher(str, enum.Enum):
-    """How training is started; the values are the words of facts files, --launcher and `when.launcher`."""
-
-    PYTHON = "python"  # plain `python train.py`: one process, whatever the GPU count
-    TORCHRUN = "torchrun"
-    ACCELERATE = "accelerate"
-    DEEPSPEED = "deepspeed"
-    SRUN = "srun"  # Slurm's srun starts the ranks itself (--ntasks-per-node), one process per task
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class TorchSource(str, enum.Enum):
@@ -294,12 +283,6 @@ class Facts:
             if dist.name == key:
                 return dist
         return None
-
-
-def canonical(name: str) -> str:
-    from packaging.utils import canonicalize_name
-
-    return str(canonicalize_name(name))
 
 
 def dump_facts(facts: Facts) -> str:

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 from compat.errors import UsageError
 from compat.matrix.cuda import driver_version
 from compat.matrix.gpus import GpuModel, GpuTable
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Interconnect, Launcher, Link
+from compat.model.launcher import Launcher
 from compat.model.unknown import Unknown
 
 if TYPE_CHECKING:
     from compat.matrix import Matrix
+    from compat.model.facts import Facts, Gpu, Link
 
 LAUNCHERS = tuple(launcher.value for launcher in Launcher)
 MAX_GPUS = 64
@@ -75,6 +76,8 @@ def parse_gpus(spec: str, table: GpuTable) -> tuple[Gpu, ...]:
 
 def declared_links(models: tuple[GpuModel, ...]) -> tuple[Link, ...]:
     """Every pair's link as the boards are usually built: NVLink on SXM boards, PCIe otherwise."""
+    from compat.model.facts import Interconnect, Link  # the facts model only when hardware is declared
+
     links = []
     for a in range(len(models)):
         for b in range(a + 1, len(models)):
@@ -90,6 +93,8 @@ def declared_links(models: tuple[GpuModel, ...]) -> tuple[Link, ...]:
 
 def apply_declared(facts: Facts, declared: Declared, matrix: Matrix) -> Facts:
     """`facts` with every declared value replacing the probed one; raises UsageError on bad input."""
+    from compat.model.facts import Hardware, HardwareSource
+
     names: list[str] = []
     launch = facts.launch
     if declared.launcher is not None:
@@ -165,6 +170,8 @@ def complete_gpus(facts: Facts, table: GpuTable) -> Facts:
 
 
 def _gpu(index: int, model: GpuModel) -> Gpu:
+    from compat.model.facts import Gpu
+
     return Gpu(
         index=index,
         name=model.name,

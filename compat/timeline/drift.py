@@ -16,14 +16,17 @@ import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
-from compat.model.facts import Facts
 from compat.model.unknown import Unknown
 from compat.timeline.index import TOP_LEVEL_NAMES, PackageApi, decode_spans, encode_spans, import_names, signatures_of
 from compat.timeline.links import NATIVE_NAMES, ApiSource, after, newer
 from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, ImportKind, Missing, Span
+
+if TYPE_CHECKING:
+    from compat.model.facts import Facts
 
 
 def distribution_of(import_name: str) -> str:
