@@ -115,7 +115,7 @@ def _called(raised: Raised, frames: Sequence[Frame], caller: str | None) -> tupl
     for pattern, missing in _CALL_WORDINGS:
         if m := pattern.search(text):
             callees = _callees(m.group(1), frames, raised.code) if "." not in m.group(1) else ()
-            name = m.group(2) or m.group(m.lastindex or 2)
+            name = m.group(2) if m.group(2) is not None else m.group(3)  # _KEYWORD's unquoted argument
             return tuple(ApiQuestion(missing=missing, name=name, module=module, caller=caller, base_of=base_of)
                          for module, base_of in callees or ((m.group(1), None),))
     return ()

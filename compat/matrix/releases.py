@@ -336,37 +336,29 @@ def _parse_cached(path: Path, label: str, cache_dir: Path | None, name: str) -> 
     that loads the matrix many times (the library called in a loop, a test run) decoded and
     validated every file it used again on each load: a fifth of the CPU of a lock."""
     try:
-        raw: bytes | None = read_regular(path, limit=MAX_BYTES)
+        raw = read_regular(path, limit=MAX_BYTES)  # a FIFO or device refused, not read until it ends
     except OSError:
-        raw = None  # _read_cached reports it the usual way
-    entry = None
-    key = None
-    if raw is not None:
-        digest = hashlib.sha256(raw).hexdigest()
-        key = (digest, label, name)
-        entry = _entry_path(cache_dir, digest) if cache_dir is not None else None
-        with _KEPT_LOCK:
-            kept = _KEPT.get(key)
-        if kept is not None and (entry is None or (kept[1] is not None and kept[1] == _stamp(entry))):
-            return kept[0]
+        return parse_releases_file(read_toml(path, label=label), expected=name)  # reports the error the usual way
+    digest = hashlib.sha256(raw).hexdigest()
+    entry = cache_dir / "parsed" / f"{digest}.json" if cache_dir is not None else None
+    key = (digest, label, name)
+    with _KEPT_LOCK:
+        kept = _KEPT.get(key)
+    if kept is not None and (entry is None or (kept[1] is not None and kept[1] == _stamp(entry))):
+        return kept[0]
     try:
-        parsed = parse_releases_file(_read_cached(path, label, cache_dir, raw=raw), expected=name)
+        parsed = parse_releases_file(_read_cached(path, label, entry), expected=name)
     except (MatrixError, ValueError, TypeError, RecursionError):
-        if cache_dir is None:
+        if entry is None:
             raise
-        parsed = parse_releases_file(_read_cached(path, label, cache_dir, refresh=True, raw=raw), expected=name)
-    if key is not None:
-        stamp = _stamp(entry) if entry is not None else None
-        if entry is None or stamp is not None:
-            with _KEPT_LOCK:
-                _KEPT[key] = (parsed, stamp)
-                while len(_KEPT) > KEPT_RELEASES:
-                    _KEPT.popitem(last=False)
+        parsed = parse_releases_file(_read_cached(path, label, entry, refresh=True), expected=name)
+    stamp = _stamp(entry) if entry is not None else None
+    if entry is None or stamp is not None:
+        with _KEPT_LOCK:
+            _KEPT[key] = (parsed, stamp)
+            while len(_KEPT) > KEPT_RELEASES:
+                _KEPT.popitem(last=False)
     return parsed
-
-
-def _entry_path(cache_dir: Path, digest: str) -> Path:
-    return cache_dir / "parsed" / f"{digest}.json"
 
 
 def _stamp(entry: Path) -> tuple[int, int] | None:
@@ -377,21 +369,14 @@ def _stamp(entry: Path) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
-def _read_cached(path: Path, label: str, cache_dir: Path | None, *, refresh: bool = False,
-                 raw: bytes | None = None) -> Table:
-    """read_toml, memoised as JSON keyed by the file's sha256.
+def _read_cached(path: Path, label: str, entry: Path | None, *, refresh: bool = False) -> Table:
+    """read_toml, memoised as JSON in `entry` (keyed by the file's sha256; None: no cache).
 
     tomllib is pure Python and the release files are large: parsing them is most of the cost of
     loading the matrix, while json (C) reads the same tables about ten times faster. The key is
     the content, so an edited or refreshed file is parsed again; any cache trouble falls back to
     parsing (validation always runs on the tables either way).
     """
-    if raw is None:
-        try:
-            raw = read_regular(path, limit=MAX_BYTES)  # a FIFO or device refused, not read until it ends
-        except OSError:
-            return read_toml(path, label=label)  # reports the error the usual way
-    entry = _entry_path(cache_dir, hashlib.sha256(raw).hexdigest()) if cache_dir is not None else None
     if entry is not None and not refresh:
         try:
             data = json.loads(entry.read_bytes())
