@@ -17,6 +17,7 @@ SIGNATURE_IDS = (
     "model-config-read-as-dict", "private-module-attribute-missing", "unsloth-compiled-module-not-created",
     "report-names-a-release-that-broke-it", "nccl-config-from-newer-nccl", "flash-attn-no-prebuilt-wheel",
     "processor-argument-given-twice", "trainer-attribute-from-another-release",
+    "vllm-selected-attention-backend-invalid", "transformers-registry-name-taken", "vllm-no-model-weights-in-path",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
