@@ -18,6 +18,7 @@ SIGNATURE_IDS = (
     "report-names-a-release-that-broke-it", "nccl-config-from-newer-nccl", "flash-attn-no-prebuilt-wheel",
     "processor-argument-given-twice", "trainer-attribute-from-another-release",
     "vllm-selected-attention-backend-invalid", "transformers-registry-name-taken", "vllm-no-model-weights-in-path",
+    "peft-no-default-target-modules", "trainer-inference-tensor-in-backward",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
