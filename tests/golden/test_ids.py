@@ -19,7 +19,7 @@ SIGNATURE_IDS = (
     "processor-argument-given-twice", "trainer-attribute-from-another-release",
     "vllm-selected-attention-backend-invalid", "transformers-registry-name-taken", "vllm-no-model-weights-in-path",
     "peft-no-default-target-modules", "trainer-inference-tensor-in-backward",
-    "transformers-path-not-a-model-directory",
+    "transformers-path-not-a-model-directory", "torch-load-cuda-checkpoint-without-cuda",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
