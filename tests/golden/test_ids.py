@@ -20,6 +20,7 @@ SIGNATURE_IDS = (
     "vllm-selected-attention-backend-invalid", "transformers-registry-name-taken", "vllm-no-model-weights-in-path",
     "peft-no-default-target-modules", "trainer-inference-tensor-in-backward",
     "transformers-path-not-a-model-directory", "torch-load-cuda-checkpoint-without-cuda",
+    "vllm-cli-option-unknown-to-release",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
