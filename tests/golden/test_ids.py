@@ -20,7 +20,7 @@ SIGNATURE_IDS = (
     "vllm-selected-attention-backend-invalid", "transformers-registry-name-taken", "vllm-no-model-weights-in-path",
     "peft-no-default-target-modules", "trainer-inference-tensor-in-backward",
     "transformers-path-not-a-model-directory", "torch-load-cuda-checkpoint-without-cuda",
-    "vllm-cli-option-unknown-to-release",
+    "vllm-cli-option-unknown-to-release", "vllm09-aimv2-taken-by-transformers454",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
