@@ -127,6 +127,43 @@ def test_a_frame_in_a_frameworks_source_checkout_is_the_frameworks(catalog):
     assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues
 
 
+_EXAMPLE_SCRIPT = """Traceback (most recent call last):
+  File "transformers/examples/flax/summarization/run_summarization_flax.py", line 808, in <module>
+    main()
+  File "transformers/examples/flax/summarization/run_summarization_flax.py", line 352, in main
+    if data_args.test_file is not None:
+AttributeError: 'DataTrainingArguments' object has no attribute 'test_file'
+"""
+"""huggingface/transformers#12527: an example script of a transformers clone, run as the user's program."""
+
+
+@pytest.mark.parametrize("path", [
+    "/data/transformers/examples/legacy/run_language_modeling.py",  # huggingface/transformers#21615's first frame
+    "/home/u/trl/examples/scripts/sft.py",
+    "/root/peft/examples/sft/utils.py",
+    "/workspace/verl/recipe/dapo/main_dapo.py",
+    "/srv/LLaMA-Factory/scripts/vllm_infer.py",
+    "/srv/vllm/tests/conftest.py",
+])
+def test_a_checkouts_examples_scripts_and_tests_are_the_users_code(catalog, path: str) -> None:
+    """A clone's examples/, scripts/, tests/ or recipes/ are programs the user runs and edits, not the package, whose
+    own code stays attributed (`.../peft/src/peft/`, `.../verl/verl/`)."""
+    from compat.explain.roots import package_of
+
+    assert package_of(path) is None
+    assert package_of("/root/peft/src/peft/tuners/lora/model.py") == "peft"
+    assert package_of("/workspace/verl/verl/trainer/main_ppo.py") == "verl"
+    log = _EXAMPLE_SCRIPT.replace("transformers/examples/flax/summarization/run_summarization_flax.py", path)
+    (error,) = explain([log.encode()], catalog).errors
+    assert [f.package for f in error.root.frames] == [None, None]
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_the_example_scripts_own_attribute_error_is_not_the_environments(catalog):
+    (error,) = explain([_EXAMPLE_SCRIPT.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
 def test_a_notebook_traceback_reads_the_librarys_frames(catalog):
     (error,) = explain([_NOTEBOOK.encode()], catalog).errors
     assert [f.package for f in error.root.frames] == [None, "trl"]
