@@ -252,8 +252,8 @@ CHECKOUTS = frozenset({
 """Packages people run from a source checkout (a clone with `pip install -e` or PYTHONPATH): a frame inside
 such a tree is the package's, not the user's, so an error raised there is not called the user's bug."""
 _CHECKOUT = re.compile(r"[/\\](?:src|python)[/\\]([A-Za-z_]\w*)[/\\]|[/\\]([A-Za-z_]\w*)[/\\]\2[/\\]", re.I)
-_CHECKOUT_SUBPACKAGE = re.compile(r"[/\\]([A-Za-z_]\w*)(?=[/\\](?!(?:examples?|scripts|tests?|recipes?|docs|benchmarks?|notebooks|tutorials?)[/\\])"
-                                  r"[A-Za-z_]\w*[/\\])", re.I)
+_NOT_THE_PACKAGE = r"(?:examples?|scripts|tests?|recipes?|docs|benchmarks?|notebooks|tutorials?)[/\\]"
+_CHECKOUT_SUBPACKAGE = re.compile(r"[/\\]([A-Za-z_]\w*)(?=[/\\](?!" + _NOT_THE_PACKAGE + r")[A-Za-z_]\w*[/\\])", re.I)
 """A directory named for a package people run from a clone, with a subpackage under it (`.../RL/nemo_rl/models/`):
 the clone itself may be named anything (NeMo-RL's is `RL`). Not the clone's examples/, scripts/, tests/, recipes/, docs/,
 benchmarks/, notebooks/ or tutorials/ (`.../peft/examples/sft/utils.py`): the package's code is under its own folder
