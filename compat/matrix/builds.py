@@ -14,6 +14,7 @@ Some packages carry the kernels of another in a separate distribution released i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -93,8 +94,16 @@ class BuildTable:
 
     def follows(self, package: str) -> Lockstep | None:
         """The package whose version `package` must equal; None when it is released on its own."""
-        key = canonical(package)
-        return next((c for c in self.lockstep if c.package == key), None)
+        # Asked for each release a lock weighs: a lookup, and the name canonicalized only when it is not already.
+        found = self._follows.get(package)
+        return found if found is not None else self._follows.get(canonical(package))
+
+    @functools.cached_property
+    def _follows(self) -> dict[str, Lockstep]:
+        out: dict[str, Lockstep] = {}
+        for c in self.lockstep:
+            out.setdefault(c.package, c)
+        return out
 
     def builds(self, package: str, version: Version, python: str) -> tuple[CudaBuild, ...]:
         """The builds of `package` `version` besides the default index's that install on `python`."""

@@ -7,6 +7,7 @@ build otherwise. A lock therefore pins a release whose prebuilt wheels cover the
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -89,8 +90,16 @@ class ExtensionTable:
     extensions: tuple[Extension, ...]
 
     def find(self, package: str) -> Extension | None:
-        key = canonical(package)
-        return next((e for e in self.extensions if e.package == key), None)
+        # Asked for each release a lock weighs: a lookup, and the name canonicalized only when it is not already.
+        found = self._by_package.get(package)
+        return found if found is not None else self._by_package.get(canonical(package))
+
+    @functools.cached_property
+    def _by_package(self) -> dict[str, Extension]:
+        out: dict[str, Extension] = {}
+        for e in self.extensions:
+            out.setdefault(e.package, e)
+        return out
 
 
 def load_extensions(tables: Sequence[Table]) -> ExtensionTable:

@@ -170,6 +170,24 @@ class PackageReleases:
             out.setdefault(r.version, r)
         return out
 
+    def within(self, spec: str) -> int:
+        """The releases inside the range `spec` (pre-releases included), as a bit mask over `releases` (bit i: releases[i]).
+
+        A lock asks the same range texts of the same package thousands of times while it backtracks, and every lock
+        of a process asks them of the same snapshot: each text is answered once per snapshot, and a merged range is
+        the AND of its texts' masks.
+        """
+        found = self._within.get(spec)
+        if found is None:
+            specifier = SpecifierSet(spec)
+            found = sum(1 << i for i, r in enumerate(self.releases) if specifier.contains(r.version, prereleases=True))
+            self._within[spec] = found
+        return found
+
+    @cached_property
+    def _within(self) -> dict[str, int]:
+        return {}
+
     def latest(self, *, yanked: bool = False) -> Release | None:
         pool = [r for r in self.releases if yanked or not r.yanked]
         return pool[-1] if pool else None

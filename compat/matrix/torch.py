@@ -7,6 +7,7 @@ JIT-compiled by the driver for any newer GPU. Anything else has "no kernel image
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -72,7 +73,15 @@ class TorchTable:
         public = _public(version)
         if public is None:
             return None
-        return next((r for r in self.releases if Version(r.version) == public), None)
+        return self._by_version.get(public)
+
+    @functools.cached_property
+    def _by_version(self) -> dict[Version, TorchRelease]:
+        # Asked for each torch release a lock weighs, for each target: one lookup, not a parse of every release.
+        out: dict[Version, TorchRelease] = {}
+        for r in self.releases:
+            out.setdefault(Version(r.version), r)
+        return out
 
     def archs(self, version: str, variant: TorchVariant) -> ArchList | None:
         """The compiled architectures of one official Linux x86_64 build; None if not curated."""
@@ -149,7 +158,9 @@ def cc_key(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+@functools.lru_cache(maxsize=4096)
 def _public(version: str) -> Version | None:
+    # Pure, and asked for the same few dozen torch versions by every build choice.
     try:
         return Version(Version(version).public)
     except ValueError:  # InvalidVersion, or a number longer than int() reads

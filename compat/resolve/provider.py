@@ -22,7 +22,7 @@ from compat.model.asker import Asker, AskerKind
 from compat.model.lock import PinReason, PinReasonKind
 from compat.model.rejection import Rejection, RejectionKind
 from compat.model.torch_variant import TorchVariant
-from compat.resolve.filters import Filters, contains, contains_text
+from compat.resolve.filters import Filters, contains
 from compat.resolve.links import links_for
 
 # Packages whose public wheels carry CUDA kernels built for the CUDA major of torch's public-index
@@ -80,7 +80,7 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         self._majors: dict[tuple[str, Version], frozenset[str]] = {}
         self._dead: dict[tuple[str, str, frozenset[str]], Rejection | None] = {}
         self._depth: dict[str, int] = {}
-        self._ranges: dict[tuple[str, frozenset[str]], frozenset[Version]] = {}
+        self._ranges: dict[tuple[str, frozenset[str]], int] = {}
         self._matches: dict[tuple[str, frozenset[Need]], _Matches] = {}
         self._deps: dict[tuple[str, Version, frozenset[str], TorchVariant | None], tuple[Need, ...]] = {}
         self._uploaded: dict[tuple[str, Version], str | None] = {}
@@ -153,10 +153,11 @@ class Provider(AbstractProvider[Need, Candidate, str]):
         # An extra the user asked for must exist; one a dependency asks for is what pip does: dropped with a warning.
         asked = extras if any(n.asker.kind is AskerKind.TARGET for n in needs) else frozenset()
         out = []
-        for release in reversed(releases.releases):
-            v = release.version
-            if v not in in_range:
+        for i in reversed(range(len(releases.releases))):
+            if not in_range >> i & 1:
                 continue
+            release = releases.releases[i]
+            v = release.version
             key = (name, str(v))
             if release.yanked and v not in exact:
                 self.filters.rejected[key] = Rejection(kind=RejectionKind.YANKED, package=name, version=str(v),
@@ -493,28 +494,32 @@ class Provider(AbstractProvider[Need, Candidate, str]):
                 self._fits[key] = True
             else:
                 need = Need(name=name, extras=frozenset(), specifier=spec, asker=PROBE, default_build=default_build, other_majors=others)
-                self._fits[key] = bool(self._plain_matches(name, releases, [need]))
+                self._fits[key] = self._plain_fits(name, releases, [need])
         return self._fits[key]
 
-    def _plain_matches(self, name: str, releases: PackageReleases, needs: Sequence[Need]) -> list[Version]:
+    def _plain_fits(self, name: str, releases: PackageReleases, needs: Sequence[Need]) -> bool:
+        """Whether some release of `name` meets `needs` (the constraints and the target's filters too).
+
+        Newest first, and the first that fits answers: for torch each release in range costs a build choice.
+        """
         everything = (*needs, *self.constraints.get(name, ()))
         exact = any(n.exact_versions for n in everything)
         in_range = self._in_range(name, releases, frozenset(n.spec_text for n in everything))
         same_major = any(n.default_build for n in needs)
         others = _common_majors(needs)
-        out = []
-        for release in reversed(releases.releases):
-            v = release.version
-            if v not in in_range:
+        for i in reversed(range(len(releases.releases))):
+            if not in_range >> i & 1:
                 continue
+            release = releases.releases[i]
             if release.yanked and not exact:
                 continue
             if self.filters.release_fits(name, release) is not None:
                 continue
-            if name == "torch" and isinstance(self.filters.torch_build(v, same_major=same_major, other_majors=others), Rejection):
+            if name == "torch" and isinstance(self.filters.torch_build(release.version, same_major=same_major, other_majors=others),
+                                              Rejection):
                 continue
-            out.append(v)
-        return out
+            return True
+        return False
 
     def _first_reason(self, name: str, spec: SpecifierSet, *, kernels: Asker | None,
                       others: frozenset[str] = frozenset()) -> Rejection | None:
@@ -536,22 +541,22 @@ class Provider(AbstractProvider[Need, Candidate, str]):
     def _asker(name: str, version: Version, extras: frozenset[str]) -> Asker:
         return Asker(kind=AskerKind.PACKAGE, package=name, version=str(version), extras=tuple(sorted(extras)))
 
-    def _in_range(self, name: str, releases: PackageReleases, texts: frozenset[str]) -> frozenset[Version]:
-        """The recorded releases of `name` inside every range in `texts` and outside the excluded ones.
+    def _in_range(self, name: str, releases: PackageReleases, texts: frozenset[str]) -> int:
+        """The recorded releases of `name` inside every range in `texts` and outside the excluded ones, as a bit mask
+        over `releases.releases` (bit i: the i-th, oldest first).
 
         Merged ranges recur thousands of times while the resolver backtracks: each set of range
-        texts is answered once per search (the matrix records no pre-releases, so the
-        pre-release flag never changes an answer).
+        texts is answered once per search, from each text's mask, kept with the snapshot (the
+        matrix records no pre-releases, so the pre-release flag never changes an answer).
         """
         key = (name, texts)
         found = self._ranges.get(key)
         if found is None:
-            excluded = [str(s) for s in self.excluded.get(name, ())]
-            found = frozenset(
-                r.version for r in releases.releases
-                if all(contains_text(t, r.version, True) for t in texts)
-                and not any(contains_text(t, r.version, True) for t in excluded)
-            )
+            found = (1 << len(releases.releases)) - 1
+            for text in texts:
+                found &= releases.within(text)
+            for spec in self.excluded.get(name, ()):
+                found &= ~releases.within(str(spec))
             self._ranges[key] = found
         return found
 
