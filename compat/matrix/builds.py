@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from compat.matrix._by_package import find_row, index_rows
 from compat.matrix._toml import Table
 from compat.model.launcher import canonical
 
@@ -94,16 +95,11 @@ class BuildTable:
 
     def follows(self, package: str) -> Lockstep | None:
         """The package whose version `package` must equal; None when it is released on its own."""
-        # Asked for each release a lock weighs: a lookup, and the name canonicalized only when it is not already.
-        found = self._follows.get(package)
-        return found if found is not None else self._follows.get(canonical(package))
+        return find_row(self._follows, package)
 
     @functools.cached_property
     def _follows(self) -> dict[str, Lockstep]:
-        out: dict[str, Lockstep] = {}
-        for c in self.lockstep:
-            out.setdefault(c.package, c)
-        return out
+        return index_rows(self.lockstep)
 
     def builds(self, package: str, version: Version, python: str) -> tuple[CudaBuild, ...]:
         """The builds of `package` `version` besides the default index's that install on `python`."""

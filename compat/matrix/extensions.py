@@ -16,6 +16,7 @@ from pathlib import Path
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from compat.matrix._by_package import find_row, index_rows
 from compat.matrix._toml import Table, read_toml
 from compat.model.launcher import canonical
 from compat.version_text import short
@@ -90,16 +91,11 @@ class ExtensionTable:
     extensions: tuple[Extension, ...]
 
     def find(self, package: str) -> Extension | None:
-        # Asked for each release a lock weighs: a lookup, and the name canonicalized only when it is not already.
-        found = self._by_package.get(package)
-        return found if found is not None else self._by_package.get(canonical(package))
+        return find_row(self._by_package, package)
 
     @functools.cached_property
     def _by_package(self) -> dict[str, Extension]:
-        out: dict[str, Extension] = {}
-        for e in self.extensions:
-            out.setdefault(e.package, e)
-        return out
+        return index_rows(self.extensions)
 
 
 def load_extensions(tables: Sequence[Table]) -> ExtensionTable:
