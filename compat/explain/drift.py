@@ -14,7 +14,9 @@ from compat.explain.roots import Frame, Raised
 from compat.timeline.records import ApiQuestion, Missing
 
 _IMPORT_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
-_MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)'")
+_MODULE = re.compile(r"No module named '(\w+(?:\.\w+)+)(?:'|$)")
+"""The closing quote may be lost where the message ends: an issue's title keeps the line but not always its last
+character (`No module named 'vllm.model_executor.input_metadata`)."""
 _ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 _KEYWORD = re.compile(r"(?:^|[\s(`])([\w.]+|<lambda>)\(\) got an unexpected keyword argument (?:'(\w+)'|`?(\w+)`?(?![\w'.(]))")
 """Python quotes the argument; a message retyped into an issue's prose may not (`Accelerator.__init__() got an

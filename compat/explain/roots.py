@@ -260,6 +260,16 @@ benchmarks/, notebooks/ or tutorials/ (`.../peft/examples/sft/utils.py`): the pa
 (`.../peft/src/peft/`), and a copy of an example script is the user's program, run and edited as theirs."""
 
 
+RELATIVE_PACKAGES = CHECKOUTS | {
+    "bitsandbytes", "flash_attn", "flashinfer", "huggingface_hub", "liger_kernel", "ray", "torch", "torchvision", "triton",
+    "xformers",
+}
+"""Top-level packages whose own folder names a relative frame path (`vllm/v1/engine/core.py`, `torch/nn/modules/module.py`):
+a paste trimmed of its site-packages prefix, or a run from a checkout's root. None of them is a folder name a program
+gives its own code (unlike `datasets/` or `models/`, which are left out)."""
+_RELATIVE = re.compile(r"^(?:\.[/\\])?([A-Za-z_]\w*)[/\\](?!" + _NOT_THE_PACKAGE + r")")
+
+
 GENERATED = {"unsloth_compiled_cache": "unsloth", "transformers_modules": "transformers_modules"}
 """Folders of code a package writes and runs for the user, by who wrote it: unsloth compiles its patched trainers and
 models into `unsloth_compiled_cache/`; transformers copies a model's own code (`trust_remote_code`) into
@@ -269,8 +279,9 @@ _GENERATED = re.compile(r"[/\\](" + "|".join(GENERATED) + r")[/\\]")
 
 def package_of(path: str) -> str | None:
     """The top-level package of a file under site-packages (or dist-packages), of code a package generated
-    (`GENERATED`), or inside a source checkout of a package people run from a clone (`.../verl/verl/...`,
-    `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`); else None."""
+    (`GENERATED`), inside a source checkout of a package people run from a clone (`.../verl/verl/...`,
+    `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`), or a relative path in a package's own folder
+    (`RELATIVE_PACKAGES`); else None."""
     m = _GENERATED.search(path)
     if m is not None:
         return GENERATED[m.group(1)]
@@ -284,6 +295,9 @@ def package_of(path: str) -> str | None:
     for m in _CHECKOUT_SUBPACKAGE.finditer(path):
         if m.group(1).lower() in CHECKOUTS:
             return m.group(1).lower()
+    m = _RELATIVE.match(path)
+    if m is not None and m.group(1) in RELATIVE_PACKAGES:
+        return m.group(1)
     return None
 
 

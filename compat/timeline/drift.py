@@ -146,9 +146,10 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
     present, installed = base.present, base.installed
     if base.reason is not None:
         return base
-    if kind is ApiKind.NAME and api.package in NATIVE_NAMES:
-        return replace(base, reason=f"{api.package} defines most names in its C extension, which the index cannot read")
     if not present:
+        if kind is ApiKind.NAME and api.package in NATIVE_NAMES:
+            # A name some releases define in Python is decided by them; one none does may live in the C extension.
+            return replace(base, reason=f"{api.package} defines most names in its C extension, which the index cannot read")
         if not callable_known and kind is ApiKind.PARAM:
             return replace(base, reason=f"no indexed {api.package} release has {key}, but the callable may take it as **kwargs")
         if not callable_known:

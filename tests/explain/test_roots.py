@@ -263,6 +263,23 @@ def test_code_a_package_generated_for_the_user_is_not_the_users_own(catalog, pat
     assert error.chain[0].raiser is not None and error.chain[0].raiser.package == owner
 
 
+@pytest.mark.parametrize(("path", "owner"), [
+    ("vllm/v1/engine/core.py", "vllm"),  # vLLM V1 tracebacks as bug reports paste them, site-packages trimmed
+    ("./torch/cuda/__init__.py", "torch"),
+    ("vllm/examples/offline_inference.py", None),  # a checkout's example: the user's program
+    ("datasets/coco.py", None),  # a folder programs name their own code
+    ("src/train.py", None),
+])
+def test_a_relative_path_in_a_packages_own_folder_is_that_packages(catalog, path: str, owner: str | None) -> None:
+    assert package_of(path) == owner
+    log = ("Traceback (most recent call last):\n"
+           f'  File "{path}", line 714, in run_engine_core\n'
+           "    for i, req_id in enumerate(cached.req_ids):\n"
+           "AttributeError: 'list' object has no attribute 'req_ids'\n")
+    (error,) = explain([log], catalog).errors
+    assert (error.verdict is ErrorVerdict.NOT_ENVIRONMENT) is (owner is None)
+
+
 def test_an_import_failure_a_logger_printed_without_its_type_is_an_import_error(run):
     # Lines of sgl-project/sglang#11969 and sgl-project/sglang#12827: sglang logs the model modules it skips with the
     # import error's message alone. The import error is the error, whatever the logger's words around it; a source

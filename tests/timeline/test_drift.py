@@ -135,6 +135,10 @@ def test_the_answer_never_claims_more_than_the_index(source):
 
 @pytest.mark.parametrize(("message", "missing", "name", "module"), [
     ("No module named 'vllm.model_executor.x'", Missing.MODULE, "vllm.model_executor.x", "vllm.model_executor.x"),
+    # An issue's title may lose the closing quote where the message ends (SCIR-HI/Med-ChatGLM#15's title: `No module named
+    # 'transformers_modules`); run-llama/llama_index#14048's module, so cut.
+    ("No module named 'vllm.model_executor.parallel_utils", Missing.MODULE, "vllm.model_executor.parallel_utils",
+     "vllm.model_executor.parallel_utils"),
     ("GRPOTrainer.__init__() missing 1 required positional argument: 'reward_funcs'", Missing.POSITIONAL, "reward_funcs", "GRPOTrainer.__init__"),
     ("The checkpoint you are trying to load has model type `qwen3` but Transformers does not recognize this architecture.",
      Missing.MODEL_TYPE, "qwen3", "transformers"),
@@ -237,6 +241,16 @@ def test_a_name_the_caller_needs_from_a_newer_callee(source):
         Drift.CALLEE_TOO_OLD, "4.45.2", ImportKind.TOP_LEVEL, "0.19.0")
     assert a.fix == ("transformers>=4.45.2", "trl<0.19.0")
     assert api_text(a)[-1] == "     fix: install transformers>=4.45.2, or trl<0.19.0 (trl releases from before it started importing it)"
+
+
+def test_a_torch_name_some_releases_define_in_python_is_decided(catalog):
+    # ultralytics/ultralytics#14677: ultralytics 8.2.64 calls torch.amp.GradScaler, which torch defines in Python from
+    # 2.3 on; the reporter ran torch 2.1.0 (meta-pytorch/tnt#751: the same with torch 2.2.1). The C extension may hold
+    # names the index cannot see, but not this one: the releases that define it in Python decide it.
+    result = _run(catalog, API_LOGS / "torch-amp-gradscaler.log", _facts({"torch": "2.1.0"}), ApiSource())
+    (a,) = [e.api for e in result.errors if e.api is not None]
+    assert (a.package, a.key, a.drift, a.added_in) == ("torch", "torch.amp:GradScaler", Drift.CALLEE_TOO_OLD, "2.3.0")
+    assert a.fix[0] == "torch>=2.3.0" and result.known
 
 
 def test_a_torch_name_is_undecided_not_a_typo(catalog):
