@@ -118,9 +118,25 @@ def _called(raised: Raised, frames: Sequence[Frame], caller: str | None) -> tupl
         if m := pattern.search(text):
             callees = _callees(m.group(1), frames, raised.code) if "." not in m.group(1) else ()
             name = m.group(2) if m.group(2) is not None else m.group(3)  # _KEYWORD's unquoted argument
-            return tuple(ApiQuestion(missing=missing, name=name, module=module, caller=caller, base_of=base_of)
+            override_in = _self_call_module(m.group(1), frames) if missing is not Missing.POSITIONAL else None
+            return tuple(ApiQuestion(missing=missing, name=name, module=module, caller=caller, base_of=base_of,
+                                     override_in=override_in)
                          for module, base_of in callees or ((m.group(1), None),))
     return ()
+
+
+def _self_call_module(callee: str, frames: Sequence[Frame]) -> str | None:
+    """The module of a package's frame that calls the refused method on its own object (`self.training_step(model,
+    inputs, num_items_in_batch)` in transformers' trainer.py): what answers is an override of that package's method
+    (a subclass's, the program's or another package's), so the call is the package's release's and the override is
+    out of step with it (compat/timeline/overrides.py). None for any other call."""
+    inner = frames[-1] if frames else None
+    method = callee.rpartition(".")[2]
+    if inner is None or inner.package is None or inner.code is None or not method.isidentifier():
+        return None
+    if not re.search(rf"\bself\.{re.escape(method)}\s*\(", inner.code):
+        return None
+    return _module_of(inner.file)
 
 
 def _callees(bare: str, frames: Sequence[Frame], code: str | None) -> tuple[tuple[str, str | None], ...]:

@@ -30,8 +30,8 @@ from compat.judge.conditions import Outcome, evaluate
 from compat.matrix.signatures import Signature
 from compat.matrix.when import When
 from compat.model.unknown import Unknown
-from compat.timeline.drift import answer
 from compat.timeline.links import ApiSource
+from compat.timeline.overrides import answer_call
 from compat.timeline.records import ApiAnswer
 
 if TYPE_CHECKING:
@@ -503,7 +503,7 @@ def _api_answer(chain: tuple[Raised, ...], facts: Facts | None, source: ApiSourc
     first: ApiAnswer | None = None
     for q in (q for raised in chain for q in questions(raised)):
         try:
-            a = answer(q, facts, source, stated)
+            a = answer_call(q, facts, source, stated)
         except CompatError:
             continue  # a corrupt index answers nothing; `compat matrix validate` names it
         if a is not None and a.decided:

@@ -218,7 +218,7 @@ def decide(
         return ErrorVerdict.KNOWN_USAGE, tuple(f"the catalog's {sid} names a configuration mistake" for sid in root_ids)
     if root_ids:  # a curated signature ranks first; the API answer only adds to it
         return ErrorVerdict.KNOWN, tuple(f"the catalog's {sid} matched it" for sid in root_ids if sid not in usage)
-    if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD):
+    if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.OVERRIDE):
         return ErrorVerdict.KNOWN, (f"the API timeline: {drift.drift.value}",)
     stated = [v for v in versions if _names_a_side(v)]
     if stated:  # the message states both sides; the facts did not contradict it

@@ -125,6 +125,9 @@ def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
     if a.drift is Drift.NEVER:
         return (f"api: no indexed {a.package} release has {what}, nor a name close to it: the calling code's own name, or "
                 "one of an unreleased build")
+    if a.drift is Drift.OVERRIDE:
+        return (f"api: {a.package} {_ranges(a)} make this call on the object ({what.replace('a `', 'their own `', 1)}); the "
+                f"override `{a.question.module}` refuses it: it was written for other {a.package} releases")
     if a.drift is Drift.INSTALLED_HAS:
         return f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment"
     if a.drift is Drift.UNDECIDED:
@@ -148,6 +151,8 @@ def api_text(a: ApiAnswer) -> list[str]:
     what = f"`{a.key}`"
     if a.kind is ApiKind.SIGNATURE and a.question.missing is Missing.POSITIONAL_COUNT:
         what = f"a `{a.key}` that takes {a.question.name} positional arguments"
+    elif a.kind is ApiKind.SIGNATURE and a.question.missing is Missing.KEYWORD:
+        what = f"a `{a.key}` that takes `{a.question.name}`"
     elif a.kind is ApiKind.SIGNATURE:
         what = f"a `{a.key}` that does not require `{a.question.name}`"
     yours = f"your {a.package} {a.installed}" if a.installed else a.package
@@ -166,6 +171,8 @@ def api_text(a: ApiAnswer) -> list[str]:
             elif a.caller and req.startswith(f"{a.caller}<"):
                 why = f" ({a.caller} releases from before it started importing it)"
             fixes.append(f"{req}{why}")
+        if a.drift is Drift.OVERRIDE:
+            fixes.append(f"change the override to take the call (as {(a.key or '').partition(':')[2]} does)")
         out.append("     fix: " + ", or ".join(fixes))
     return out
 

@@ -173,6 +173,9 @@ class Drift(str, Enum):
     NEVER = "never"
     """No indexed release of the callee ever had it: a typo (`typo_of`) or the program's own name when the program asks
     for it; from an installed package's import, a name of an unreleased build (`unreleased`)."""
+    OVERRIDE = "override"
+    """An override of a package's method (a subclass's: the program's or another package's) does not take the call that
+    package's release makes on it: the override was written for the package's other releases."""
     INSTALLED_HAS = "installed-has"
     """The installed callee has it: the log comes from another environment."""
     UNDECIDED = "undecided"
@@ -195,6 +198,10 @@ class ApiQuestion:
     """For `super().__init__(...)` in a package's file, that file's module ("trl.trainer.grpo_trainer"): the callee is
     the base of the class the module defines, which the index resolves (compat/timeline/drift.py); module is then
     the bare "__init__"."""
+    override_in: str | None = None
+    """For a call a package's own method makes on its object (`self.training_step(...)` in transformers' trainer.py)
+    that the callee refuses: the module of that frame ("transformers.trainer"). The callee is then an override of the
+    package's method, and the call is the shape the package's own release gives it (compat/timeline/overrides.py)."""
     known_only: bool = False
     """Asked on the shape of the name alone (a KeyError printed with no frame): answered only where the index knows
     the name, so a data key asks nothing and gets no answer."""
@@ -242,7 +249,7 @@ class ApiAnswer:
     @property
     def decided(self) -> bool:
         """Whether the index names the side at fault (or says the name never existed)."""
-        return self.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.NEVER)
+        return self.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.OVERRIDE, Drift.NEVER)
 
     @property
     def unreleased(self) -> bool:
