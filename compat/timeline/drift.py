@@ -60,7 +60,7 @@ def answer(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mappi
         base = replace(base, installed=base.installed or stated.get(api.package),
                        caller_installed=base.caller_installed or (stated.get(base.caller) if base.caller else None))
     if kind is ApiKind.MEMBER:
-        base = _member_known(api, base)
+        base = _dated_by_init(api, _member_known(api, base))
         if not base.present and base.reason is not None and (inherited := _inherited(q, api, base, facts, source, stated)):
             return inherited
     settled = _settled(api, base, kind, key, callable_known)
@@ -162,9 +162,9 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
         return _positional(api, base, present)
     if installed is not None:
         has = _has(api, kind, key, present, installed)
-        if isinstance(has, Unknown):
-            return replace(base, reason=has.reason)
-        if has:
+        if isinstance(has, Unknown) and not (base.added_in and newer(base.added_in, installed)):
+            return replace(base, reason=has.reason)  # unread, and not before what dates it (`_dated_by_init`)
+        if has is True:
             return replace(base, drift=Drift.INSTALLED_HAS)
     elif base.removed_in is None and base.added_in is None:
         return replace(base, reason=f"every indexed {api.package} release has it")
@@ -222,6 +222,24 @@ def _has(api: PackageApi, kind: ApiKind, key: str, present: tuple[Span, ...], re
     if isinstance(i, Unknown):
         return i
     return any(api.position(kind, s.first) <= i <= api.position(kind, s.last) for s in present)  # type: ignore[operator]
+
+
+def _dated_by_init(api: PackageApi, base: ApiAnswer) -> ApiAnswer:
+    """A member every release read for members has, dated by the same-named parameter of its class's __init__ (a
+    config's fields), which every release is read for: `LlamaConfig.attention_dropout`, read from 4.36.0 on, is a
+    parameter from 4.36.0 and the class is older, so 4.36.0 added it. A parameter older than the first release read
+    for members dates nothing (`BertConfig.pad_token_id`, a parameter since 2.6.0: a 2025 log that lacks it is rarely a
+    transformers older than that), nor one as old as the class."""
+    start = api.start(ApiKind.MEMBER)
+    if not base.present or not start or base.present[0].first != api.releases[start] or base.key is None:
+        return base
+    root, _, member = base.key.partition(":")
+    cls, _, name = member.rpartition(".")
+    param = api.present(ApiKind.PARAM, f"{root}:{cls}({name})")
+    born = api.present(ApiKind.NAME, f"{root}:{cls}")
+    if not param or not born or param[0].first != base.present[0].first or param[0].first == born[0].first:
+        return base
+    return replace(base, added_in=param[0].first)
 
 
 def _member_known(api: PackageApi, base: ApiAnswer) -> ApiAnswer:

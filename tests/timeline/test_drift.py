@@ -243,6 +243,22 @@ def test_a_name_the_caller_needs_from_a_newer_callee(source):
     assert api_text(a)[-1] == "     fix: install transformers>=4.45.2, or trl<0.19.0 (trl releases from before it started importing it)"
 
 
+def test_a_config_member_read_only_from_a_later_release_is_dated_by_its_init_parameter(catalog):
+    # Members are read from transformers 4.36.0 on, and every release read has MistralConfig.attention_dropout; its
+    # __init__ parameter, read in every release, appears in 4.36.0 too (huggingface/transformers#27315 added it to the
+    # Llama and Mistral configs) while the class is older: a transformers before 4.36.0 raised it.
+    line = "AttributeError: 'MistralConfig' object has no attribute 'attention_dropout'\n"
+    (a,) = [e.api for e in explain([line.encode()], catalog, None, api=ApiSource()).errors if e.api is not None]
+    assert (a.drift, a.added_in, a.fix) == (Drift.CALLEE_TOO_OLD, "4.36.0", ("transformers>=4.36.0",))
+    a = answer(question(Raised(type="AttributeError", message=line.strip(), frames=(), line=1)),  # type: ignore[arg-type]
+               _facts({"transformers": "4.35.2"}), ApiSource())
+    assert a is not None and a.drift is Drift.CALLEE_TOO_OLD and a.fix == ("transformers>=4.36.0",)
+    # A parameter as old as the class dates nothing (vocab_size: tests/data/logs/negative/near-miss-2026b.log).
+    line = "AttributeError: 'LlamaConfig' object has no attribute 'vocab_size'\n"
+    (a,) = [e.api for e in explain([line.encode()], catalog, None, api=ApiSource()).errors if e.api is not None]
+    assert a.drift is Drift.UNDECIDED
+
+
 def test_a_torch_name_some_releases_define_in_python_is_decided(catalog):
     # ultralytics/ultralytics#14677: ultralytics 8.2.64 calls torch.amp.GradScaler, which torch defines in Python from
     # 2.3 on; the reporter ran torch 2.1.0 (meta-pytorch/tnt#751: the same with torch 2.2.1). The C extension may hold
