@@ -7,62 +7,29 @@ in its own module; heavy imports happen inside the command so `compat --help` st
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from compat import __version__
-from compat.cli import _coercion
 from compat.cli.exit_codes import ExitCode
 from compat.errors import CompatError
 
-
-def _plain_argument_help() -> None:
-    """typer 0.2x prints an argument's Python type beside its name (`TARGET <list[str]>`); compat's
-    arguments say what they take in their name and help, so help shows no Python type names."""
-    from typer.core import TyperArgument
-
-    if hasattr(TyperArgument, "display_type_rich"):
-        TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
-
-
-_plain_argument_help()
-_coercion.install()  # strings, paths and choices coerced without importing pydantic (see compat.cli._coercion)
-
-app = typer.Typer(
-    name="compat",
-    help="Check an LLM post-training environment (TRL, vLLM, torch, CUDA, GPUs) against a curated compatibility matrix.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"compat {__version__}")
-        raise typer.Exit()
+if TYPE_CHECKING:
+    import typer
 
 
 _debug = [False]
 """Whether an internal error prints its traceback (`--debug`, or COMPAT_DEBUG=1 read through the settings)."""
 
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-    debug: bool = typer.Option(False, "--debug", help="On an internal error (exit 3), print its traceback too (or COMPAT_DEBUG=1)."),
-) -> None:
-    """compat: environment compatibility resolver for LLM post-training."""
-    _debug[0] = _debug[0] or debug
-
-
 INTERNAL_ERROR = ExitCode.INTERNAL_ERROR
 """The exit code of a crash of compat itself: 0, 1 and 2 are verdicts and usage errors, never this."""
 
-# The command-line parser's usage error (a bad option or value), whichever click typer ships with.
-_UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+def __getattr__(name: str) -> Any:
+    """`compat.cli.app`, compat's typer application, built on first use (compat.cli._app)."""
+    if name == "app":
+        from compat.cli._app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
@@ -146,7 +113,7 @@ def _flushed(code: int | str | None) -> int | str | None:
         _to_null(os, sys.stdout)
         if code != 2:  # 2: the error is said already (a write failed before the end, or a usage error)
             try:
-                typer.echo(f"compat: error: cannot write the output: {exc.strerror or exc}", err=True)
+                _echo(f"compat: error: cannot write the output: {exc.strerror or exc}")
             except OSError:
                 pass
         return 2
@@ -162,21 +129,20 @@ def _to_null(os: Any, stream: Any) -> None:
         pass
 
 
-def _main(entry: typer.Typer = app, prog_name: str = "compat") -> None:
-    """Run `entry` (compat's app, or `python -m compat.fleet`'s) under the one last resort."""
+def _main(entry: typer.Typer | None = None, prog_name: str = "compat") -> None:
+    """Run `entry` (compat's app when None, or `python -m compat.fleet`'s) under the one last resort."""
     try:
-        # standalone_mode=False: usage errors reach us, so every error is one line in the same form.
-        code = entry(standalone_mode=False, prog_name=prog_name)
+        code = _run(entry, prog_name)
     except CompatError as exc:
-        typer.echo(f"compat: error: {_one_line(str(exc))}", err=True)
+        _echo(f"compat: error: {_one_line(str(exc))}")
         sys.exit(ExitCode.USAGE)
-    except _UsageError as exc:
+    except _typer_error("UsageError") as exc:
         sys.exit(_usage_error(exc))
-    except typer.Abort:
-        typer.echo("compat: interrupted", err=True)
+    except _typer_error("Abort"):
+        _echo("compat: interrupted")
         sys.exit(ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
-        typer.echo("compat: interrupted", err=True)
+        _echo("compat: interrupted")
         sys.exit(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # `compat lock ... | head`: the reader left; nothing more to say.
@@ -192,13 +158,52 @@ def _main(entry: typer.Typer = app, prog_name: str = "compat") -> None:
 
             traceback.print_exc(file=sys.stderr)
         where = _innermost(exc)
-        typer.echo(
+        _echo(
             f"compat: internal error: {type(exc).__name__}: {_one_line(str(exc))[:300]}{where} "
             f"(a bug in compat; please report it with the output of `compat facts`)",
-            err=True,
         )
         sys.exit(INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _run(entry: typer.Typer | None, prog_name: str) -> object:
+    """What `entry` returns; for compat's own app, `compat explain` on plain arguments is run without typer (its
+    import and the building of the command's options are most of what a pasted log costs besides the log)."""
+    if entry is None:
+        from compat import entry as process
+
+        if process.ONLY == "explain" and sys.argv[1:2] == ["explain"]:
+            from compat.cli._fast_explain import run_plain
+
+            code = run_plain(sys.argv[2:])
+            if code is not None:
+                return code
+        from compat.cli._app import app
+
+        entry = app
+    # standalone_mode=False: usage errors reach us, so every error is one line in the same form.
+    return entry(standalone_mode=False, prog_name=prog_name)
+
+
+def _typer_error(name: str) -> type[Exception] | tuple[()]:
+    """typer's usage error (a bad option or value) or its Abort; nothing to catch where typer was never imported."""
+    typer = sys.modules.get("typer")
+    if typer is None:
+        return ()
+    if name == "Abort":
+        return typer.Abort
+    # whichever click typer ships with
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+def _echo(text: str) -> None:
+    """`text` and a newline on standard error, as typer.echo writes it (typer's when typer is imported)."""
+    typer = sys.modules.get("typer")
+    if typer is not None:
+        typer.echo(text, err=True)
+        return
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def _debug_from_environment() -> bool:
@@ -236,16 +241,11 @@ def _usage_error(exc: Exception) -> int:
     """`compat: error: <what> (see 'compat doctor --help')` on one line; exit 2."""
     ctx = getattr(exc, "ctx", None)
     if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        import typer
+
         typer.echo(ctx.get_help())  # `compat` or `compat matrix` alone: the help, as before
         return ExitCode.USAGE
     message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
     where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-    typer.echo(f"compat: error: {message}{where}", err=True)
+    _echo(f"compat: error: {message}{where}")
     return ExitCode.USAGE
-
-
-# Register the commands (each module adds its own to `app`): only the one a process runs, when compat.entry knows it.
-from compat import entry  # noqa: E402
-from compat.cli import commands  # noqa: E402
-
-commands.register(entry.ONLY)

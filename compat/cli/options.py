@@ -11,22 +11,26 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
-import sys
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-from compat.report.formats import FORMATS, Presentation
-
-if TYPE_CHECKING:
-    from compat.api import Declared, Environment
+# The groups and Shared are imported from here by the commands, with the options typer reads.
+from compat.cli._shared import CONFIG as CONFIG
+from compat.cli._shared import ENVIRONMENT as ENVIRONMENT
+from compat.cli._shared import FORMAT as FORMAT
+from compat.cli._shared import HARDWARE as HARDWARE
+from compat.cli._shared import LINKS as LINKS
+from compat.cli._shared import OUTPUT as OUTPUT
+from compat.cli._shared import REQUIREMENTS as REQUIREMENTS
+from compat.cli._shared import Shared as Shared
+from compat.cli._shared import collect
+from compat.report.formats import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
-R = TypeVar("R")
 
 GpusOpt = Annotated[str | None, typer.Option("--gpus", metavar="GPUS", help="Declare the GPUs: 8xH100, 2xA100-80GB, 1xRTX5090, cpu.")]
 DriverOpt = Annotated[str | None, typer.Option("--driver", metavar="VERSION", help="Declare the NVIDIA driver version (550.54.15).")]
@@ -76,102 +80,6 @@ _OPTIONS: dict[str, tuple[Any, Any]] = {
     "json_out": (JsonFormatOpt, False), "output": (OutputOpt, None),
 }
 
-HARDWARE = ("gpus", "driver", "launcher")
-"""What the machine is declared to be, where it cannot be probed (a login node, a laptop)."""
-ENVIRONMENT = ("python", "facts", "accelerate_config", "script", "matrix")
-"""Which environment is judged, against which curated data."""
-CONFIG = ("config", "no_config")
-"""Which config file applies."""
-REQUIREMENTS = ("requirements", "host")
-"""Judge a requirements file instead of what is installed (doctor)."""
-LINKS = ("report_url",)
-"""Where finding ids link to."""
-OUTPUT = ("output_format", "json_out", "output")
-"""How and where the result is written: --format (from the format table), --json, -o."""
-FORMAT = ("output_format", "json_out")
-"""--format and --json alone (a command whose -o means more than a file to write)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Shared:
-    """The values of a command's shared options (the defaults for those it does not offer)."""
-
-    gpus: str | None = None
-    """--gpus"""
-    driver: str | None = None
-    """--driver"""
-    launcher: str | None = None
-    """--launcher"""
-    python: Path | None = None
-    """--python"""
-    facts: Path | None = None
-    """--facts"""
-    requirements: Path | None = None
-    """-r/--requirements"""
-    host: bool = False
-    """--host"""
-    accelerate_config: Path | None = None
-    """--accelerate-config"""
-    script: Path | None = None
-    """--script"""
-    matrix: tuple[Path, ...] = ()
-    """--matrix, in the order given."""
-    config: Path | None = None
-    """--config"""
-    no_config: bool = False
-    """--no-config"""
-    report_url: str | None = None
-    """--report-url"""
-    format: str = "text"
-    """The format to write: --format, else `json` for --json, else the command's default."""
-    output: Path | None = None
-    """-o/--output; None: standard output."""
-
-    find_config: bool = False
-    """Look for a config file upward: the command offers --config/--no-config and --no-config was not given."""
-
-    def request(self, kind: Callable[..., R], **fields: Any) -> R:
-        """The api request `kind` (a FactsRequest) with the environment, declared hardware, overlays, settings and
-        config these options name, and the command's own `fields`."""
-        from compat.cli._common import settings
-
-        return kind(environment=self.environment(), declared=self.declared(), matrix=self.matrix, settings=settings(),
-                    config=self.config, find_config=self.find_config, **fields)
-
-    def environment(self) -> Environment:
-        from compat.api import Environment
-
-        return Environment(facts_file=self.facts, python=self.python, requirements=self.requirements,
-                           accelerate_config=self.accelerate_config, script=self.script, host=self.host)
-
-    def declared(self) -> Declared:
-        from compat.api import Declared
-
-        return Declared(gpus=self.gpus, driver=self.driver, launcher=self.launcher)
-
-    def presentation(self, *, top: int | None = None, report_url: str | None = None, artifact: str | None = None) -> Presentation:
-        """Colour and width of standard output (NO_COLOR, FORCE_COLOR, COLUMNS, the terminal); plain for a file."""
-        from compat.cli._common import terminal
-
-        style = terminal(sys.stdout)
-        if self.output is not None:
-            return Presentation(top=top, report_url=report_url, artifact=artifact)
-        return Presentation(color=style.color, width=style.width, sized=style.sized, top=top, report_url=report_url,
-                            artifact=artifact)
-
-    def emit(self, text: str) -> None:
-        """Write `text` to standard output or to the -o file (secrets masked, control sequences removed)."""
-        if self.output is None:
-            sys.stdout.write(text)
-            return
-        from compat.cli._output import write_file
-        from compat.errors import UsageError
-
-        try:
-            write_file(self.output, text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {self.output}: {exc.strerror or exc}") from exc
-
 
 def _format_option(command: str) -> tuple[Any, Any]:
     offer = FORMATS[command]
@@ -199,7 +107,7 @@ def shared(command: str | None, *groups: tuple[str, ...]) -> Callable[[F], F]:
         @functools.wraps(func)
         def command_function(*args: Any, **kwargs: Any) -> Any:
             given = {n: kwargs.pop(n, None) for n in names}
-            return func(*args, opts=_collect(command, given), **kwargs)
+            return func(*args, opts=collect(command, given), **kwargs)
 
         params = own + added
         command_function.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -207,21 +115,6 @@ def shared(command: str | None, *groups: tuple[str, ...]) -> Callable[[F], F]:
         return command_function  # type: ignore[return-value]
 
     return decorate
-
-
-def _collect(command: str | None, given: dict[str, Any]) -> Shared:
-    from compat.errors import UsageError
-
-    chosen = given.pop("output_format", None)
-    json_out = bool(given.pop("json_out", False))
-    fmt = chosen.value if isinstance(chosen, enum.Enum) else chosen
-    if json_out and fmt not in (None, "json"):
-        raise UsageError("--json and --format name different formats; give one")
-    default = FORMATS[command].default if command else "text"
-    values = {k: v for k, v in given.items() if v is not None}
-    values["matrix"] = tuple(values.get("matrix") or ())
-    values["find_config"] = "no_config" in given and not given["no_config"]
-    return Shared(**values, format="json" if json_out else (fmt or default))
 
 
 def _annotated(hint: object) -> object:

@@ -89,3 +89,13 @@ def _cache_dir(env: Mapping[str, str], home: Path | None) -> Path | None:
     if base:
         return Path(base) / "compat"
     return (home or Path.home()) / ".cache" / "compat"
+
+
+PARSER_VARIABLES = ("COMPAT_MATRIX", "_COMPAT_COMPLETE")
+"""The variables typer reads as part of the command line: --matrix's, and the shell completion's request."""
+
+
+def parser_variables_set(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether one of PARSER_VARIABLES is set: then only typer reads the command line (compat.cli._fast_explain)."""
+    env = os.environ if environ is None else environ
+    return any(name in env for name in PARSER_VARIABLES)

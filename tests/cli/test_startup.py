@@ -107,8 +107,9 @@ def test_the_entry_point_leaves_without_teardown_yet_runs_exit_handlers_and_keep
 def test_a_process_registers_only_the_command_it_runs(tmp_path):
     log = tmp_path / "small.log"
     log.write_text(LOG)
-    done = subprocess.run([sys.executable, "-c", _RUN, "explain", "--no-env", str(log)], capture_output=True, text=True,
-                          cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
+    # "--": arguments typer reads (plain ones are read without typer: tests/cli/test_fast_explain.py)
+    done = subprocess.run([sys.executable, "-c", _RUN, "explain", "--no-env", "--", str(log)], capture_output=True,
+                          text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     modules = done.stdout.rsplit("MODULES:", 1)[1].split()
     assert "compat.cli.explain" in modules and not {"compat.cli.lock", "compat.cli.smoke", "compat.cli.fleet"} & {*modules}
