@@ -37,7 +37,7 @@ def distribution_of(import_name: str) -> str:
     return canonicalize_name(import_name)
 
 
-def _installed(facts: Facts | None, package: str | None) -> str | None:
+def installed_version(facts: Facts | None, package: str | None) -> str | None:
     if facts is None or package is None:
         return None
     dist = facts.package(package)
@@ -91,7 +91,7 @@ def _module_bases(module: str, facts: Facts | None, source: ApiSource, stated: M
     if isinstance(api, Unknown):
         return []
     root = (api.top_level or import_names(api.package))[0]
-    release = _installed(facts, api.package) or (stated or {}).get(api.package)
+    release = installed_version(facts, api.package) or (stated or {}).get(api.package)
     # Every release's, the installed one's first, newest next: a base the index does not follow (trl's `_BaseTrainer`,
     # `trl.trainer.base_trainer.BaseTrainer`, not exported at the top) hides the public one an older release wrote.
     releases = [r for r in (release, *reversed(api.releases)) if r is not None]
@@ -134,10 +134,10 @@ def _unjudged(q: ApiQuestion, facts: Facts | None, api: PackageApi, kind: ApiKin
     if caller_dist == api.package:
         caller_dist = None  # a package importing itself: the callee's own release is at fault
     return ApiAnswer(question=q, package=api.package, kind=kind, key=key, present=present,
-                     installed=_installed(facts, api.package),
+                     installed=installed_version(facts, api.package),
                      removed_in=after(api, present[-1].last) if present else None,
                      added_in=present[0].first if present and present[0].first != first else None,
-                     caller=caller_dist, caller_installed=_installed(facts, caller_dist),
+                     caller=caller_dist, caller_installed=installed_version(facts, caller_dist),
                      caller_import=None, caller_fixed_in=None, drift=Drift.UNDECIDED, fix=())
 
 
@@ -565,4 +565,4 @@ def _imports_it(target: str, name: str | None, q: ApiQuestion) -> bool:
     return target == q.module and name == q.name
 
 
-__all__ = ["answer", "distribution_of"]
+__all__ = ["answer", "distribution_of", "installed_version", "works"]

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compat.model.unknown import Unknown
-from compat.timeline.drift import _installed, answer, distribution_of, works
+from compat.timeline.drift import answer, distribution_of, installed_version, works
 from compat.timeline.index import PackageApi, decode_spans, encode_spans, import_names, signatures_of
 from compat.timeline.links import ApiSource, after, newer
 from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, Missing, Span
@@ -47,7 +47,7 @@ def _override(q: ApiQuestion, caller: str, facts: Facts | None, source: ApiSourc
     for key in _base_methods(api, q.override_in or "", method, (q.module or "").rpartition(".")[0]):
         present = _calling(api, q, key)
         if present:
-            return _judged(api, q, key, present, _installed(facts, caller) or (stated or {}).get(caller))
+            return _judged(api, q, key, present, installed_version(facts, caller) or (stated or {}).get(caller))
     return None
 
 
