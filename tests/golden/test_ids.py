@@ -21,6 +21,8 @@ SIGNATURE_IDS = (
     "peft-no-default-target-modules", "trainer-inference-tensor-in-backward",
     "transformers-path-not-a-model-directory", "torch-load-cuda-checkpoint-without-cuda",
     "vllm-cli-option-unknown-to-release", "vllm09-aimv2-taken-by-transformers454",
+    "processor-is-a-tokenizer", "common-package-name-missing", "mmengine-optimizer-registered-by-newer-torch",
+    "cuda-kernel-image-invalid",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
