@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache
 
 from compat.explain.normalize import body, clean, masked, stream
+from compat.explain.owners import folder_package, package_of, stack_folder
 from compat.explain.reported import reported_version
 
 MAX_ERRORS = 200
@@ -225,7 +226,6 @@ _CPP_FRAME = re.compile(r"frame #\d+: (.*?) \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in ([^)
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '([^']+)'")
 _INTERPRETER = re.compile(r"^<frozen |[/\\]lib[/\\]python3\.\d+[/\\](?!(?:site|dist)-packages)|[/\\]Lib[/\\](?!site-packages)")
 """A file of the interpreter itself: frozen modules and the standard library (not its site-packages)."""
-_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_][\w.-]*?)(?:[/\\]|\.py|\.cpython|\.abi3|\.so|-[\d])")
 _NOT_CONTINUED = re.compile(
     r"^(?:\s*File \"|Traceback \(|During handling|The above exception|\s*\^+\s*$|\s*~+|"
     r"\[?\d{4}-\d{2}-\d{2}|(?:INFO|WARNING|ERROR|DEBUG)\b|\s*$)"
@@ -245,60 +245,14 @@ _LINK_GAP = 4
 """Lines between an exception and a chain marker, and between the marker and the next traceback."""
 
 
-CHECKOUTS = frozenset({
-    "accelerate", "axolotl", "deepspeed", "lmdeploy", "llamafactory", "megatron", "nemo_rl", "open_instruct", "openrlhf",
-    "peft", "prime_rl", "realhf", "roll", "sglang", "skyrl_train", "swift", "transformers", "trl", "unsloth", "verl", "vllm",
-})
-"""Packages people run from a source checkout (a clone with `pip install -e` or PYTHONPATH): a frame inside
-such a tree is the package's, not the user's, so an error raised there is not called the user's bug."""
-_CHECKOUT = re.compile(r"[/\\](?:src|python)[/\\]([A-Za-z_]\w*)[/\\]|[/\\]([A-Za-z_]\w*)[/\\]\2[/\\]", re.I)
-_NOT_THE_PACKAGE = r"(?:examples?|scripts|tests?|recipes?|docs|benchmarks?|notebooks|tutorials?)[/\\]"
-_CHECKOUT_SUBPACKAGE = re.compile(r"[/\\]([A-Za-z_]\w*)(?=[/\\](?!" + _NOT_THE_PACKAGE + r")[A-Za-z_]\w*[/\\])", re.I)
-"""A directory named for a package people run from a clone, with a subpackage under it (`.../RL/nemo_rl/models/`):
-the clone itself may be named anything (NeMo-RL's is `RL`). Not the clone's examples/, scripts/, tests/, recipes/, docs/,
-benchmarks/, notebooks/ or tutorials/ (`.../peft/examples/sft/utils.py`): the package's code is under its own folder
-(`.../peft/src/peft/`), and a copy of an example script is the user's program, run and edited as theirs."""
-
-
-RELATIVE_PACKAGES = CHECKOUTS | {
-    "bitsandbytes", "flash_attn", "flashinfer", "huggingface_hub", "liger_kernel", "ray", "torch", "torchvision", "triton",
-    "xformers",
-}
-"""Top-level packages whose own folder names a relative frame path (`vllm/v1/engine/core.py`, `torch/nn/modules/module.py`):
-a paste trimmed of its site-packages prefix, or a run from a checkout's root. None of them is a folder name a program
-gives its own code (unlike `datasets/` or `models/`, which are left out)."""
-_RELATIVE = re.compile(r"^(?:\.[/\\])?([A-Za-z_]\w*)[/\\](?!" + _NOT_THE_PACKAGE + r")")
-
-
-GENERATED = {"unsloth_compiled_cache": "unsloth", "transformers_modules": "transformers_modules"}
-"""Folders of code a package writes and runs for the user, by who wrote it: unsloth compiles its patched trainers and
-models into `unsloth_compiled_cache/`; transformers copies a model's own code (`trust_remote_code`) into
-`transformers_modules/`, written for the transformers releases its authors had. Neither is the user's code."""
-_GENERATED = re.compile(r"[/\\](" + "|".join(GENERATED) + r")[/\\]")
-
-
-def package_of(path: str) -> str | None:
-    """The top-level package of a file under site-packages (or dist-packages), of code a package generated
-    (`GENERATED`), inside a source checkout of a package people run from a clone (`.../verl/verl/...`,
-    `.../src/llamafactory/...`, `.../RL/nemo_rl/models/...`), or a relative path in a package's own folder
-    (`RELATIVE_PACKAGES`); else None."""
-    m = _GENERATED.search(path)
-    if m is not None:
-        return GENERATED[m.group(1)]
-    m = _PACKAGE.search(path)
-    if m is not None:
-        return m.group(1)
-    for m in _CHECKOUT.finditer(path):
-        name = (m.group(1) or m.group(2)).lower()
-        if name in CHECKOUTS:
-            return name
-    for m in _CHECKOUT_SUBPACKAGE.finditer(path):
-        if m.group(1).lower() in CHECKOUTS:
-            return m.group(1).lower()
-    m = _RELATIVE.match(path)
-    if m is not None and m.group(1) in RELATIVE_PACKAGES:
-        return m.group(1)
-    return None
+def trimmed_paste(frames: Sequence[Frame]) -> tuple[Frame, ...]:
+    """The frames of one traceback, read together: where a stack package's own folder is printed as a relative path
+    (`vllm/distributed/kv_connector.py`, `RELATIVE_PACKAGES`), the paste or the logger cut the site-packages prefix
+    from every frame, so another frame's relative path in a folder (`lmcache/...`, `kernels/layer/layer.py`) is an
+    installed package's too, not the user's code. A bare file (`train.py`) stays the user's."""
+    if not any(f.package is not None and stack_folder(f.file) for f in frames):
+        return tuple(frames)
+    return tuple(replace(f, package=owner) if f.package is None and (owner := folder_package(f.file)) else f for f in frames)
 
 
 def _frame_parts(m: re.Match[str]) -> tuple[str, int | None, str | None]:
@@ -448,7 +402,7 @@ class ErrorBuilder:
         rest = _continuation(following, stream(text))
         if rest:
             message = "\n".join([message, *rest]) if message else "\n".join(rest)
-        frames = tuple(st.frames) if st.tb_start is not None and kind is ErrorKind.PYTHON else ()
+        frames = trimmed_paste(st.frames) if st.tb_start is not None and kind is ErrorKind.PYTHON else ()
         start = st.tb_start if frames and st.tb_start is not None else number
         end = number + len(rest)
         raised = Raised(type=etype, message=message, frames=frames, line=number)
@@ -502,7 +456,7 @@ class ErrorBuilder:
         for where, st in self._streams.items():
             if st.tb_start is None or not st.frames or len(self._drafts) + len(out) >= MAX_ERRORS:
                 continue
-            raised = Raised(type="", message=UNFINISHED, frames=tuple(st.frames), line=st.frame_line)
+            raised = Raised(type="", message=UNFINISHED, frames=trimmed_paste(st.frames), line=st.frame_line)
             if self._links(st, st.tb_start):
                 # "During handling of the above exception" then a cut traceback: the error it was raised while
                 # handling is the same failure, and the cut frames still say what the program was doing then.

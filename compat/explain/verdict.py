@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from itertools import pairwise
 
 from compat.explain.roots import ErrorKind, Frame, Raised
 from compat.explain.stated import StatedVersion
@@ -130,13 +131,21 @@ def _while_importing(chain: tuple[Raised, ...]) -> bool:
     root = chain[0].raiser if chain else None
     if root is None or root.package is None:
         return False
-    if root.function == "<module>":
+    if root.function == "<module>" or _module_body_calls_another_package(chain[0].frames):
         return True
     for raised in chain:
         for frame, after in zip(raised.frames, [*raised.frames[1:], None], strict=True):
             if frame.code is not None and _IMPORTS.match(frame.code) and (after is None or _module_body(after)):
                 return True
     return False
+
+
+def _module_body_calls_another_package(frames: tuple[Frame, ...]) -> bool:
+    """A package's module body calling straight into another package (transformers' `hub_kernels.py` building a
+    `kernels` registry at its top level): that module was being imported. A module body calling its own package is
+    not enough: `python -m pkg.cli` runs a whole program from one."""
+    return any(f.package is not None and f.function == "<module>" and g.package not in (None, f.package)
+               for f, g in pairwise(frames))
 
 
 def _module_body(frame: Frame) -> bool:

@@ -29,7 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from compat.explain.roots import package_of
+from compat.explain.owners import package_of
 from compat.explain.stated import HOST_SUBJECTS, Change, StatedVersion
 from compat.judge.commands import pip_command
 from compat.model.installer import Installer

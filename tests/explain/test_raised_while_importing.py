@@ -59,3 +59,20 @@ def test_a_cut_traceback_after_a_chain_marker_continues_the_chain():
     (error,) = explain([text], NO_CATALOG).errors
     assert len(error.chain) == 2 and error.chain[1].frames[-1].code == "from pkgz.chat import template"
     assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+
+
+def test_a_packages_module_body_on_the_stack_is_an_import_whatever_raises_below_it():
+    # A package's module body (`in <module>`) runs only while it is imported: a ValueError raised by another package's
+    # constructor it calls there (a registry built at import from a newer release's API) is the install's, not data.
+    text = ('Traceback (most recent call last):\n'
+            '  File "/usr/lib/python3.12/site-packages/hubkit/integrations/kernels.py", line 89, in <module>\n'
+            '    "cuda": LayerRepository(\n'
+            '  File "/usr/lib/python3.12/site-packages/kernelpkg/layer/layer.py", line 76, in __init__\n'
+            '    raise ValueError("Either a revision or a version must be specified.")\n'
+            'ValueError: Either a revision or a version must be specified.\n')
+    (error,) = explain([text], NO_CATALOG).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and f"clue: {Clue.IMPORT.value}" in error.reasons
+    # The same constructor called from a function the program ran: no import on the stack, the data's.
+    called = text.replace("line 89, in <module>", "line 89, in build")
+    (error,) = explain([called], NO_CATALOG).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT

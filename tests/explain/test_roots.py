@@ -9,7 +9,8 @@ import pytest
 
 from compat.explain.match import explain
 from compat.explain.normalize import body, joined, masked, stream
-from compat.explain.roots import ErrorKind, package_of
+from compat.explain.owners import package_of
+from compat.explain.roots import ErrorKind
 from compat.explain.scan import Engine, hyperscan_available
 from compat.explain.verdict import Clue, ErrorVerdict
 from compat.explain.versions import Change, check, stated_versions
@@ -278,6 +279,23 @@ def test_a_relative_path_in_a_packages_own_folder_is_that_packages(catalog, path
            "AttributeError: 'list' object has no attribute 'req_ids'\n")
     (error,) = explain([log], catalog).errors
     assert (error.verdict is ErrorVerdict.NOT_ENVIRONMENT) is (owner is None)
+
+
+def test_a_paste_cut_of_its_site_packages_prefix_makes_every_folder_a_package(catalog) -> None:
+    """One frame in a stack package's folder printed relative (`vllm/...`) says the prefix was cut from every frame: a
+    plugin's folder beside it (`kvplugin/...`) is an installed package too, while a bare script stays the user's."""
+    from compat.explain.roots import trimmed_paste
+
+    def error(*paths: str):
+        frames = "".join(f'File "{p}", line 9, in f\n    x = cached.req_ids\n' for p in paths)
+        (e,) = explain([frames + "AttributeError: 'list' object has no attribute 'req_ids'\n"], catalog).errors
+        return e
+
+    assert error("vllm/v1/core/sched/scheduler.py", "kvplugin/integration/adapter.py").verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+    assert error("kvplugin/integration/adapter.py").verdict is ErrorVerdict.NOT_ENVIRONMENT  # nothing says it was cut
+    assert error("vllm/v1/core/sched/scheduler.py", "train.py").verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert error("vllm/v1/core/sched/scheduler.py", "src/mylib/loop.py").verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert trimmed_paste(()) == ()
 
 
 def test_an_import_failure_a_logger_printed_without_its_type_is_an_import_error(run):

@@ -116,7 +116,7 @@ TypeError: Trainer.__init__() got an unexpected keyword argument 'tokenizer'
 
 
 def test_a_frame_in_a_frameworks_source_checkout_is_the_frameworks(catalog):
-    from compat.explain.roots import package_of
+    from compat.explain.owners import package_of
 
     assert package_of("/workspace/verl/verl/workers/fsdp_workers.py") == "verl"
     assert package_of("/root/LLaMA-Factory/src/llamafactory/extras/misc.py") == "llamafactory"
@@ -148,7 +148,7 @@ AttributeError: 'DataTrainingArguments' object has no attribute 'test_file'
 def test_a_checkouts_examples_scripts_and_tests_are_the_users_code(catalog, path: str) -> None:
     """A clone's examples/, scripts/, tests/ or recipes/ are programs the user runs and edits, not the package, whose
     own code stays attributed (`.../peft/src/peft/`, `.../verl/verl/`)."""
-    from compat.explain.roots import package_of
+    from compat.explain.owners import package_of
 
     assert package_of(path) is None
     assert package_of("/root/peft/src/peft/tuners/lora/model.py") == "peft"
