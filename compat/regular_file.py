@@ -5,6 +5,10 @@ multi-gigabyte "log" would exhaust memory. Every file a user names goes through 
 (or `open_regular` for a stream), which opens without blocking, refuses anything that is not a
 regular file before reading a byte, and stops at a size bound.
 
+Every file opened here is remembered as an input of this run (`was_read`), so that `-o` naming one of them
+(`compat doctor -r req.txt -o req.txt`, an explained log as its own report) is refused by compat.atomic
+instead of replacing what was just judged.
+
 A leaf module (standard library only) like compat.atomic: the matrix loader (overlays) and the
 host sources both use it.
 """
@@ -17,6 +21,20 @@ from pathlib import Path
 from typing import BinaryIO
 
 MIB = 1024 * 1024
+
+
+_read: set[tuple[int, int]] = set()
+"""(device, inode) of every file `open_regular` opened since `forget_reads`: this run's inputs."""
+
+
+def was_read(info: os.stat_result) -> bool:
+    """Whether the file `info` describes was opened as an input since the run began."""
+    return (info.st_dev, info.st_ino) in _read
+
+
+def forget_reads() -> None:
+    """Start a run with no inputs (the command line calls it first; in one process one run follows another)."""
+    _read.clear()
 
 
 class NotRegularFile(OSError):
@@ -45,10 +63,12 @@ def open_regular(path: Path) -> BinaryIO:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     fd = os.open(path, flags)
     try:
-        mode = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        mode = info.st_mode
         if not stat.S_ISREG(mode):
             what = file_kind(mode)
             raise NotRegularFile(0, f"{what}, not a regular file" if what.startswith("a ") else what, str(path))
+        _read.add((info.st_dev, info.st_ino))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
