@@ -29,8 +29,9 @@ HARMLESS_NAMES = frozenset({
 })
 """Names kept although a word of theirs looks like a secret's; their values are still checked."""
 
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/?#@]*:[^\s/?#@]*|[^\s/?#@:]{16,})@")
-"""`scheme://user:password@` or `scheme://<long token>@` (a bare short user such as `git@` is no secret)."""
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*:/{1,2})(?P<userinfo>[^\s/?#@]*:[^\s/?#@]*|[^\s/?#@:]{16,})@")
+"""`scheme://user:password@` or `scheme://<long token>@` (a bare short user such as `git@` is no secret). One
+slash too: a URL given where a path is expected comes back from `Path` as `https:/user:password@host`."""
 _TOKENS = re.compile(
     r"\b(?:hf_[A-Za-z0-9]{20,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -85,7 +86,7 @@ def secret_value(value: str) -> bool:
 def redact_text(text: str) -> str:
     """`text` with URL credentials, query-string tokens, Authorization/Bearer values and known tokens
     masked; everything else unchanged."""
-    if "://" in text:
+    if ":/" in text:
         text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
     if "=" in text:
         text = _QUERY_SECRET.sub(lambda m: f"{m.group('key')}{MASK}", text)
