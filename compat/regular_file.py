@@ -15,6 +15,7 @@ host sources both use it.
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from pathlib import Path
@@ -98,3 +99,27 @@ class TooLarge(OSError):
 
 def _size(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit >= MIB and limit % MIB == 0 else f"{limit} bytes"
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16's: FF FE 00 00 starts with UTF-16 LE's FF FE
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The codec a byte-order mark at the start of `head` (its first 4 bytes suffice) names, None without one.
+
+    Windows PowerShell 5.1's `>` and `Out-File` write UTF-16 LE with a BOM, so `compat facts > facts.json` and
+    `... 2>&1 > train.log` there give UTF-16 files; pip reads a requirements file by its BOM the same way.
+    """
+    return next((codec for bom, codec in _BOMS if head.startswith(bom)), None)
+
+
+def decode_text(data: bytes) -> str:
+    """A user's text file: by its byte-order mark (UTF-8, UTF-16, UTF-32, the mark dropped), else UTF-8;
+    raises UnicodeDecodeError."""
+    return data.decode(bom_encoding(data[:4]) or "utf-8")
