@@ -76,7 +76,16 @@ def test_a_bidi_override_in_an_argument_is_not_echoed_raw_in_its_error(args):
     ("doctor", "-r", "https://alice:s3cr3t-pw@mirror.example/req.txt", "--gpus", "cpu", "--no-config"),
 ])
 def test_a_url_with_credentials_given_as_a_path_is_masked_in_the_error(args):
-    result = compat_main(*args)
+    _masked(compat_main(*args))
+
+
+def test_a_url_include_with_credentials_in_a_requirements_file_is_masked_in_the_error(tmp_path):
+    # pip reads `-r URL`; compat reads a path, and the error named the path with the password (on main before this).
+    (tmp_path / "requirements.txt").write_text("trl==0.15.2\n-r https://alice:s3cr3t-pw@mirror.example/base.txt\n")
+    _masked(compat_main("doctor", "-r", str(tmp_path / "requirements.txt"), "--gpus", "cpu", "--no-config"))
+
+
+def _masked(result):
     assert result.returncode == 2, result
     assert b"s3cr3t-pw" not in result.stdout + result.stderr
     assert b"***@mirror.example" in result.stderr
