@@ -55,6 +55,13 @@ _AUTH_HEADER = re.compile(
     r"(?P<value>[A-Za-z0-9._~+/=\-]{8,})"
 )
 """`Authorization: <scheme> <value>` or a bare `Bearer <value>`: the value goes, whatever it looks like."""
+_ASSIGNED = re.compile(
+    r"(?<![\w.\-])(?P<key>[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,})=(?![=\s])(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s&;,'\"]+)"
+)
+"""`NAME=value` with an environment variable's name (upper case): a log's `export WANDB_API_KEY=...`, an env dump,
+a command line. The value goes when `secret_name` says the name holds one and the value is more than a switch."""
+_SWITCH = re.compile(r"(?i)true|false|yes|no|on|off|none|null|\d{1,4}|\$\{?\w+\}?|\*+")
+"""Values that are no secret whatever the name (`TOKENIZERS_PARALLELISM=false`, `HF_TOKEN=$HF_TOKEN`, masked)."""
 _RANDOM_WORD = re.compile(r"[A-Za-z0-9_\-+/=.]{24,}")
 _UUID = re.compile(r"(?:[A-Za-z]+-)*[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?:/\d+)*")
 """GPU-<uuid> and MIG-<uuid> in CUDA_VISIBLE_DEVICES: identifiers, not secrets."""
@@ -84,14 +91,23 @@ def secret_value(value: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """`text` with URL credentials, query-string tokens, Authorization/Bearer values and known tokens
-    masked; everything else unchanged."""
+    """`text` with URL credentials, query-string tokens, Authorization/Bearer values, known tokens and the values
+    of secret-named `NAME=value` assignments masked; everything else unchanged."""
     if ":/" in text:
         text = _URL_USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", text)
     if "=" in text:
         text = _QUERY_SECRET.sub(lambda m: f"{m.group('key')}{MASK}", text)
     text = _AUTH_HEADER.sub(lambda m: f"{m.group('key')}{MASK}", text)
+    if "=" in text:
+        text = _ASSIGNED.sub(_assigned, text)
     return _TOKENS.sub(MASK, text)
+
+
+def _assigned(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if not secret_name(match.group("key")) or _SWITCH.fullmatch(value.strip("\"'")):
+        return match.group()
+    return f"{match.group('key')}={MASK}"
 
 
 def redact_value(name: str, value: str) -> str | None:

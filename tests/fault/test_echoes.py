@@ -98,3 +98,27 @@ def _masked(result):
 ])
 def test_credentials_after_one_slash_are_masked(text, kept):
     assert redact_text(text) == kept
+
+
+def test_a_secret_assigned_in_a_log_line_is_masked_where_explain_quotes_it(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text('Traceback (most recent call last):\n  File "t.py", line 3, in <module>\n'
+                   "RuntimeError: login failed: WANDB_API_KEY=plainsecret123 AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG "
+                   "TOKENIZERS_PARALLELISM=false\n")
+    for fmt in ("text", "json", "markdown"):
+        result = compat_main("explain", str(log), "--no-env", "--no-config", "--format", fmt)
+        out = result.stdout + result.stderr
+        assert b"login failed" in out
+        assert b"plainsecret123" not in out and b"wJalrXUtnFEMI" not in out, out[-600:]
+        assert b"TOKENIZERS_PARALLELISM=false" in out  # a switch under a secret-looking name is kept
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("export HF_TOKEN=abc123 && run", "export HF_TOKEN=*** && run"),
+    ('PASSWORD="two words";', "PASSWORD=***;"),
+    ("HF_TOKEN=$HF_TOKEN TOKENIZERS_PARALLELISM=false", "HF_TOKEN=$HF_TOKEN TOKENIZERS_PARALLELISM=false"),
+    ("NCCL_IB_PKEY=0x8001 LD_LIBRARY_PATH=/usr/lib", "NCCL_IB_PKEY=0x8001 LD_LIBRARY_PATH=/usr/lib"),
+    ("auth==1.0 tokenizer=tok max_tokens=8", "auth==1.0 tokenizer=tok max_tokens=8"),  # a pin, Python keywords
+])
+def test_secret_named_assignments_lose_their_value(text, kept):
+    assert redact_text(text) == kept
