@@ -74,6 +74,7 @@ def test_a_bidi_override_in_an_argument_is_not_echoed_raw_in_its_error(args):
     ("doctor", "--facts", "/nonexistent/https://alice:s3cr3t-pw@mirror.example/facts.json", "--no-config"),
     ("explain", "https://alice:s3cr3t-pw@mirror.example/train.log", "--no-env", "--no-config"),
     ("doctor", "-r", "https://alice:s3cr3t-pw@mirror.example/req.txt", "--gpus", "cpu", "--no-config"),
+    ("doctor", "--python", "https://alice:s3cr3t-pw@mirror.example/", "--no-config"),
 ])
 def test_a_url_with_credentials_given_as_a_path_is_masked_in_the_error(args):
     _masked(compat_main(*args))
