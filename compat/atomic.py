@@ -11,7 +11,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from compat.regular_file import file_kind
+from compat.regular_file import file_kind, was_read
 
 
 def write_atomic(path: Path, data: bytes, *, check: Callable[[Path], None] | None = None) -> None:
@@ -54,7 +54,9 @@ def write_output(path: Path, data: bytes) -> Path:
     A symlink is followed (its target is replaced, the link stays), so `-o` never turns a link
     into a file. Anything but a regular file or a missing path is refused before a byte is
     written: replacing `/dev/null` as root would leave a regular file where the device was. A file
-    without write permission is refused, as root too: the read-only bit is the owner saying no.
+    without write permission is refused, as root too: the read-only bit is the owner saying no. A file this run
+    read (compat.regular_file's `was_read`: a requirements file, a log, a facts file, a config) or standard input
+    redirected from is refused too: `-o` naming the input by mistake would replace it with its own report.
     """
     target = Path(os.path.realpath(path))
     try:
@@ -66,8 +68,19 @@ def write_output(path: Path, data: bytes) -> Path:
             raise RefusedOutput(0, f"{file_kind(info.st_mode)}, not a regular file; compat writes only regular files", str(path))
         if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
             raise RefusedOutput(0, "read-only; compat does not overwrite it", str(path))
+        if was_read(info) or _is_stdin(info):
+            raise RefusedOutput(0, "an input of this run; compat does not overwrite what it reads", str(path))
     write_atomic(target, data)
     return target
+
+
+def _is_stdin(info: os.stat_result) -> bool:
+    """Whether standard input is the file `info` describes (`compat explain - < log -o log`)."""
+    try:
+        given = os.fstat(0)
+    except OSError:
+        return False
+    return stat.S_ISREG(given.st_mode) and (given.st_dev, given.st_ino) == (info.st_dev, info.st_ino)
 
 
 def _umask() -> int:

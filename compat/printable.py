@@ -3,7 +3,9 @@
 Package names, facts files, config reasons, overlay titles and log lines are inputs. An escape
 sequence in one would drive the terminal; a newline in one would start a line of its own, which
 breaks a markdown table and, at a line start in a CI log, forges a GitHub workflow command
-(`::error ...`, `::add-mask::`); a control character makes JUnit XML unreadable. The renderers
+(`::error ...`, `::add-mask::`); a control character makes JUnit XML unreadable; a bidirectional
+override or isolate (U+202A-U+202E, U+2066-U+2069, the "Trojan Source" characters) makes the
+terminal show the rest of the line reversed, so `trl\u202e1.0==` reads as another name and version. The renderers
 pass every value that came from outside through these functions; the command line's streams pass
 everything through `terminal_safe` once more.
 
@@ -16,7 +18,9 @@ from __future__ import annotations
 import re
 from functools import cache
 
-_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+"""Embeddings, overrides and isolates; the marks (U+200E, U+200F) reorder nothing past a neighbour and stay."""
+_ANY_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 _LINE_BREAKS = re.compile(r"[\t\n\r\x0b\x0c\x85\u2028\u2029]+")
 
 
@@ -29,7 +33,8 @@ def _unsafe() -> re.Pattern[str]:
         r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[\s\S]*?(?:\x07|\x1b\\|\x9c|$)"  # OSC, DCS, SOS, PM, APC to their end
         r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, erase, modes
         r"|\x1b[ -/]*[0-~]?"  # other ESC sequences, and a lone ESC
-        r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
+        r"|[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 controls but tab and newline (a carriage return overwrites a line), DEL, C1
+        f"{_BIDI}]"  # bidirectional embeddings, overrides and isolates
     )
 
 
@@ -39,7 +44,8 @@ def _not_xml() -> re.Pattern[str]:
 
 
 def terminal_safe(text: str, *, keep_colour: bool = False) -> str:
-    """`text` without control sequences or control characters; SGR colour codes kept on request."""
+    """`text` without control sequences, control characters or bidirectional overrides; SGR colour codes kept
+    on request."""
     if not _ANY_CONTROL.search(text):
         return text
     return _unsafe().sub(lambda m: m.group() if keep_colour and m.group("sgr") else "", text)

@@ -5,18 +5,37 @@ multi-gigabyte "log" would exhaust memory. Every file a user names goes through 
 (or `open_regular` for a stream), which opens without blocking, refuses anything that is not a
 regular file before reading a byte, and stops at a size bound.
 
+Every file opened here is remembered as an input of this run (`was_read`), so that `-o` naming one of them
+(`compat doctor -r req.txt -o req.txt`, an explained log as its own report) is refused by compat.atomic
+instead of replacing what was just judged.
+
 A leaf module (standard library only) like compat.atomic: the matrix loader (overlays) and the
 host sources both use it.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
 MIB = 1024 * 1024
+
+
+_read: set[tuple[int, int]] = set()
+"""(device, inode) of every file `open_regular` opened since `forget_reads`: this run's inputs."""
+
+
+def was_read(info: os.stat_result) -> bool:
+    """Whether the file `info` describes was opened as an input since the run began."""
+    return (info.st_dev, info.st_ino) in _read
+
+
+def forget_reads() -> None:
+    """Start a run with no inputs (the command line calls it first; in one process one run follows another)."""
+    _read.clear()
 
 
 class NotRegularFile(OSError):
@@ -45,10 +64,12 @@ def open_regular(path: Path) -> BinaryIO:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     fd = os.open(path, flags)
     try:
-        mode = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        mode = info.st_mode
         if not stat.S_ISREG(mode):
             what = file_kind(mode)
             raise NotRegularFile(0, f"{what}, not a regular file" if what.startswith("a ") else what, str(path))
+        _read.add((info.st_dev, info.st_ino))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -78,3 +99,27 @@ class TooLarge(OSError):
 
 def _size(limit: int) -> str:
     return f"{limit // MIB} MiB" if limit >= MIB and limit % MIB == 0 else f"{limit} bytes"
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16's: FF FE 00 00 starts with UTF-16 LE's FF FE
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The codec a byte-order mark at the start of `head` (its first 4 bytes suffice) names, None without one.
+
+    Windows PowerShell 5.1's `>` and `Out-File` write UTF-16 LE with a BOM, so `compat facts > facts.json` and
+    `... 2>&1 > train.log` there give UTF-16 files; pip reads a requirements file by its BOM the same way.
+    """
+    return next((codec for bom, codec in _BOMS if head.startswith(bom)), None)
+
+
+def decode_text(data: bytes) -> str:
+    """A user's text file: by its byte-order mark (UTF-8, UTF-16, UTF-32, the mark dropped), else UTF-8;
+    raises UnicodeDecodeError."""
+    return data.decode(bom_encoding(data[:4]) or "utf-8")

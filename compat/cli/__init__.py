@@ -35,10 +35,12 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     from compat.cli._common import terminal
     from compat.cli._output import SafeStream, open_closed_standard_streams
+    from compat.regular_file import forget_reads
     from compat.sources.children import end_children_on_signals
 
     open_closed_standard_streams()  # before anything opens a file that would take descriptor 0, 1 or 2
     end_children_on_signals()  # SIGTERM/SIGHUP end the probe children (nvidia-smi, interpreters) too
+    forget_reads()  # -o refuses this run's inputs, not an earlier run's in the same process (tests, embedders)
 
     # Every byte printed passes the one filter: no control sequence from an input, no secret.
     out, err = sys.stdout, sys.stderr

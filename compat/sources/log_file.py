@@ -7,6 +7,7 @@ blocks is the scanner's business and is passed in (`blocks`).
 from __future__ import annotations
 
 import gzip
+import io
 import sys
 import zlib
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compat.errors import UsageError
-from compat.regular_file import NotRegularFile, open_regular
+from compat.regular_file import NotRegularFile, bom_encoding, open_regular
 
 STDIN = "-"
 """The name that means standard input."""
@@ -46,13 +47,50 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
         head = peek(2)[:2] if peek is not None else b""
         if head == _GZIP_MAGIC:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]  # a GzipFile reads like a BinaryIO
+        codec = bom_encoding(_peek(stream, 4))
+        if codec is not None and codec != "utf-8-sig":  # a UTF-8 mark is one harmless character on line 1
+            stream = io.BufferedReader(_Utf8From(io.TextIOWrapper(stream, encoding=codec, errors="replace", newline="")))
         yield from blocks(stream)
     except (OSError, EOFError, zlib.error) as exc:
         raise UsageError(f"cannot read {label}: {getattr(exc, 'strerror', None) or exc}") from exc
     finally:
+        if name != STDIN or stream is not raw:
+            stream.close()  # a wrapper (gzip, UTF-16) leaves standard input open
         if name != STDIN:
-            stream.close()
             raw.close()  # GzipFile leaves the file it wraps open
+
+
+def _peek(stream: BinaryIO, n: int) -> bytes:
+    peek = getattr(stream, "peek", None)
+    return peek(n)[:n] if peek is not None else b""
+
+
+class _Utf8From(io.RawIOBase):
+    """A text stream's characters as UTF-8 bytes: a UTF-16 or UTF-32 log (found by its byte-order mark) read as
+    the UTF-8 every other log is, line breaks as they were. Read as bytes, UTF-16's "\n" is "\n\0": the log's
+    lines would be cut in the middle of a character, and every match would miss."""
+
+    def __init__(self, text: io.TextIOWrapper) -> None:
+        self._text = text
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._pending:
+            chunk = self._text.read(64 * 1024)
+            if not chunk:
+                return 0
+            self._pending = chunk.encode("utf-8", "replace")
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def close(self) -> None:
+        self._text.detach()  # the file under it is closed by read_log, as for a plain log
+        super().close()
 
 
 def log_size(name: str) -> int | None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from compat import api
@@ -30,7 +32,26 @@ def test_usage_errors_exit_2_with_one_line():
 
 def test_a_missing_deepspeed_file_is_a_usage_error(tmp_path):
     done = _compat("--deepspeed", str(tmp_path / "ds.json"), "--budget", "10")
-    assert done.returncode == 2 and "--deepspeed" in done.stderr and "no such file" in done.stderr
+    assert done.returncode == 2 and f"--deepspeed {tmp_path / 'ds.json'}: No such file or directory" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_deepspeed_path_that_is_no_regular_file_says_what_it_is(tmp_path, kind):
+    path = tmp_path / "ds.json"
+    path.mkdir() if kind == "directory" else os.mkfifo(path)
+    done = _compat("--deepspeed", str(path), "--budget", "10")
+    assert done.returncode == 2 and f"{'a directory' if kind == 'directory' else 'a FIFO'}" in done.stderr, done.stderr
+
+
+def test_the_launch_settings_file_is_an_input_of_the_run(tmp_path):
+    from compat.regular_file import forget_reads, was_read
+    from compat.sources.smoke.run import launch_file
+
+    path = tmp_path / "ds.json"
+    path.write_text("{}")
+    forget_reads()
+    assert launch_file(path, "--deepspeed") == str(path.resolve())
+    assert was_read(os.stat(path))  # so `-o ds.json` is refused rather than replacing it
 
 
 def test_facts_file_cannot_be_smoked(tmp_path):

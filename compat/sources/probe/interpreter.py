@@ -148,7 +148,9 @@ def parse_interpreter(result: RunResult, *, python: Path) -> Interpreter:
     """Python facts, distributions sorted by name, and the dist-info folders that were unreadable."""
     data = marked_json(result, MARK)
     if data is None:
-        why = result.problem or "it printed nothing compat could read"
+        # "not found" alone: the run's own wording repeats the path's last part, which the message names whole
+        # already, and which alone no longer looks like the URL whose credentials redaction masks (`--python URL`)
+        why = "not found" if result.not_found else result.problem or "it printed nothing compat could read"
         raise UsageError(f"cannot inspect the interpreter {python}: {why}")
     return parse_report(data, python=python)
 

@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 from compat.errors import UsageError
 from compat.model.facts import Distribution
 from compat.redact import redact_text
-from compat.regular_file import read_regular
+from compat.regular_file import decode_text, read_regular
 from compat.toml_text import TomlError, parse_toml
 from compat.version_text import huge_number, short
 
@@ -80,7 +80,7 @@ def _read(path: Path) -> str:
         what = "is not a regular file" if path.exists() else "does not exist"
         raise UsageError(f"requirements file {path} {what}")
     try:
-        return read_regular(path, limit=MAX_FILE).decode("utf-8")
+        return decode_text(read_regular(path, limit=MAX_FILE))
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
 

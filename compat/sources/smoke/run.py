@@ -22,6 +22,7 @@ from pathlib import Path
 from compat.errors import UsageError
 from compat.model.facts import Launcher
 from compat.model.smoke import ChildOutput, Stage, StagePlan
+from compat.regular_file import open_regular
 
 CHILD = Path(__file__).with_name("child.py")
 """The script each stage runs by path (it imports nothing of compat)."""
@@ -228,9 +229,14 @@ def free_port() -> int:
 
 
 def launch_file(path: Path, option: str) -> str:
-    """A launch settings file the launched run reads from its own working directory: absolute, and it must exist."""
-    if not path.is_file():
-        raise UsageError(f"{option} {path}: no such file")
+    """A launch settings file the launched run reads from its own working directory: absolute, and a regular file.
+
+    Opened here once (compat.regular_file): a FIFO or a device is refused with what it is before a child blocks
+    on it, and the file is this run's input, so `-o` naming it is refused instead of replacing it."""
+    try:
+        open_regular(path).close()
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: {exc.strerror or exc}") from exc
     return str(path.resolve())
 
 
