@@ -230,7 +230,7 @@ def decide(
     if drift is not None and drift.drift in (Drift.CALLEE_TOO_NEW, Drift.CALLEE_TOO_OLD, Drift.OVERRIDE):
         return ErrorVerdict.KNOWN, (f"the API timeline: {drift.drift.value}",)
     stated = [v for v in versions if _names_a_side(v)]
-    if stated:  # the message states both sides; the facts did not contradict it
+    if stated:  # the message states both sides
         return ErrorVerdict.KNOWN, tuple(f"it states {v.subject}{v.wanted or ''}" + (f", found {v.found}" if v.found else "")
                                          for v in stated)
     if drift is not None and drift.unreleased:
@@ -253,8 +253,9 @@ def decide(
 
 
 def _names_a_side(v: StatedVersion) -> bool:
-    """A stated mismatch explain can answer: a bound or a found version, not contradicted by what is installed."""
-    return bool(v.wanted or v.found) and v.satisfied is not True
+    """A stated mismatch explain can answer: a bound or a found version. One the installed version already satisfies
+    comes from another environment (or from before an upgrade): it names the side to change there all the same."""
+    return bool(v.wanted or v.found)
 
 
 def _frameless_placement_reason(root: Raised) -> str | None:

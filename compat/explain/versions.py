@@ -512,7 +512,9 @@ def check(stated: StatedVersion, facts: Facts | None) -> StatedVersion:
     if stated.subject in ("glibc", "glibcxx", "cxxabi"):
         # The host's C and C++ libraries are not something to upgrade in place: the binary must change.
         change = Change.ARTEFACT
-    return replace(stated, installed=installed, satisfied=satisfied, change=change, command=None if satisfied else command)
+    if satisfied:  # the message comes from another environment: the command is for that one, not this interpreter
+        command = _command(stated, None)
+    return replace(stated, installed=installed, satisfied=satisfied, change=change, command=command)
 
 
 def _command(stated: StatedVersion, facts: Facts | None) -> str | None:

@@ -102,7 +102,7 @@ def _api_json(a: ApiAnswer) -> dict:
         "caller_import": a.caller_import.value if a.caller_import else None, "caller_fixed_in": a.caller_fixed_in,
         "caller_since": a.caller_since,
         "fix": list(a.fix), "reason": a.reason, "typo_of": a.typo_of,
-        "home_of": a.home_of,
+        "home_of": a.home_of, "elsewhere": a.elsewhere,
     }
 
 
@@ -128,6 +128,8 @@ def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
     if a.drift is Drift.OVERRIDE:
         return (f"api: {a.package} {_ranges(a)} make this call on the object ({what.replace('a `', 'their own `', 1)}); the "
                 f"override `{a.question.module}` refuses it: it was written for other {a.package} releases")
+    if a.drift is Drift.INSTALLED_HAS and a.reason:
+        return f"api: {a.reason}"
     if a.drift is Drift.INSTALLED_HAS:
         return f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment"
     if a.drift is Drift.UNDECIDED:
@@ -157,6 +159,9 @@ def api_text(a: ApiAnswer) -> list[str]:
         what = f"a `{a.key}` that does not require `{a.question.name}`"
     yours = f"your {a.package} {a.installed}" if a.installed else a.package
     out = [_api_sentence(a, what, yours)]
+    if a.elsewhere:
+        out.append(f"     your {a.package} {a.elsewhere} does not fail this way: the log comes from another environment, and "
+                   "the fix is for the one that ran it")
     if a.caller and a.caller_import is not None:
         who = f"your {a.caller} {a.caller_installed}" if a.caller_installed else a.caller
         out.append(f"     {who} imports it ({a.caller_import.value.replace('_', ' ')})")
@@ -239,7 +244,7 @@ def _version_text(v: StatedVersion) -> str:
     change = _CHANGE_WORDS[v.change].format(subject=v.subject, wanted=v.wanted or "", by=v.by or "the binary that says so")
     if v.command:
         change += f": {v.command}"
-    stale = " (the installed version already fits: the message is from another environment)" if v.satisfied and v.found else ""
+    stale = " (the installed version already fits: the message is from another environment)" if v.satisfied else ""
     return f"{by}{wanted}{found}{have}: {change}{stale}"
 
 

@@ -28,12 +28,25 @@ if TYPE_CHECKING:
 
 def answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None = None) -> ApiAnswer | None:
     """The timeline's answer to `q`; for a call a package makes on its own object, the override's side when the callee
-    as named is no other indexed package's (trl's DPOTrainer.log, which the index reads, answers for itself)."""
+    as named is no other indexed package's (trl's DPOTrainer.log, which the index reads, answers for itself).
+
+    Where the installed release contradicts the log, the log comes from another environment (pasted from another
+    machine, or from before an upgrade): the installed versions say nothing of it, and the log alone answers."""
+    a = _answer_call(q, facts, source, stated)
+    if facts is None or a is None or a.drift is not Drift.INSTALLED_HAS:
+        return a
+    alone = _answer_call(q, None, source, stated)
+    if alone is None or not alone.decided:
+        return a
+    return replace(alone, elsewhere=a.installed)
+
+
+def _answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:
     if q.override_in is None:
         return answer(q, facts, source, stated)
     plain = answer(replace(q, override_in=None), facts, source, stated)
     caller = distribution_of(q.override_in.split(".")[0])
-    if plain is not None and plain.decided and plain.package != caller:
+    if plain is not None and (plain.decided or plain.drift is Drift.INSTALLED_HAS) and plain.package != caller:
         return plain
     return _override(q, caller, facts, source, stated) or plain
 
@@ -91,7 +104,7 @@ def _judged(api: PackageApi, q: ApiQuestion, key: str, present: tuple[Span, ...]
                      caller_installed=None, caller_import=None, caller_fixed_in=None, fix=())
     if installed is not None and not any(_within(api, installed, s) for s in present):
         why = f"the installed {api.package} {installed} does not make this call: the log comes from another environment"
-        return replace(base, reason=why)
+        return replace(base, drift=Drift.INSTALLED_HAS, reason=why)
     fix = tuple(f for f in (f"{api.package}<{added_in}" if added_in else None,
                             f"{api.package}>={removed_in}" if removed_in else None) if f)
     if not fix:

@@ -177,7 +177,9 @@ class Drift(str, Enum):
     """An override of a package's method (a subclass's: the program's or another package's) does not take the call that
     package's release makes on it: the override was written for the package's other releases."""
     INSTALLED_HAS = "installed-has"
-    """The installed callee has it: the log comes from another environment."""
+    """The installed release contradicts the log (the callee has what the log says it lacks, or the package does not
+    make the call the log shows): the log comes from another environment. Where the log alone decides, explain gives
+    that answer instead, with `elsewhere` set (compat/timeline/overrides.py's `answer_call`)."""
     UNDECIDED = "undecided"
     """The index cannot say (see `reason`)."""
 
@@ -245,6 +247,9 @@ class ApiAnswer:
     home_of: str | None = None
     """For a top-level name no release of the callee had: the key of the same name at the top level of another
     indexed package ("transformers:TrainingArguments" for `from trl import TrainingArguments`), NEVER only."""
+    elsewhere: str | None = None
+    """The installed version of the package the log is about when that release contradicts the log: the answer is the
+    log's alone, for the environment that ran it (a log pasted from a cluster node, or from before an upgrade)."""
 
     @property
     def decided(self) -> bool:
