@@ -167,3 +167,19 @@ def test_explain_on_a_coloured_log_names_what_it_names_uncoloured(catalog):
     coloured = b"".join(colour(line, rng) for line in plain.splitlines(keepends=True))
     for engine in Engine:
         assert explain([coloured], catalog, engine=engine) == explain([plain], catalog, engine=engine)
+
+
+@pytest.mark.parametrize("switch_after", [automaton.SWITCH_AFTER, 0], ids=["small-log-reads-on", "large-log-switches"])
+def test_a_key_that_spends_its_budget_is_dropped_without_a_compile_on_a_small_log(monkeypatch, switch_after):
+    # A 300-line log repeating an OOM: the OOM key spends its budget of 3 early. On a log this small the automaton at
+    # hand reads on (no second automaton compiled); past SWITCH_AFTER it switches to one without the key. Either way
+    # the hits are the Python engine's.
+    monkeypatch.setattr(automaton, "SWITCH_AFTER", switch_after)
+    patterns = [r"CUDA out of memory", r"NCCL WARN", r"Traceback \(most recent"]
+    block = b"".join(b"torch.OutOfMemoryError: CUDA out of memory. step %d\n" % i for i in range(300))
+    block += b"NCCL WARN Cuda failure 'out of memory'\nTraceback (most recent call last):\n"
+    store = _Store()
+    caps = [3, 3, 3]
+    assert _hits(HyperscanScanner(patterns, store=store), block, caps) == _hits(Scanner(patterns), block, caps)
+    compiled = [n for n in store if n.startswith("hyperscan-")]
+    assert len(compiled) == (1 if switch_after else 2)
