@@ -20,6 +20,7 @@ It is a measurement, not a gate: the exit status is 0 whatever the figures.
     python bench/heldout_score.py                # the corpus in tests/data/heldout
     python bench/heldout_score.py --json         # the same as JSON, one object per log
     python bench/heldout_score.py --corpus DIR   # another corpus with the same manifest format
+    python bench/heldout_score.py --environment  # with this machine's environment probed, as `compat explain LOG`
     python bench/heldout_score.py --corpus tests/data/heldout2   # the second, blind corpus
     python bench/heldout_score.py --corpus tests/data/heldout5   # the fifth corpus (gathered and scored blind 2026-11-27)
     python bench/heldout_score.py --corpus tests/data/heldout6   # the sixth (gathered 2026-11-27, scored blind after that round)
@@ -80,10 +81,12 @@ def _named(explanation: Explanation) -> tuple[tuple[str, ...], bool]:
     return tuple(dict.fromkeys(names)), environment
 
 
-def score(corpus: Path) -> list[Scored]:
+def score(corpus: Path, environment: bool = False) -> list[Scored]:
+    """`environment`: explain as a plain `compat explain LOG` does, with this machine's environment probed (offline),
+    instead of by the log alone: a log the installed releases contradict must get the same verdict."""
     manifest = tomllib.loads((corpus / "manifest.toml").read_text(encoding="utf-8"))
     out = []
-    request = api.ExplainRequest(use_environment=False)
+    request = api.ExplainRequest(use_environment=environment, offline=True)
     for entry in manifest["log"]:
         explanation = api.explain(request, api.read_log(str(corpus / f"{entry['id']}.log")))
         named, environment = _named(explanation)
@@ -135,12 +138,14 @@ def corpus_arguments(doc: str, argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="directory with manifest.toml and <id>.log files")
     parser.add_argument("--json", action="store_true", help="one JSON object per log instead of the table")
+    parser.add_argument("--environment", action="store_true",
+                        help="probe this machine's environment, as a plain `compat explain LOG` does (default: the log alone)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = corpus_arguments(__doc__, argv)
-    rows = score(args.corpus)
+    rows = score(args.corpus, environment=args.environment)
     if args.json:
         print(json.dumps([r.__dict__ for r in rows], indent=1))
     else:
