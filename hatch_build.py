@@ -1,5 +1,9 @@
 """The wheel's build hook: ships the compiled matrix (compat/_matrix/compiled.pickle, compat.matrix.compiled), so
-that a first `compat` run on a fresh machine or image reads it instead of parsing the curated TOML.
+that a first `compat` run on a fresh machine or image reads it instead of parsing the curated TOML, and explain's
+Hyperscan automata for the catalog, plain and coloured (compat/_matrix/automata/), so that a first `compat explain`
+loads them instead of compiling them (about a second and a half of CPU each). An automaton records the machine it was
+compiled for: where the wheel is installed on another (its CPU lacks an instruction set), it does not load and is
+compiled into the user's cache as before.
 
 The matrix is compiled by a child process of the building Python, from this source tree. Where that fails (a
 build environment without compat's parsing dependencies, say), the wheel ships without it and a first run
@@ -19,6 +23,12 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 _COMPILE = "import sys; from pathlib import Path; from compat.matrix.compiled import write_shipped; " \
            "write_shipped(Path(sys.argv[1]), Path(sys.argv[2]))"
+# A plain line and a densely coloured one: the scanner compiles its plain automaton and the one that reads colours in place.
+_AUTOMATA = "import sys; from pathlib import Path; from compat.explain.scan import hyperscan_available; " \
+            "from compat.explain.match import read_log; from compat.matrix import load_matrix; " \
+            "from compat.sources.cache import DirectoryStore; " \
+            "hyperscan_available() and read_log([b'Traceback (most recent call last):\\n', " \
+            "b'\\x1b[31mERROR\\x1b[0m x\\n' * 64], load_matrix(base=Path(sys.argv[1])), store=DirectoryStore(Path(sys.argv[2])))"
 
 
 class CompiledMatrix(BuildHookInterface):
@@ -41,6 +51,21 @@ class CompiledMatrix(BuildHookInterface):
             sys.stderr.write(f"compat build: the compiled matrix is not shipped ({last})\n")
             return
         build_data["force_include"][str(out)] = "compat/_matrix/compiled.pickle"
+        self._automata(root, Path(self._tmp) / "automata", build_data)
+
+    def _automata(self, root: Path, out: Path, build_data: dict[str, Any]) -> None:
+        try:
+            done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); {_AUTOMATA}",
+                                   str(root / "matrix"), str(out)], capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as exc:
+            sys.stderr.write(f"compat build: explain's automata are not shipped ({exc})\n")
+            return
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            sys.stderr.write(f"compat build: explain's automata are not shipped ({last})\n")
+            return
+        for path in sorted([*out.glob("hyperscan-*.db"), *out.glob("tolerant-*")]):  # the automata, the colour rewriting
+            build_data["force_include"][str(path)] = f"compat/_matrix/automata/{path.name}"
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         tmp = getattr(self, "_tmp", None)

@@ -41,6 +41,7 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
     from concurrent.futures import ThreadPoolExecutor
 
     from compat.explain.match import rank, read_log
+    from compat.matrix.compiled import shipped_automata
     from compat.sources.cache import DirectoryStore
 
     d = request.declared
@@ -48,7 +49,7 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
         request, _ = configured(request)  # --no-env alone stays the log alone, whatever the config declares
     m = matrix_for(request.matrix, request.settings)
     cache = request.settings.cache_dir
-    store = DirectoryStore(cache / "explain") if cache is not None else None
+    store = DirectoryStore(cache / "explain", shipped=shipped_automata(m.roots)) if cache is not None else None
     # The probe waits on its children (and reads compat's own interpreter): it runs while the log is read, which on
     # a pasted log halves the wait.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="compat-probe") as pool:

@@ -37,6 +37,9 @@ FORMAT = 1
 SHIPPED = "compiled.pickle"
 """The compiled matrix the wheel ships beside the curated files (compat/_matrix/)."""
 
+AUTOMATA = "automata"
+"""The folder beside it where the wheel ships explain's compiled automata for its catalog (hatch_build.py)."""
+
 
 def matrix_key(roots: Sequence[Path], *, portable: bool = False) -> str:
     """The sha256 of what a matrix loaded from `roots` depends on (the curated files and the loader); `portable`
@@ -117,6 +120,12 @@ def load_shipped(roots: Sequence[Path], releases: Callable[[], ReleaseIndex]) ->
     if key != current or not isinstance(found, Matrix):
         return None
     return dataclasses.replace(found, roots=tuple(roots), releases=releases())
+
+
+def shipped_automata(roots: Sequence[Path]) -> Path | None:
+    """Where the package ships explain's automata for the matrix at `roots`: only the shipped matrix alone has them
+    (an overlay's patterns make other automata; a checkout has none, and a first run compiles them into the cache)."""
+    return roots[0] / AUTOMATA if len(roots) == 1 else None
 
 
 def write_shipped(root: Path, out: Path) -> None:

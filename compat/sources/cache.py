@@ -29,14 +29,19 @@ def load(path: Path) -> bytes | None:
 
 
 class DirectoryStore:
-    """Named cache entries in one directory (compiled automata for explain)."""
+    """Named cache entries in one directory (compiled automata for explain), over the entries the package ships
+    (`shipped`, read only: the automata the wheel's build compiled, compat/_matrix/automata)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, shipped: Path | None = None) -> None:
         self.directory = directory
+        self.shipped = shipped
 
     def get(self, name: str) -> bytes | None:
         """The entry called `name`, None when absent or unreadable."""
-        return load(self.directory / name)
+        found = load(self.directory / name)
+        if found is None and self.shipped is not None:
+            found = load(self.shipped / name)
+        return found
 
     def put(self, name: str, data: bytes) -> None:
         """Store the entry called `name` (silently skipped when the cache cannot be written)."""

@@ -166,6 +166,26 @@ def test_install_step_puts_compat_and_its_matrix_in_the_venv(build_venv, tmp_pat
     assert [p.name for p in build_venv.dist.glob("compat-*.whl")], "no wheel left for other images"
 
 
+def test_a_first_explain_loads_the_automata_the_wheel_ships(build_venv, tmp_path):
+    # A fresh image has an empty cache: explain reads the automata the build compiled (hatch_build.py), plain and
+    # coloured, instead of compiling them (about a second and a half each), and writes none into the cache.
+    import subprocess
+
+    pytest.importorskip("hyperscan")
+    log = tmp_path / "failure.log"
+    log.write_bytes(b"Traceback (most recent call last):\n  File \"/x/train.py\", line 3, in <module>\n    import torch\n"
+                    b"ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"
+                    + b"\x1b[31mERROR\x1b[0m step\n" * 64)
+    cache = tmp_path / "cache"
+    proc = subprocess.run(
+        [str(build_venv.bin / "compat"), "explain", "--no-env", str(log)], cwd=tmp_path,
+        env=clean_env(tmp_path, build_venv.bin, COMPAT_CACHE_DIR=str(cache)), capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "libcudnn" in proc.stdout
+    assert not list(cache.glob("explain/hyperscan-*")), "explain compiled an automaton the wheel should have shipped"
+
+
 @pytest.fixture(scope="session")
 def good_lock(build_venv, tmp_path_factory) -> tuple[StepResult, Path]:
     """What `compat lock "trl[vllm]" --gpus 8xH100 --driver 580.65.06` writes, via the lock step."""
