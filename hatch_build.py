@@ -39,33 +39,29 @@ class CompiledMatrix(BuildHookInterface):
             return  # an editable install reads the checkout's matrix, compiled into the cache on first use
         self._tmp = tempfile.mkdtemp(prefix="compat-matrix-")
         out = Path(self._tmp) / "compiled.pickle"
-        root = Path(self.root)
-        try:
-            done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); {_COMPILE}",
-                                   str(root / "matrix"), str(out)], capture_output=True, text=True, timeout=300)
-        except (OSError, subprocess.SubprocessError) as exc:
-            sys.stderr.write(f"compat build: the compiled matrix is not shipped ({exc})\n")
-            return
-        if done.returncode != 0 or not out.is_file():
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            sys.stderr.write(f"compat build: the compiled matrix is not shipped ({last})\n")
+        if not self._child(_COMPILE, out, "the compiled matrix") or not out.is_file():
             return
         build_data["force_include"][str(out)] = "compat/_matrix/compiled.pickle"
-        self._automata(root, Path(self._tmp) / "automata", build_data)
+        automata = Path(self._tmp) / "automata"
+        if self._child(_AUTOMATA, automata, "explain's automata"):
+            for path in sorted([*automata.glob("hyperscan-*.db"), *automata.glob("tolerant-*")]):  # and the rewriting
+                build_data["force_include"][str(path)] = f"compat/_matrix/automata/{path.name}"
 
-    def _automata(self, root: Path, out: Path, build_data: dict[str, Any]) -> None:
+    def _child(self, code: str, out: Path, what: str) -> bool:
+        """Run `code` in a child of the building Python on this tree's matrix, writing `out`; False (and why, on
+        stderr) when it fails: the wheel then ships without it."""
+        root = Path(self.root)
         try:
-            done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); {_AUTOMATA}",
+            done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(root)!r}); {code}",
                                    str(root / "matrix"), str(out)], capture_output=True, text=True, timeout=300)
         except (OSError, subprocess.SubprocessError) as exc:
-            sys.stderr.write(f"compat build: explain's automata are not shipped ({exc})\n")
-            return
+            sys.stderr.write(f"compat build: {what} not shipped ({exc})\n")
+            return False
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            sys.stderr.write(f"compat build: explain's automata are not shipped ({last})\n")
-            return
-        for path in sorted([*out.glob("hyperscan-*.db"), *out.glob("tolerant-*")]):  # the automata, the colour rewriting
-            build_data["force_include"][str(path)] = f"compat/_matrix/automata/{path.name}"
+            sys.stderr.write(f"compat build: {what} not shipped ({last})\n")
+            return False
+        return True
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         tmp = getattr(self, "_tmp", None)
