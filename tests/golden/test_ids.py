@@ -22,7 +22,7 @@ SIGNATURE_IDS = (
     "transformers-path-not-a-model-directory", "torch-load-cuda-checkpoint-without-cuda",
     "vllm-cli-option-unknown-to-release", "vllm09-aimv2-taken-by-transformers454",
     "processor-is-a-tokenizer", "common-package-name-missing", "mmengine-optimizer-registered-by-newer-torch",
-    "cuda-kernel-image-invalid",
+    "cuda-kernel-image-invalid", "submodule-missing-from-installed-release",
     "accelerate-deepspeed-batch-size-unknown",
     "accelerate-device-map-auto-distributed",
     "accelerate-dispatch-batches-removed",
