@@ -36,6 +36,7 @@ CONTRADICTED = {
     "openrlhf-2026-04-15": "vllm 0.19.0 requires transformers<5,>=4.56.0; the stack pins transformers==5.5.4",
     "openrlhf-2026-03-16": "vllm 0.17.1 requires transformers<5,>=4.56.0; the stack pins transformers==5.3.0",
     "openrlhf-2026-04-04": "vllm 0.19.0 requires transformers<5,>=4.56.0; the stack pins transformers==5.5.0",
+    "oat-2025-04-18": "vllm 0.8.4 requires transformers>=4.51.1; the stack pins transformers==4.51.0",
     "roll-torch2100-vllm-2026-03-09": (
         "trl 0.9.6 (requirements_common.txt, shared by every image) imports MODEL_FOR_VISION_2_SEQ_MAPPING_NAMES in"
         " trl/trainer/dpo_trainer.py, which transformers 5.2.0 removed: a lock keeps off that broken link"),

@@ -1,4 +1,4 @@
-"""Record the precision corpus: every `[[stack]]` of matrix/stacks.toml, completed as uv would have completed it.
+"""Record the precision corpus: every `[[stack]]` of matrix/stacks.toml, completed by compat's own lock (as of its date).
 
 Each stack's pins are locked with `exclude_newer` = the stack's date on the hardware the corpus declares
 (8x H100, driver 580, Python 3.11, else 3.10 when the stack's releases predate 3.11), and the set the lock
