@@ -9,7 +9,7 @@ import pytest
 
 from compat import api
 from compat.judge.diagnose import diagnose
-from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launcher, System, Tool
+from compat.model.facts import Facts, Gpu, Hardware, HardwareSource, Launcher, Script, System, Tool
 from compat.model.findings import Status
 from compat.model.unknown import Unknown
 from compat.sources.probe.launch import infer_launcher, kept_env
@@ -213,7 +213,12 @@ def test_an_absent_package_is_one_finding_with_the_install_command():
     (missing,) = found["missing-requirement"]
     assert "accelerate>=0.34.0" in missing.fix.requires
     assert "transformers-trainer-needs-accelerate" not in found
-    assert "transformers-trainer-needs-accelerate" in _found(saved_facts({"transformers": "4.48.3"}))
+    # Trainer needs it: a script that trains with one gets the entry; transformers alone (inference, serving) does not.
+    alone = saved_facts({"transformers": "4.48.3"})
+    assert "transformers-trainer-needs-accelerate" not in _found(alone)
+    trains = dataclasses.replace(alone, script=Script(path="train.py", trainers=("Trainer",), device_maps=(), use_vllm=None,
+                                                      vllm_mode=None, config_access=False, gradient_checkpointing=None, use_cache=None))
+    assert "transformers-trainer-needs-accelerate" in _found(trains)
 
 
 def test_a_system_toolkit_of_a_newer_major_than_the_driver_where_something_loads_it():

@@ -193,7 +193,8 @@ def _script_steps(sw: ScriptWhen) -> Iterator[tuple[str, _Step, _Step]]:
     yield ("script", lambda b: b.with_script(), lambda b: None)
     if sw.trainers:
         name = sorted(sw.trainers)[0]
-        yield ("script.trainers", lambda b: b.with_script(trainers=(name,)), lambda b: b.with_script(trainers=("Trainer",)))
+        other = "Trainer" if "Trainer" not in sw.trainers else "NotAKnownTrainer"  # a trainer outside the clause
+        yield ("script.trainers", lambda b: b.with_script(trainers=(name,)), lambda b: b.with_script(trainers=(other,)))
     if sw.device_map:
         value = sorted(sw.device_map)[0]
         yield ("script.device_map", lambda b: b.with_script(device_maps=(value,)), lambda b: b.with_script(device_maps=()))
