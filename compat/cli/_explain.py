@@ -3,8 +3,9 @@ or, for plain arguments, compat.cli._fast_explain's, which spares a pasted log t
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from compat.cli._common import settings, terminal
@@ -26,10 +27,21 @@ def explain_log(
     budget = {} if index_budget is None else {"index_budget": index_budget}
     request = opts.request(api.ExplainRequest, use_environment=not no_env, offline=offline, index_url=index_url, **budget)
     with _progress(log, api.log_size(log)) as progress:
-        result = api.explain(request, api.read_log(log), progress)
+        result = api.explain(request, _collected(api.read_log(log)), progress)
     shown = opts.presentation(top=top, report_url=opts.report_url or settings().report_url)
     opts.emit(render("explain", opts.format, result, shown))
     return ExitCode.OK if result.known else ExitCode.VERDICT
+
+
+def _collected(blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """The log's blocks; before the first, the garbage collector back on if compat.entry turned it off for start-up,
+    what start-up made frozen first (moved out of the collector's sight: it lives as long as the process, and the
+    first collection would otherwise walk all of it)."""
+    for block in blocks:
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
+        yield block
 
 
 PROGRESS_MIN_BYTES = 64 * 1024 * 1024

@@ -7,7 +7,6 @@ declared. Pure: no I/O, the GPU models come from the matrix.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -182,6 +181,8 @@ def _gpu(index: int, model: GpuModel) -> Gpu:
 
 
 def _suggest(name: str, table: GpuTable) -> str:
+    import difflib  # only for a GPU name the table does not know: every `compat explain` imports this module
+
     known = table.names()
     by_upper = {n.upper(): n for n in known}
     close = difflib.get_close_matches(name.upper(), list(by_upper), n=3, cutoff=0.6)

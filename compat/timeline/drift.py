@@ -12,7 +12,6 @@ takes `**kwargs`, or a module the index does not know leaves the answer undecide
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -208,6 +207,8 @@ def _typo_of(api: PackageApi, kind: ApiKind, key: str) -> str | None:
     keys = api.keys(kind)
     names = [k[cut:] for k in keys[bisect.bisect_left(keys, prefix):bisect.bisect_left(keys, prefix + "\U0010ffff")]
              if k.find(".", cut) < 0]
+    import difflib  # only for a name a release lacks: every `compat explain` imports this module
+
     skeleton = re.sub(r"\d", "", name)
     for near in difflib.get_close_matches(name, names, n=3, cutoff=_TYPO_RATIO):
         if re.sub(r"\d", "", near) != skeleton:

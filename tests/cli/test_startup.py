@@ -133,3 +133,38 @@ def test_a_profiled_process_ends_the_ordinary_way_so_the_profile_is_written(tmp_
     done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "compat", "--version"],
                           capture_output=True, text=True, cwd=tmp_path, env=_env(tmp_path), timeout=120, check=False)
     assert done.returncode == 0 and out.stat().st_size > 0, done.stderr
+
+
+def test_explain_starts_with_the_collector_off_and_reads_the_log_with_it_on(monkeypatch) -> None:
+    """compat.entry turns the garbage collector off for `compat explain` only; compat.cli._explain freezes what
+    start-up made and turns it back on before the log's first block (never when the collector was on already)."""
+    import gc
+
+    import compat.cli
+    import compat.entry
+    from compat.cli._explain import _collected
+
+    seen: list[bool] = []
+    monkeypatch.setattr(compat.entry, "ONLY", None)
+    monkeypatch.setattr(compat.cli, "run", lambda: seen.append(gc.isenabled()))
+    try:
+        for argv in (["compat", "explain", "x.log"], ["compat", "doctor"], ["compat", "--version"]):
+            monkeypatch.setattr(sys, "argv", argv)
+            compat.entry.main()
+            gc.enable()
+    finally:
+        gc.enable()
+    assert seen == [False, True, True]
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    gc.disable()
+    try:
+        blocks = _collected(iter([b"a\n", b"b\n"]))
+        assert not gc.isenabled()  # nothing read yet: still start-up
+        assert next(blocks) == b"a\n"
+        assert gc.isenabled() and frozen == [True]
+        assert list(blocks) == [b"b\n"] and frozen == [True]
+    finally:
+        gc.enable()
+    assert list(_collected([b"c\n"])) == [b"c\n"] and frozen == [True]  # on already: nothing frozen
