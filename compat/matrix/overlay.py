@@ -58,7 +58,7 @@ def _folder_problems(folder: Path, suffix: str) -> list[MatrixError]:
     return [
         MatrixError(str(entry), "", f"not a {suffix} file (only *{suffix} files are read in {folder.name}/)")
         for entry in entries
-        if not _ignored(entry.name) and not (entry.name.endswith(suffix) and entry.is_file())
+        if not _ignored(entry.name) and not entry.name.endswith(suffix)  # a FIFO or folder named *.toml: the reader's refusal
     ]
 
 
