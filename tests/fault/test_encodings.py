@@ -128,3 +128,15 @@ def test_nul_patterns_decide_only_without_a_mark():
     assert text_encoding(b"trl==1\n") is None and text_encoding(bytes(64)) is None
     with pytest.raises(NotText):
         decode_text(b"PK\x03\x04\x14\x00\x00\x00\x08\x00")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig"])
+def test_a_config_or_accelerate_config_in_utf16_is_read_as_its_text(tmp_path, encoding):
+    # Both were read as UTF-8 only: "'utf-8' codec can't decode byte 0xff" with a mark, "not TOML" without one.
+    config = tmp_path / "compat.toml"
+    config.write_bytes('gpus = "8xH100"\n'.encode(encoding))
+    accelerate = tmp_path / "accelerate.yaml"
+    accelerate.write_bytes("distributed_type: MULTI_GPU\nnum_processes: 2\n".encode(encoding))
+    result = compat_main("doctor", "--config", str(config), "--accelerate-config", str(accelerate))
+    assert result.returncode in (0, 1), result
+    assert "8 × H100".encode() in result.stdout and b"accelerate MULTI_GPU" in result.stdout
