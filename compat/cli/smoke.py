@@ -33,7 +33,8 @@ def smoke(
         help="Run only these stages: import, device, collective, kernels, serve, train (comma-separated; default: all).",
     ),
     budget: float = typer.Option(
-        900.0, "--budget", min=10.0, max=MAX_SECONDS, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",
+        900.0, "--budget", min=10.0, max=MAX_SECONDS, metavar="SECONDS",
+        help="Bound on the whole run; a stage that cannot start within it is skipped.",
     ),
 ) -> None:
     """Run the stack for real: import, device, collective, kernels, serve and two training steps per trainer on a
