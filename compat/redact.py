@@ -61,7 +61,14 @@ _EQUALS = re.compile(r"=(?![=\s])")
 _NAME = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,}")
 """An environment variable's name (upper case): a log's `export WANDB_API_KEY=...`, an env dump, a command line.
 Its value goes when `secret_name` says the name holds one and the value is more than a switch."""
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_KEYWORDS = frozenset({
+    "password", "passwd", "pwd", "secret", "client_secret", "api_key", "apikey", "access_token", "auth_token",
+    "token", "hf_token", "private_key",
+})
+"""Lower-case names whose value is a secret whatever the code around it: a traceback's `password=...` or
+`token=...` keyword argument, a connection string's `password=`. Only these exact words: `pad_token=`,
+`tokenizer=` and `max_tokens=` are a model's settings."""
 _VALUE = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s&;,'\"]+")
 _SWITCH = re.compile(r"(?i)true|false|yes|no|on|off|none|null|\d{1,4}|\$\{?\w+\}?|\*+")
 """Values that are no secret whatever the name (`TOKENIZERS_PARALLELISM=false`, `HF_TOKEN=$HF_TOKEN`, masked)."""
@@ -117,14 +124,21 @@ def _mask_assignments(text: str) -> str:
         while begin > done and at - begin < 128 and text[begin - 1] in _NAME_CHARS:
             begin -= 1
         before = text[begin - 1] if begin else " "
-        if before.isalnum() or before in "_.-" or not _NAME.fullmatch(text, begin, at) or not secret_name(text[begin:at]):
-            continue  # part of a longer word (lower case, a dotted name, an option), or no secret's name
+        if before.isalnum() or before in "_.-" or not _secret_assignment(text, begin, at):
+            continue  # part of a longer word (a dotted name, an option), or no secret's name
         value = _VALUE.match(text, equals.end())
         if value is None or _SWITCH.fullmatch(value.group().strip("\"'")):
             continue
         parts += (text[done:equals.end()], MASK)
         done = value.end()
     return "".join(parts) + text[done:] if parts else text
+
+
+def _secret_assignment(text: str, begin: int, at: int) -> bool:
+    """text[begin:at], the name before an `=`, is an upper-case secret's name or a lower-case secret keyword."""
+    if _NAME.fullmatch(text, begin, at):
+        return secret_name(text[begin:at])
+    return text[begin:at] in _KEYWORDS
 
 
 def redact_value(name: str, value: str) -> str | None:

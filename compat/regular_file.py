@@ -119,7 +119,57 @@ def bom_encoding(head: bytes) -> str | None:
     return next((codec for bom, codec in _BOMS if head.startswith(bom)), None)
 
 
+SNIFF = 4096
+"""Bytes of a file's head that decide its encoding when it has no byte-order mark."""
+
+
+class NotText(UnicodeDecodeError):
+    """A file whose NUL bytes say it is binary, not text in any encoding compat reads."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__("utf-8", data[:1], 0, 1, "a binary file (NUL bytes), not text")
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def text_encoding(head: bytes) -> str | None:
+    """The codec `head` (a file's first SNIFF bytes) is in; None for UTF-8; raises NotText for a binary head.
+
+    A byte-order mark decides first. Without one, NUL bytes decide: UTF-16 or UTF-32 written without a mark (Python's
+    "utf-16-le", .NET's `Encoding.Unicode.GetBytes`, a log copied out of a Windows tool) has a NUL in every other (or
+    three of every four) byte of ASCII text, which read as UTF-8 is one NUL-studded line that matches nothing: a
+    silent "nothing known" on a real log. Other NULs in the head (an archive, a checkpoint, /dev/zero) are a binary
+    file. Leading NUL pairs are skipped first: a log truncated under a process that still writes at its old offset
+    (logrotate's copytruncate) starts with a hole of NULs and is still UTF-8 text after it.
+    """
+    codec = bom_encoding(head[:4])
+    if codec is not None:
+        return codec
+    if b"\0" not in head:
+        return None
+    text = head.lstrip(b"\0")
+    if b"\0" not in text:
+        return None  # a hole, then UTF-8 (or only a hole so far)
+    body = head[len(head) - len(text) & ~3:]  # from a whole NUL quad: a big-endian head keeps its alignment
+    for codec, width, zeros in _NUL_PATTERNS:
+        units = [body[i:i + width] for i in range(0, len(body) - width + 1, width)]
+        if units and sum(all(u[j] == 0 for j in zeros) and any(u) for u in units) >= 0.9 * len(units):
+            return codec
+    if text.count(0) * 100 >= len(text):  # a NUL in every hundred bytes: no text compat reads
+        raise NotText(text)
+    return None
+
+
+_NUL_PATTERNS = (  # (codec, code unit width, the unit's bytes that are NUL for ASCII text); UTF-32's before UTF-16's
+    ("utf-32-le", 4, (1, 2, 3)),
+    ("utf-32-be", 4, (0, 1, 2)),
+    ("utf-16-le", 2, (1,)),
+    ("utf-16-be", 2, (0,)),
+)
+
+
 def decode_text(data: bytes) -> str:
-    """A user's text file: by its byte-order mark (UTF-8, UTF-16, UTF-32, the mark dropped), else UTF-8;
-    raises UnicodeDecodeError."""
-    return data.decode(bom_encoding(data[:4]) or "utf-8")
+    """A user's text file: by its byte-order mark (UTF-8, UTF-16, UTF-32, the mark dropped), else by its NUL bytes'
+    pattern (UTF-16 or UTF-32 without a mark), else UTF-8; raises UnicodeDecodeError (NotText for a binary file)."""
+    return data.decode(text_encoding(data[:SNIFF]) or "utf-8")

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from compat.api.environment import configured, matrix_for
+from compat.api.environment import configured, matrix_for, read_config
 from compat.api.facts_requests import ExplainRequest
 from compat.errors import CompatError
 from compat.sources import gather
@@ -46,7 +46,9 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
 
     d = request.declared
     if request.use_environment or request.environment.named() or any(v is not None for v in (d.gpus, d.driver, d.launcher)):
-        request, _ = configured(request)  # --no-env alone stays the log alone, whatever the config declares
+        request, _ = configured(request)
+    else:  # --no-env alone stays the log alone, whatever the config declares; a broken config is still an error,
+        read_config(request.config, find=request.find_config)  # as in every other command, never silently skipped
     m = matrix_for(request.matrix, request.settings)
     cache = request.settings.cache_dir
     store = DirectoryStore(cache / "explain", shipped=shipped_automata(m.roots)) if cache is not None else None

@@ -13,6 +13,12 @@ if TYPE_CHECKING:
 
     from compat.api import Settings
     from compat.sources.terminal import TerminalStyle
+MAX_SECONDS = 7 * 86400.0
+"""The longest time bound any option takes (a week): a larger one (inf, 1e309) is a typo, and torch's timedelta
+overflows on some; without it `compat smoke --budget inf` ran with no bound at all."""
+MAX_PROCESSES = 4096
+"""The most processes a launched run may be asked for: a larger count is a typo, never a job on one node."""
+
 
 def settings() -> Settings:
     """compat's environment variables (COMPAT_CACHE_DIR, COMPAT_NO_CACHE, XDG_CACHE_HOME, PIP_INDEX_URL)."""

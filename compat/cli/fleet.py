@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from compat.cli import app
-from compat.cli._common import settings
+from compat.cli._common import MAX_SECONDS, settings
 from compat.cli.doctor import FailOn
 from compat.cli.exit_codes import ExitCode, documents_exits
 from compat.cli.options import CONFIG, OUTPUT, Shared, shared
@@ -19,8 +19,6 @@ BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", metavar="DIR", help="A known-good snapshot directory of the same cluster: also report what changed since.",
 )]
 FailOnOpt = Annotated[FailOn, typer.Option("--fail-on", help="Exit 1 when a difference or finding has this severity or worse.")]
-MAX_SECONDS = 7 * 86400.0
-"""The longest bound a gathering takes (a week): a larger one is a typo, and torch's timedelta overflows on some."""
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Also exit 1 when a check at that severity could not run.")]
 
 

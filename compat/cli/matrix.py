@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from compat.cli import app
-from compat.cli._common import overlays, settings, terminal
+from compat.cli._common import MAX_SECONDS, overlays, settings, terminal
 from compat.cli.exit_codes import ExitCode, documents_exits
 from compat.cli.options import JsonOpt, MatrixOpt
 
@@ -76,7 +76,9 @@ def refresh(
     help="Metadata cache (default: $XDG_CACHE_HOME/compat).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Read every release's metadata from the index again.")] = False,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, metavar="N", help="Concurrent requests.")] = 8,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Seconds per request before retrying.")] = 30.0,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.1, max=MAX_SECONDS, metavar="SECONDS", help="Seconds per request before retrying.",
+    )] = 30.0,
     api_index: Annotated[bool, typer.Option(
         "--api", help="Extend the API index (matrix/api) instead: read the code of each release not yet indexed.",
     )] = False,

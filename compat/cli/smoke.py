@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from compat.cli import app
+from compat.cli._common import MAX_PROCESSES, MAX_SECONDS
 from compat.cli.options import OUTPUT, Shared, shared
 
 
@@ -20,7 +21,7 @@ def smoke(
         help="TRL trainers to run two steps of: sft, dpo, grpo, online-dpo (comma-separated; default: those --script uses, else sft).",
     ),
     processes: int = typer.Option(
-        2, "--processes", min=1, metavar="N",
+        2, "--processes", min=1, max=MAX_PROCESSES, metavar="N",
         help="Processes of the launched training run (1: none; --accelerate-config's num_processes wins).",
     ),
     deepspeed: Path | None = typer.Option(
@@ -32,7 +33,8 @@ def smoke(
         help="Run only these stages: import, device, collective, kernels, serve, train (comma-separated; default: all).",
     ),
     budget: float = typer.Option(
-        900.0, "--budget", min=10.0, metavar="SECONDS", help="Bound on the whole run; a stage that cannot start within it is skipped.",
+        900.0, "--budget", min=10.0, max=MAX_SECONDS, metavar="SECONDS",
+        help="Bound on the whole run; a stage that cannot start within it is skipped.",
     ),
 ) -> None:
     """Run the stack for real: import, device, collective, kernels, serve and two training steps per trainer on a

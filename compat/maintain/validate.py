@@ -86,6 +86,10 @@ def validate_matrix(
     out = _Collector()
     roots = _existing_roots(out, (base, *overlays))
     shipped = base == shipped_matrix_dir()
+    from compat.matrix.overlay import overlay_problems
+
+    for root in roots[1:] if shipped else roots:
+        out.problems.extend(str(problem) for problem in overlay_problems(root))
     tables, sig_files = _read_tables(out, roots, shipped)
     if complete:
         _check_required(out, roots, shipped)

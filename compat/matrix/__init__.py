@@ -76,6 +76,11 @@ def load_matrix(overlays: Sequence[Path] = (), *, base: Path | None = None, cach
     for root in roots:
         if not root.is_dir():
             raise MatrixError(str(root), "", "not a directory")
+    if overlays:
+        from compat.matrix.overlay import check_overlay
+
+        for root in overlays:
+            check_overlay(root)
     shipped = not overlays and base == shipped_matrix_dir()
     stamp = _stamp(base) if shipped else None
     if stamp is not None and stamp in _SHIPPED:

@@ -14,7 +14,7 @@ from typing import Any
 from compat.errors import UsageError
 from compat.model.config import Config, Ignore
 from compat.model.findings import Severity
-from compat.regular_file import MIB, read_regular
+from compat.regular_file import MIB, decode_text, read_regular
 from compat.toml_text import TomlError, parse_toml
 
 _KEYS = {"gpus", "driver", "launcher", "fail-on", "strict", "ignore", "report-url"}
@@ -54,7 +54,7 @@ def load_config(path: Path) -> Config:
 def _parse(path: Path) -> dict[str, Any]:
     try:
         # read_regular: a FIFO named by --config would block a plain read forever
-        return parse_toml(read_regular(path, limit=MAX_BYTES).decode("utf-8"))
+        return parse_toml(decode_text(read_regular(path, limit=MAX_BYTES)))  # by its mark or NULs, as -r and --facts
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
     except TomlError as exc:

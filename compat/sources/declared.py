@@ -26,7 +26,7 @@ MAX_GPUS = 64
 
 _NO_GPUS = ("cpu", "none")
 # "8xH100", "8 x H100", "8*H100", "H100"; several groups joined by commas.
-_GROUP = re.compile(r"^(?:(\d{1,18})\s*[xX×*]\s*)?([A-Za-z][A-Za-z0-9 _.-]*)$")  # 18 digits: int() stays cheap
+_GROUP = re.compile(r"^(?:([0-9]{1,18})\s*[xX×*]\s*)?([A-Za-z][A-Za-z0-9 _.-]*)$")  # 18 digits: int() stays cheap
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compat.errors import UsageError
-from compat.regular_file import NotRegularFile, bom_encoding, open_regular
+from compat.regular_file import SNIFF, NotRegularFile, NotText, open_regular, text_encoding
 
 STDIN = "-"
 """The name that means standard input."""
@@ -47,7 +47,10 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
         head = peek(2)[:2] if peek is not None else b""
         if head == _GZIP_MAGIC:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]  # a GzipFile reads like a BinaryIO
-        codec = bom_encoding(_peek(stream, 4))
+        try:
+            codec = text_encoding(_peek(stream, SNIFF))
+        except NotText as exc:
+            raise UsageError(f"cannot read {label}: {exc}; `compat explain` reads a text log") from None
         if codec is not None and codec != "utf-8-sig":  # a UTF-8 mark is one harmless character on line 1
             stream = io.BufferedReader(_Utf8From(io.TextIOWrapper(stream, encoding=codec, errors="replace", newline="")))
         yield from blocks(stream)
@@ -66,7 +69,7 @@ def _peek(stream: BinaryIO, n: int) -> bytes:
 
 
 class _Utf8From(io.RawIOBase):
-    """A text stream's characters as UTF-8 bytes: a UTF-16 or UTF-32 log (found by its byte-order mark) read as
+    """A text stream's characters as UTF-8 bytes: a UTF-16 or UTF-32 log (found by its byte-order mark or its NULs) read as
     the UTF-8 every other log is, line breaks as they were. Read as bytes, UTF-16's "\n" is "\n\0": the log's
     lines would be cut in the middle of a character, and every match would miss."""
 

@@ -120,6 +120,10 @@ def test_a_secret_assigned_in_a_log_line_is_masked_where_explain_quotes_it(tmp_p
     ("HF_TOKEN=$HF_TOKEN TOKENIZERS_PARALLELISM=false", "HF_TOKEN=$HF_TOKEN TOKENIZERS_PARALLELISM=false"),
     ("NCCL_IB_PKEY=0x8001 LD_LIBRARY_PATH=/usr/lib", "NCCL_IB_PKEY=0x8001 LD_LIBRARY_PATH=/usr/lib"),
     ("auth==1.0 tokenizer=tok max_tokens=8", "auth==1.0 tokenizer=tok max_tokens=8"),  # a pin, Python keywords
+    # lower-case secret keywords (a traceback's keyword argument, a connection string) lose their value too
+    ("connect(password=hunter2pw, user=bob)", "connect(password=***, user=bob)"),
+    ("from_pretrained(m, token=abc123, pad_token=<pad>)", "from_pretrained(m, token=***, pad_token=<pad>)"),
+    ("f(token=None, api_key='k-1234')", "f(token=None, api_key=***)"),
 ])
 def test_secret_named_assignments_lose_their_value(text, kept):
     assert redact_text(text) == kept

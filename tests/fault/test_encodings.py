@@ -13,7 +13,7 @@ import gzip
 import pytest
 
 from compat.model.facts import dump_facts
-from compat.regular_file import bom_encoding, decode_text
+from compat.regular_file import NotText, bom_encoding, decode_text, text_encoding
 from tests.fault.fakes import compat_cli, one_line_error
 from tests.fault.inputs import facts_with
 from tests.support.main import compat_main
@@ -76,3 +76,67 @@ def test_the_mark_decides_and_text_without_one_is_utf8():
     assert decode_text("\ufefftrl".encode()) == "trl"
     with pytest.raises(UnicodeDecodeError):
         decode_text(b"trl\xff")
+
+
+NO_MARK = ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]
+
+
+@pytest.mark.parametrize("encoding", NO_MARK)
+def test_utf16_or_utf32_without_a_mark_is_read_by_its_nuls(tmp_path, encoding):
+    # Read as UTF-8, such a log was one NUL-studded line: "no error found in the log", a silent unknown.
+    log = tmp_path / "train.log"
+    log.write_bytes(f"step 1\nTraceback (most recent call last):\n{LINE}\n".encode(encoding))
+    result = compat_main("explain", str(log), "--no-env", "--no-config")
+    assert result.returncode == 0, result
+    assert b"(line 3)" in result.stdout
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_bytes("trl==0.15.2\nvllm==0.7.2\n".encode(encoding))
+    facts = tmp_path / "facts.json"
+    facts.write_bytes(dump_facts(facts_with()).encode(encoding))
+    assert compat_main("doctor", "--facts", str(facts), "--no-config").returncode == 0
+    doctor = compat_main("doctor", "-r", str(requirements), "--gpus", "cpu", "--no-config", "--format", "json")
+    assert b'"vllm"' in doctor.stdout and doctor.returncode in (0, 1), doctor
+
+
+def test_a_binary_file_is_a_one_line_error_for_a_log_facts_and_requirements(tmp_path):
+    binary = tmp_path / "model.pt"
+    binary.write_bytes(b"\x80\x02ctorch\n" + bytes(300) + b"abc" * 50)
+    runs = [
+        compat_main("explain", str(binary), "--no-env", "--no-config"),
+        compat_main("doctor", "--facts", str(binary), "--no-config"),
+        compat_main("doctor", "-r", str(binary), "--gpus", "cpu", "--no-config"),
+    ]
+    for result in runs:
+        assert result.returncode == 2, result
+        assert "a binary file (NUL bytes), not text" in one_line_error(result)
+
+
+def test_a_hole_of_nuls_before_a_utf8_log_is_not_binary(tmp_path):
+    # logrotate's copytruncate leaves the writer at its old offset: the file starts with NULs, then text.
+    log = tmp_path / "train.log"
+    log.write_bytes(bytes(5001) + f"Traceback (most recent call last):\n{LINE}\n".encode())
+    result = compat_main("explain", str(log), "--no-env", "--no-config")
+    assert result.returncode == 0, result
+    assert b"vllm.model_executor.input_metadata" in result.stdout
+
+
+def test_nul_patterns_decide_only_without_a_mark():
+    assert text_encoding("trl".encode("utf-16-le")) == "utf-16-le"
+    assert text_encoding("trl".encode("utf-16-be")) == "utf-16-be"
+    assert text_encoding("trl".encode("utf-32-le")) == "utf-32-le"
+    assert text_encoding("trl".encode("utf-16")) == "utf-16"  # the mark first
+    assert text_encoding(b"trl==1\n") is None and text_encoding(bytes(64)) is None
+    with pytest.raises(NotText):
+        decode_text(b"PK\x03\x04\x14\x00\x00\x00\x08\x00")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig"])
+def test_a_config_or_accelerate_config_in_utf16_is_read_as_its_text(tmp_path, encoding):
+    # Both were read as UTF-8 only: "'utf-8' codec can't decode byte 0xff" with a mark, "not TOML" without one.
+    config = tmp_path / "compat.toml"
+    config.write_bytes('gpus = "8xH100"\n'.encode(encoding))
+    accelerate = tmp_path / "accelerate.yaml"
+    accelerate.write_bytes("distributed_type: MULTI_GPU\nnum_processes: 2\n".encode(encoding))
+    result = compat_main("doctor", "--config", str(config), "--accelerate-config", str(accelerate))
+    assert result.returncode in (0, 1), result
+    assert "8 × H100".encode() in result.stdout and b"accelerate MULTI_GPU" in result.stdout

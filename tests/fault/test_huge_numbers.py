@@ -110,3 +110,16 @@ def test_an_integer_past_ints_digit_limit_in_a_config_or_pylock_is_one_line(tmp_
     result = compat_main("doctor", "--gpus", "cpu", *args)
     assert result.returncode == 2, result.stderr[-300:]
     assert f"{path}: not" in one_line_error(result) and "digits" in one_line_error(result)
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["smoke", "--budget", value], "--budget") for value in ("inf", "-inf", "nan", "-1", "1e309", "0")
+] + [
+    (["smoke", "--processes", "99999999999"], "--processes"),
+    (["matrix", "refresh", "--timeout", "inf"], "--timeout"),
+])
+def test_a_time_bound_or_count_out_of_range_is_a_usage_error(args, option):
+    # `smoke --budget inf` used to start a smoke run with no bound at all (a hang to a CI job).
+    result = compat_main(*args)
+    assert result.returncode == 2, result.stderr[-500:]
+    assert option in one_line_error(result)

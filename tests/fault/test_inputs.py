@@ -112,6 +112,21 @@ def test_a_config_or_pylock_nested_past_the_stack_is_a_one_line_error(tmp_path, 
     assert f"{path}: not" in one_line_error(result) and "nested too deeply" in one_line_error(result)
 
 
+@pytest.mark.parametrize("found", [False, True])
+@pytest.mark.parametrize("command", [
+    ["explain", "LOG", "--no-env"], ["explain", "LOG"], ["doctor", "--gpus", "cpu"], ["plan"], ["report", "--gpus", "cpu"],
+])
+def test_a_broken_config_is_the_same_one_line_error_in_every_command(tmp_path, monkeypatch, command, found):
+    # explain --no-env used to skip the config altogether, so a broken one passed there and failed everywhere else.
+    (tmp_path / "compat.toml").write_text("this is [ not toml\n")
+    (tmp_path / "train.log").write_text("Traceback (most recent call last):\nRuntimeError: CUDA error\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["train.log" if a == "LOG" else a for a in command] + ([] if found else ["--config", "compat.toml"])
+    result = compat_main(*args)
+    assert result.returncode == 2, result
+    assert "compat.toml: not TOML: Expected '='" in one_line_error(result)
+
+
 def test_a_fifo_or_a_directory_as_the_config_is_refused_before_anything_blocks(tmp_path):
     os.mkfifo(tmp_path / "fifo.toml")
     (tmp_path / "dir.toml").mkdir()

@@ -81,6 +81,7 @@ def test_cpu_means_no_gpus(matrix):
         ("0xH100", "at least 1"),
         ("65xH100", "more than 64 GPUs"),
         ("99999999999xH100", "more than 64 GPUs"),
+        ("\u0663xH100", "cannot read"),  # an Arabic-Indic 3: int() reads it, a count on the command line is ASCII
         ("32xH100,33xA100", "more than 64 GPUs"),
         ("8xH1000", "unknown GPU model 'H1000' (did you mean H100"),
         ("8xRTX4900", "did you mean RTX4090"),

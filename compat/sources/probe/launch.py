@@ -12,7 +12,7 @@ from compat.errors import UsageError
 from compat.model.facts import AccelerateConfig, Launch, Launcher
 from compat.model.unknown import Unknown
 from compat.redact import redact_value
-from compat.regular_file import MIB, NotRegularFile, read_regular
+from compat.regular_file import MIB, NotRegularFile, decode_text, read_regular
 
 KEPT_NAMES = frozenset({
     "WORLD_SIZE", "RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
@@ -59,7 +59,7 @@ def read_accelerate_config(path: Path | None, environ: Mapping[str, str]) -> Acc
     explicit = path is not None
     path = path if path is not None else default_accelerate_config(environ)
     try:
-        text = read_regular(path, limit=MIB).decode("utf-8")
+        text = decode_text(read_regular(path, limit=MIB))  # by its mark or NULs, as -r and --facts
     except FileNotFoundError:
         if explicit:
             raise UsageError(f"accelerate config {path} does not exist") from None
