@@ -47,8 +47,8 @@ def explain(request: ExplainRequest, log: Iterable[str | bytes], progress: Calla
     d = request.declared
     if request.use_environment or request.environment.named() or any(v is not None for v in (d.gpus, d.driver, d.launcher)):
         request, _ = configured(request)
-    else:  # --no-env alone stays the log alone, whatever the config declares; a broken config is still an error,
-        read_config(request.config, find=request.find_config)  # as in every other command, never silently skipped
+    elif request.config is not None:  # --no-env alone stays the log alone, whatever a config declares; one the user
+        read_config(request.config, find=False)  # names is still checked (a broken one is an error, as everywhere)
     m = matrix_for(request.matrix, request.settings)
     cache = request.settings.cache_dir
     store = DirectoryStore(cache / "explain", shipped=shipped_automata(m.roots)) if cache is not None else None

@@ -501,19 +501,16 @@ def stated_versions(text: str) -> tuple[StatedVersion, ...]:
 
 def check(stated: StatedVersion, facts: Facts | None) -> StatedVersion:
     """`stated` with what the facts say of its subject, the side to change decided and its command."""
-    command = _command(stated, facts)
-    if facts is None:
-        return replace(stated, command=command)
-    installed = _installed(stated.subject, facts)
+    installed = _installed(stated.subject, facts) if facts is not None else None
     if installed is None:
-        return replace(stated, command=command)
+        return replace(stated, command=_command(stated, facts))
     satisfied = _satisfies(installed, stated.wanted)
     change = stated.change
     if stated.subject in ("glibc", "glibcxx", "cxxabi"):
         # The host's C and C++ libraries are not something to upgrade in place: the binary must change.
         change = Change.ARTEFACT
-    if satisfied:  # the message comes from another environment: the command is for that one, not this interpreter
-        command = _command(stated, None)
+    # Already satisfied: the message comes from another environment, and the command is for that one, not this interpreter.
+    command = _command(stated, None if satisfied else facts)
     return replace(stated, installed=installed, satisfied=satisfied, change=change, command=command)
 
 

@@ -118,10 +118,14 @@ def _releases(roots: tuple[Path, ...], cache_dir: Path | None) -> ReleaseIndex:
     return ReleaseIndex(tuple(root / "releases" for root in roots), cache_dir=cache_dir)
 
 
+TABLE_FILES = ("cuda.toml", "torch.toml", "gpus.toml", "extensions.toml", "stacks.toml", "builds.toml")
+"""The single files a matrix root holds and the loader reads (signatures/ and releases/ are folders)."""
+_OPTIONAL = ("extensions.toml", "stacks.toml", "builds.toml")
+"""Those the shipped matrix may lack."""
+
+
 def _load(roots: tuple[Path, ...], cache_dir: Path | None) -> Matrix:
-    per_file: dict[str, list[Table]] = {
-        "cuda.toml": [], "torch.toml": [], "gpus.toml": [], "extensions.toml": [], "stacks.toml": [], "builds.toml": [],
-    }
+    per_file: dict[str, list[Table]] = {name: [] for name in TABLE_FILES}
     signature_files: list[tuple[Table, str]] = []
     for i, root in enumerate(roots):
         for name, tables in per_file.items():
@@ -133,7 +137,7 @@ def _load(roots: tuple[Path, ...], cache_dir: Path | None) -> Matrix:
             for path in sorted(sig_dir.glob("*.toml")):
                 signature_files.append((read_toml(path, label=file_label(root, path, i == 0)), path.stem))
     for name, tables in per_file.items():
-        if not tables and name not in ("extensions.toml", "stacks.toml", "builds.toml"):
+        if not tables and name not in _OPTIONAL:
             raise MatrixError(f"matrix/{name}", "", "missing from the shipped matrix")
     return Matrix(
         cuda=load_cuda(per_file["cuda.toml"]),

@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from compat.errors import MatrixError
+from compat.matrix import TABLE_FILES
 
-FILES = frozenset({
-    "cuda.toml", "torch.toml", "gpus.toml", "extensions.toml", "stacks.toml", "builds.toml", "log-lines.toml",
-})
-"""The single files the loader reads from a matrix root."""
+FILES = frozenset({*TABLE_FILES, "log-lines.toml"})
+"""The single files read from a matrix root: the loader's tables, and the real log lines curation checks."""
 FOLDERS = {"signatures": ".toml", "releases": ".toml", "api": ""}
 """The folders it reads, and the suffix of each file in them ("" for api/, whose entries are package folders,
 checked by compat.timeline.index_check)."""

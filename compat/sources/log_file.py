@@ -43,9 +43,7 @@ def read_log(name: str, blocks: Callable[[BinaryIO], Iterator[bytes]]) -> Iterat
             raise UsageError(f"cannot read {label}: {exc.strerror or exc}") from exc
     raw = stream
     try:
-        peek = getattr(stream, "peek", None)
-        head = peek(2)[:2] if peek is not None else b""
-        if head == _GZIP_MAGIC:
+        if _peek(stream, 2) == _GZIP_MAGIC:
             stream = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]  # a GzipFile reads like a BinaryIO
         try:
             codec = text_encoding(_peek(stream, SNIFF))
