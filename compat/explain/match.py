@@ -28,7 +28,7 @@ from compat.explain.verdict import SERIOUSNESS, ErrorVerdict, PackageSeen, clues
 from compat.explain.versions import check, stated_versions
 from compat.judge.conditions import Outcome, evaluate
 from compat.matrix.signatures import Signature
-from compat.matrix.when import When
+from compat.matrix.when import ScriptWhen, When
 from compat.model.unknown import Unknown
 from compat.timeline.links import ApiSource
 from compat.timeline.overrides import answer_call
@@ -263,7 +263,7 @@ def read_log(
     drafts = builder.drafts()
     _match_wrapped(drafts, signatures, acc, context_seen, frames_seen, scanner, keys)
     scanner.release()
-    for si in [si for si in acc if not _conditions_hold(signatures[si], acc[si], si in context_seen, si in frames_seen, drafts)]:
+    for si in [si for si in acc if not _conditions_hold(signatures[si], acc[si], si in frames_seen, drafts)]:
         del acc[si]
     return ReadLog(signatures=signatures, acc=acc, drafts=drafts, lines_scanned=line_base - 1, engine=scanner.engine.value,
                    errors_dropped=builder.dropped, reported=builder.reported)
@@ -274,7 +274,7 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     """The explanation of what `read_log` found, its matches ranked for `facts`."""
     signatures, acc, drafts = read.signatures, read.acc, read.drafts
     env_note = environment or ("environment facts given" if facts is not None else "no environment facts: ranked by the log alone")
-    matches = [_rank(signatures[si], a, facts, matrix) for si, a in acc.items()]
+    matches = [m for m in (_rank(signatures[si], a, facts, matrix) for si, a in acc.items()) if _evidenced(m)]
     # At an equal score an entry that asked for its library's frames and found them is the narrower guess.
     matches.sort(key=lambda m: (m.signature.wrapper, -m.score, not m.signature.frames, m.lines[0].number if m.lines else 0,
                                 m.signature.id))
@@ -292,6 +292,16 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     )
 
 
+def _evidenced(m: Match) -> bool:
+    """Whether an entry that requires its context has it: in the log, or, for an entry about what the program runs (a
+    `script` condition), in the environment, whose facts fit all its conditions: the bare two-device message is a
+    launch mistake unless the installed trl and vLLM and the script's GRPO with vLLM are the ones the entry is about.
+    A context that is the failure itself (a hang beside NCCL's P2P lines) only the log can show."""
+    sig = m.signature
+    return (not sig.context_required or bool(m.context_found)
+            or (sig.when.script != ScriptWhen() and m.verdict is not None and m.verdict.outcome is Outcome.MATCH))
+
+
 def _record(acc: dict[int, _Acc], si: int, number: int, text: str) -> None:
     a = acc.get(si)
     if a is None:
@@ -307,11 +317,10 @@ def _record(acc: dict[int, _Acc], si: int, number: int, text: str) -> None:
         a.lines[key] = MatchedLine(number=number, text=clean(text)[:MAX_SHOWN], count=1)
 
 
-def _conditions_hold(sig: Signature, a: _Acc, context_seen: bool, frames_seen: bool, drafts: list[ErrorDraft]) -> bool:
-    """Whether an entry whose pattern matched fires: its required context is in the log, the library it is about shows
-    (`frames`), and a message any code raises about itself was raised in a package's code (`raised_in`)."""
-    if sig.context_required and not context_seen:
-        return False
+def _conditions_hold(sig: Signature, a: _Acc, frames_seen: bool, drafts: list[ErrorDraft]) -> bool:
+    """Whether an entry whose pattern matched fires: the library it is about shows (`frames`), and a message any code
+    raises about itself was raised in a package's code (`raised_in`). A required context is judged with the facts
+    (`_evidenced`)."""
     if not _library_shown(sig, a, frames_seen):
         return False  # the message alone, raised where none of the library's code ran: user code's, not the library's
     if sig.raised_in == "not-user":
@@ -355,10 +364,12 @@ def _match_wrapped(drafts: list[ErrorDraft], signatures: tuple[Signature, ...], 
     for d in drafts:
         for raised in d.chain:
             parts = [p.strip() for p in raised.message.split("\n") if p.strip()]
-            if len(parts) < 2:
+            # A message printed without its type (shapes.py gave it one) is read once more with it.
+            untyped = bool(parts) and bool(raised.type) and f"{raised.short_type}:" not in "\n".join(d.lines)
+            if len(parts) < 2 and not untyped:
                 continue
             head = f"{raised.type}: {parts[0]}" if raised.type else parts[0]
-            candidates = [joined([head, *parts[1:k]]) for k in range(2, len(parts) + 1)]
+            candidates = [joined([head, *parts[1:k]]) for k in range(1 if untyped else 2, len(parts) + 1)]
             possible = _possible(scanner, keys, [t for texts in candidates for t in texts])
             for si, sig in enumerate(signatures):
                 if si in acc and any(raised.line <= n <= raised.line + len(parts) for n, _ in acc[si].at):

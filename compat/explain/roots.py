@@ -18,6 +18,7 @@ from functools import cache
 from compat.explain.normalize import body, clean, masked, stream
 from compat.explain.owners import folder_package, package_of, stack_folder
 from compat.explain.reported import reported_version
+from compat.explain.shapes import BARE_MEMBER, BARE_WRAPPER, type_of
 
 MAX_ERRORS = 200
 """Distinct errors kept; more of them are counted, not listed (bounded memory on any log)."""
@@ -63,11 +64,12 @@ class Event(str, Enum):
     """A version an environment report or `pip freeze` states (`- vLLM version: 0.5.0`, `trl==0.12.0`), read by
     compat/explain/reported.py for the API timeline's answers."""
     IMPORT = (r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)|"
-              r"\(\) got an unexpected keyword argument ")
+              r"\(\) got an unexpected keyword argument |' object has no attribute '|because of the following error")
     """An import failure a logger or a paste printed without its exception type (`Failed to import X: No module named
     'y'`, sglang's `Ignore import error when loading ...`, a bare `x.so: undefined symbol: _ZN...`): the import error
-    itself, whatever the line around it says. Also a call's TypeError retyped without its type (an issue's title or
-    prose: `LoraConfig.__init__() got an unexpected keyword argument 'eva_config'`), read as the TypeError it is."""
+    itself, whatever the line around it says. Also a call's TypeError or a member's AttributeError retyped without its
+    type (an issue's title or prose: `LoraConfig.__init__() got an unexpected keyword argument 'eva_config'`), read as
+    the error it is (compat/explain/shapes.py)."""
 
 
 class ErrorKind(str, Enum):
@@ -375,7 +377,9 @@ class ErrorBuilder:
         if _CODE_LINE.match(line) or _exc_inside().search(clean(text)) or _EXC_AT_START.match(line.strip()):
             return  # code that raises it, or an exception line the EXCEPTION event reads
         m = _IMPORT_FAILURE.search(line)
-        if m is not None:
+        if (wrapper := BARE_WRAPPER.search(line)) is not None:
+            self._add(st, ErrorKind.LINE, "RuntimeError", line[wrapper.start():].strip(), number, text, following)
+        elif m is not None:
             etype = "ModuleNotFoundError" if m.group(0).startswith("No module") else "ImportError"
             loader = ".so" in m.group(0) and not m.group(0).startswith(("No module", "cannot import"))
             self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, following if loader else ())
@@ -383,6 +387,8 @@ class ErrorBuilder:
                 st.last.logged = True
         elif (call := _BARE_CALL.search(line)) is not None:
             self._add(st, ErrorKind.LINE, "TypeError", call.group(0).rstrip("`"), number, text, ())
+        elif (member := BARE_MEMBER.search(line)) is not None:
+            self._add(st, ErrorKind.LINE, "AttributeError", f"'{member[1]}' object has no attribute '{member[2]}'", number, text, ())
 
     def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str], before: str = "") -> None:
         if line[:1].isspace():
@@ -498,9 +504,10 @@ def _unquoted(opener: str, message: str) -> str:
 UNFINISHED = "the log ends inside this traceback: its exception line is missing"
 """The message of a traceback cut before its exception line."""
 
-_NESTED = re.compile(r"^.*because of the following error \(look up to see its traceback\):\s*\n(.+)", re.S)
-"""The last wrapper's marker (greedy): a lazy import that failed inside another (`integration_utils` because of
-`modeling_utils` because of the real error) nests its message once per level, and the innermost is the error."""
+_NESTED = re.compile(r"^.*because of the following error(?: \(look up to see its traceback\))?:\s*\n(.+)", re.S)
+"""The last wrapper's marker (greedy; a paste may drop the parenthesis): a lazy import that failed inside another
+(`integration_utils` because of `modeling_utils` because of the real error) nests its message once per level, and the
+innermost is the error."""
 
 
 def _nested(outer: Raised) -> list[Raised]:
@@ -513,7 +520,7 @@ def _nested(outer: Raised) -> list[Raised]:
     t = _EXC_AT_START.match(inner.split("\n", 1)[0])
     if t is not None and t.group(2) is not None:
         return [Raised(type=t.group(1), message=t.group(2).strip(), frames=(), line=outer.line)]
-    return [Raised(type="", message=inner, frames=(), line=outer.line)]
+    return [Raised(type=type_of(inner), message=inner, frames=(), line=outer.line)]
 
 
 _IPYTHON_CURRENT = re.compile(r"^\s*-+>\s*\d+\s(.+)$")

@@ -65,7 +65,8 @@ class Signature:
     on the same log should outrank."""
     context_required: bool = False
     """True when a line of the log must match one of `context` for the signature to fire at all
-    (NCCL P2P INFO lines only mean a hang when the log also shows one)."""
+    (NCCL P2P INFO lines only mean a hang when the log also shows one); for an entry with a `script` condition, facts
+    that fit all its conditions stand in for it (compat/explain/match.py `_evidenced`)."""
     usage: bool = False
     """True for a mistake in the user's configuration, data or code (no chat template, a prompt longer
     than max_model_len, batch arithmetic): explain's verdict is `known-usage`, not an environment failure."""

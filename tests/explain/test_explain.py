@@ -118,6 +118,20 @@ def test_the_environment_breaks_a_tie_between_look_alikes(catalog):
     assert "you have vllm 0.6.6.post1; the fix needs vllm==0.7.2" in notes
 
 
+def test_an_entry_that_requires_its_library_takes_the_environment_as_evidence_only_for_what_the_script_runs(catalog):
+    """The bare two-device message is a launch mistake; the GRPO-with-vLLM entry, which requires vLLM's frames, fires
+    without them only where the facts say the script runs GRPO with vLLM on the trl and vLLM it is about."""
+    line = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!\n"
+    bare = explain([line], catalog)
+    assert ids(bare) == ["trl-more-processes-than-gpus"]
+    assert bare.verdict.value == "known-usage"
+    other_script = dataclasses.replace(GRPO_VLLM, trainers=("SFTTrainer",), use_vllm=False)
+    assert ids(explain([line], catalog, _facts({"trl": "0.15.0", "vllm": "0.6.6.post1"}, script=other_script))) == [
+        "trl-more-processes-than-gpus"]
+    frames = '  File "/venv/lib/python3.11/site-packages/vllm/worker/model_runner.py", line 9, in execute_model\n'
+    assert "grpo-vllm-device-mismatch" in ids(explain([frames, line], catalog))
+
+
 def test_a_fix_already_installed_is_said_so(catalog):
     env = _facts({"trl": "0.17.0", "torch": "2.6.0"}, launcher="python", script=dataclasses.replace(GRPO_VLLM, trainers=("OnlineDPOTrainer",), use_vllm=None))
     result = explain([(LOGS / "online-dpo-dataparallel-config.log").read_text()], catalog, env)

@@ -95,3 +95,29 @@ def test_a_bad_frames_list_is_refused_with_file_and_key(change: dict, message: s
         load_signatures(entry_tables({**GOOD, **change}))
     (sig,) = load_signatures(entry_tables({**GOOD, "frames": ["trl"]}))
     assert sig.frames == ("trl",) and sig.frame_patterns == (frame_pattern("trl"),)
+
+
+GENERIC_USAGE = [s for s in MATRIX.signatures if s.generic and s.usage]
+
+
+def _specialises_usage(sig: Signature) -> list[str]:
+    """The generic usage entries that also match the lines of `sig`'s own real log."""
+    lines = _message_lines(sig) if (LOGS / f"{sig.id}.log").exists() else []
+    return sorted({g.id for g in GENERIC_USAGE for line in lines if any(re.search(p, line, re.ASCII) for p in g.patterns)})
+
+
+@pytest.mark.parametrize("sig", [s for s in MATRIX.signatures if not s.generic and not s.usage], ids=lambda s: s.id)
+def test_an_environment_entry_on_a_usage_message_needs_its_library_shown(sig: Signature) -> None:
+    """An out-of-memory or a two-device message is the run's settings unless the library an entry is about shows:
+    an environment entry whose lines a generic usage entry also matches must require its context or frames, or it
+    would call every user's out-of-memory an environment failure."""
+    if _specialises_usage(sig):
+        assert sig.context_required or sig.frames, f"{sig.id} matches {_specialises_usage(sig)}'s lines ungated"
+
+
+def test_an_out_of_memory_outside_vllm_is_the_runs_settings() -> None:
+    oom = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 196.00 MiB (GPU 0; 15.77 GiB total"
+           " capacity; 14.16 GiB already allocated; 150.12 MiB free; 14.57 GiB reserved in total by PyTorch)\n")
+    assert _ids(USER_FRAMES + oom) == ["cuda-oom-generic"]
+    in_trl = USER_FRAMES + '  File "/venv/lib/python3.11/site-packages/trl/trainer/grpo_trainer.py", line 9\n' + oom
+    assert "trl-grpo-vllm-oom" in _ids(in_trl)
