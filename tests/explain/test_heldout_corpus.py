@@ -37,6 +37,7 @@ CORPORA = (
     DATA / "heldout11",
     DATA / "heldout12",
     DATA / "heldout13",
+    DATA / "heldout14",
     DATA / "dev",
 )
 LABELS = {"environment", "usage", "not-environment"}
