@@ -64,7 +64,8 @@ class Event(str, Enum):
     """A version an environment report or `pip freeze` states (`- vLLM version: 0.5.0`, `trl==0.12.0`), read by
     compat/explain/reported.py for the API timeline's answers."""
     IMPORT = (r"No module named '|cannot import name '|\.so(?:\.\d+)*: (?:undefined|cannot open shared object)|"
-              r"\(\) got an unexpected keyword argument |' object has no attribute '|because of the following error")
+              r"\(\) got an unexpected keyword argument |\(\) takes (?:from \d+ to )?\d+ positional argument|"
+              r"\(\) missing \d+ required |' object has no attribute '|because of the following error")
     """An import failure a logger or a paste printed without its exception type (`Failed to import X: No module named
     'y'`, sglang's `Ignore import error when loading ...`, a bare `x.so: undefined symbol: _ZN...`): the import error
     itself, whatever the line around it says. Also a call's TypeError or a member's AttributeError retyped without its
@@ -239,8 +240,11 @@ _IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+'
                              r"[\w.+-]*\.so(?:\.\d+)*: (?:undefined|cannot open shared object)[^`'\"\n]*")
 """The third: the dynamic loader's message, which may wrap (in a terminal or an issue's text) after any word: its
 lines that follow are read as its continuation, so the catalog sees the whole symbol."""
-_BARE_CALL = re.compile(r"(?:[\w.]+|<lambda>)\(\) got an unexpected keyword argument (?:'\w+'|`?\w+`?)")
-"""A call's TypeError without its type: the callee and the argument, quoted as Python prints it or not (retyped)."""
+_BARE_CALL = re.compile(r"(?:[\w.]+|<lambda>)\(\) (?:got an unexpected keyword argument (?:'\w+'|`?\w+`?)|"
+                        r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
+                        r"missing \d+ required (?:positional|keyword-only) arguments?: '\w+'(?:(?:, |,? and )'\w+')*)")
+"""A call's TypeError without its type: the callee and the argument (quoted as Python prints it or not: retyped), or
+the count of positional arguments it takes and was given, or the ones it misses."""
 _CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
 """A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
 _LINK_GAP = 4

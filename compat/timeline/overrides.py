@@ -43,7 +43,8 @@ def answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: 
 
 def _answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:
     if q.override_in is None:
-        return answer(q, facts, source, stated)
+        a = answer(q, facts, source, stated)
+        return a if a is not None or q.caller is not None else _named_base(q, facts, source, stated)
     plain = answer(replace(q, override_in=None), facts, source, stated)
     caller = distribution_of(q.override_in.split(".")[0])
     if plain is not None and (plain.decided or plain.drift is Drift.INSTALLED_HAS) and plain.package != caller:
@@ -61,6 +62,33 @@ def _override(q: ApiQuestion, caller: str, facts: Facts | None, source: ApiSourc
         present = _calling(api, q, key)
         if present:
             return _judged(api, q, key, present, installed_version(facts, caller) or (stated or {}).get(caller))
+    return None
+
+
+def _named_base(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:
+    """A call refused by a method of a class no index knows, with no package frame to say who made it (an issue's
+    title: `Qwen2VLGRPOVLLMTrainer.compute_loss() got an unexpected keyword argument 'num_items_in_batch'`): the
+    class is a subclass named for its base, so the method is an override of the indexed class its name ends with
+    (transformers' `Trainer`), and the releases whose own method takes the call are the ones that make it. A method
+    no indexed release of the base takes the call in, or takes it in every release, answers nothing."""
+    if q.missing not in (Missing.KEYWORD, Missing.POSITIONAL_COUNT) or not q.module or q.module.count(".") != 1:
+        return None
+    cls, method = q.module.split(".")
+    if method.startswith("__"):
+        return None  # a constructor's arguments are the class's own fields, not a hook its base calls
+    for start in [i for i, c in enumerate(cls) if c.isupper() and i > 0]:
+        for package in source.indexed():
+            api = source.get(package)
+            if isinstance(api, Unknown) or api.start(ApiKind.SIGNATURE) is None:
+                continue
+            key = f"{(api.top_level or import_names(package))[0]}:{cls[start:]}.{method}"
+            keys = api.keys(ApiKind.SIGNATURE)
+            at = bisect.bisect_left(keys, f"{key}[")
+            if at == len(keys) or not keys[at].startswith(f"{key}["):
+                continue
+            present = _calling(api, q, key)
+            if present:
+                return _judged(api, q, key, present, installed_version(facts, package) or (stated or {}).get(package))
     return None
 
 

@@ -82,3 +82,30 @@ def test_a_call_on_another_object_is_not_an_override() -> None:
                         frames=(Frame(file=frame.file, line=1, function="f", package="transformers",
                                       code="x = self.training_step(model, inputs, n)"),), line=1))
     assert q is not None and q.override_in == "transformers.trainer"
+
+
+@pytest.mark.parametrize(("text", "cls"), [
+    # QuixiAI/grokadamw#7: the script's own logger prints the message alone, without its type or a frame.
+    ("ERROR - ❌ Training failed: CustomTrainer.training_step() takes 3 positional arguments but 4 were given\n",
+     "CustomTrainer"),
+    # OpenBMB/MiniCPM-V#698's title, the line an issue's title carries.
+    ("[BUG] <title>TypeError: CPMTrainer.training_step() takes 3 positional arguments but 4 were given\n", "CPMTrainer"),
+    ("TypeError: Qwen2VLGRPOVLLMTrainer.training_step() got an unexpected keyword argument 'num_items_in_batch'\n",
+     "Qwen2VLGRPOVLLMTrainer"),
+])
+def test_without_a_frame_the_class_is_an_override_of_the_indexed_base_its_name_ends_with(catalog, text: str, cls: str) -> None:
+    error = _answer(catalog, text)
+    a = error.api
+    assert a is not None and error.verdict is ErrorVerdict.KNOWN
+    assert (a.drift, a.key, a.fix) == (Drift.OVERRIDE, "transformers:Trainer.training_step", ("transformers<4.46.0",))
+    assert f"the override `{cls}.training_step` refuses it" in " ".join(api_text(a))
+
+
+@pytest.mark.parametrize("text", [
+    "TypeError: CustomTrainer.__init__() got an unexpected keyword argument 'tokenizer'\n",  # its own fields
+    "TypeError: CustomTrainer.make_batches() takes 2 positional arguments but 3 were given\n",  # no base has it
+    "TypeError: Foo.bar() got an unexpected keyword argument 'x'\n",
+])
+def test_a_frameless_call_with_no_indexed_base_method_answers_nothing(catalog, text: str) -> None:
+    a = _answer(catalog, text).api
+    assert a is None or a.drift is not Drift.OVERRIDE
