@@ -487,6 +487,7 @@ SIGNATURE_IDS = (
     "cli-option-missing-its-value", "json-file-syntax-error", "stack-submodule-missing-from-release",
     "accelerate-state-without-distributed-type", "safetensors-device-unknown-to-release", "yaml-file-syntax-error",
     "peft-bitsandbytes-matmullt-state-mismatch", "transformers-auto-register-needs-config-class",
+    "gguf-runtime-unknown-architecture", "vllm-model-version-newer-than-release",
 )
 
 CHECK_IDS = (
