@@ -18,7 +18,7 @@ from functools import cache
 from compat.explain.normalize import body, clean, masked, stream
 from compat.explain.owners import folder_package, package_of, stack_folder
 from compat.explain.reported import reported_version
-from compat.explain.shapes import BARE_MEMBER, BARE_WRAPPER, type_of
+from compat.explain.shapes import BARE_CALL, BARE_MEMBER, BARE_WRAPPER, type_of
 
 MAX_ERRORS = 200
 """Distinct errors kept; more of them are counted, not listed (bounded memory on any log)."""
@@ -240,11 +240,6 @@ _IMPORT_FAILURE = re.compile(r"No module named '[\w.]+'|cannot import name '\w+'
                              r"[\w.+-]*\.so(?:\.\d+)*: (?:undefined|cannot open shared object)[^`'\"\n]*")
 """The third: the dynamic loader's message, which may wrap (in a terminal or an issue's text) after any word: its
 lines that follow are read as its continuation, so the catalog sees the whole symbol."""
-_BARE_CALL = re.compile(r"(?:[\w.]+|<lambda>)\(\) (?:got an unexpected keyword argument (?:'\w+'|`?\w+`?)|"
-                        r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
-                        r"missing \d+ required (?:positional|keyword-only) arguments?: '\w+'(?:(?:, |,? and )'\w+')*)")
-"""A call's TypeError without its type: the callee and the argument (quoted as Python prints it or not: retyped), or
-the count of positional arguments it takes and was given, or the ones it misses."""
 _CODE_LINE = re.compile(r"\s*(?:raise|except|from|import|if|elif|return|print|logger\.|logging\.|warnings\.)\b|\s*#")
 """A source line a traceback or a paste shows (`raise ImportError("No module named ...")`), not a report."""
 _LINK_GAP = 4
@@ -389,7 +384,7 @@ class ErrorBuilder:
             self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, following if loader else ())
             if st.last is not None and st.last.first_line == number:
                 st.last.logged = True
-        elif (call := _BARE_CALL.search(line)) is not None:
+        elif (call := BARE_CALL.search(line)) is not None:
             self._add(st, ErrorKind.LINE, "TypeError", call.group(0).rstrip("`"), number, text, ())
         elif (member := BARE_MEMBER.search(line)) is not None:
             self._add(st, ErrorKind.LINE, "AttributeError", f"'{member[1]}' object has no attribute '{member[2]}'", number, text, ())

@@ -23,6 +23,12 @@ _SHAPES = (
 )
 _SHAPE = re.compile("|".join(f"({p})" for _, p in _SHAPES))
 
+BARE_CALL = re.compile(r"(?:[\w.]+|<lambda>)\(\) (?:got an unexpected keyword argument (?:'\w+'|`?\w+`?)|"
+                        r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
+                        r"missing \d+ required (?:positional|keyword-only) arguments?: '\w+'(?:(?:, |,? and )'\w+')*)")
+"""A call's TypeError without its type: the callee and the argument (quoted as Python prints it or not: retyped), or
+the count of positional arguments it takes and was given, or the ones it misses."""
+
 BARE_WRAPPER = re.compile(r"Failed to import [\w.]+ because of the following error\b")
 """A lazy importer's wrapper message (transformers', diffusers') quoted without its RuntimeError: the message of the
 error it wraps follows on the next lines."""
