@@ -102,7 +102,7 @@ def _api_json(a: ApiAnswer) -> dict:
         "caller_import": a.caller_import.value if a.caller_import else None, "caller_fixed_in": a.caller_fixed_in,
         "caller_since": a.caller_since,
         "fix": list(a.fix), "reason": a.reason, "typo_of": a.typo_of,
-        "home_of": a.home_of, "elsewhere": a.elsewhere,
+        "home_of": a.home_of, "elsewhere": a.elsewhere, "shadowed": a.shadowed,
     }
 
 
@@ -162,6 +162,9 @@ def api_text(a: ApiAnswer) -> list[str]:
     if a.elsewhere:
         out.append(f"     your {a.package} {a.elsewhere} does not fail this way: the log comes from another environment, and "
                    "the fix is for the one that ran it")
+    if a.shadowed:
+        out.append(f"     the log reports {a.package} {a.shadowed}, which has it: the {a.package} that ran is another release "
+                   "(an older install ahead of it on the path, or a report taken in another environment)")
     if a.caller and a.caller_import is not None:
         who = f"your {a.caller} {a.caller_installed}" if a.caller_installed else a.caller
         out.append(f"     {who} imports it ({a.caller_import.value.replace('_', ' ')})")

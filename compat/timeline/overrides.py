@@ -31,14 +31,24 @@ def answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: 
     as named is no other indexed package's (trl's DPOTrainer.log, which the index reads, answers for itself).
 
     Where the installed release contradicts the log, the log comes from another environment (pasted from another
-    machine, or from before an upgrade): the installed versions say nothing of it, and the log alone answers."""
+    machine, or from before an upgrade): the installed versions say nothing of it, and the log alone answers. Where the
+    release the log reports contradicts it, the process ran another release than the one reported (`shadowed`)."""
     a = _answer_call(q, facts, source, stated)
-    if facts is None or a is None or a.drift is not Drift.INSTALLED_HAS:
+    if a is None or a.drift is not Drift.INSTALLED_HAS:
         return a
-    alone = _answer_call(q, None, source, stated)
-    if alone is None or not alone.decided:
+    if facts is not None:
+        alone = _answer_call(q, None, source, stated)
+        if alone is not None and alone.decided:
+            return replace(alone, elsewhere=a.installed)
+        if alone is None or alone.drift is not Drift.INSTALLED_HAS:
+            return a
+        a = alone
+    # The release the log itself reports has it: the process ran another one (an older install ahead of it on the
+    # path, a report taken elsewhere), and the index alone says which side that one is on.
+    bare = _answer_call(q, None, source, None)
+    if bare is None or not bare.decided:
         return a
-    return replace(alone, elsewhere=a.installed)
+    return replace(bare, shadowed=a.installed)
 
 
 def _answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:

@@ -250,6 +250,10 @@ class ApiAnswer:
     elsewhere: str | None = None
     """The installed version of the package the log is about when that release contradicts the log: the answer is the
     log's alone, for the environment that ran it (a log pasted from a cluster node, or from before an upgrade)."""
+    shadowed: str | None = None
+    """The version the log itself reports for the package when that release contradicts the failure (it has the model
+    type a `KeyError` says is missing): the process imported another release, an older install ahead of it on the path,
+    and the answer is the index's alone."""
 
     @property
     def decided(self) -> bool:

@@ -56,3 +56,34 @@ def test_a_stated_requirement_the_installed_version_meets_is_still_named(catalog
     assert stated.satisfied is True and stated.command == "python -m pip install 'huggingface-hub>=0.19.3,<1.0'"
     assert "the message is from another environment" in render_text(
         explain([line.encode()], catalog, _facts({"huggingface-hub": "0.26.0"}), api=ApiSource()))
+
+
+# QwenLM/Qwen3#205: "already updated transformers to 4.37.2, but it still fails", the KeyError raised in transformers'
+# own auto mapping; the transformers that ran was an older one the environment also held.
+SHADOWED = """transformers==4.37.2
+Traceback (most recent call last):
+  File "/home/user/finetune.py", line 344, in train
+    config = transformers.AutoConfig.from_pretrained(
+  File "/home/user/env/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py", line 1022, in from_pretrained
+    config_class = CONFIG_MAPPING[config_dict["model_type"]]
+  File "/home/user/env/lib/python3.11/site-packages/transformers/models/auto/configuration_auto.py", line 723, in __getitem__
+    raise KeyError(key)
+KeyError: 'qwen2'
+"""
+
+
+def test_a_release_the_log_reports_that_has_what_failed_is_not_the_one_that_ran(catalog) -> None:
+    (error,) = _errors(catalog, SHADOWED)
+    a = error.api
+    assert error.verdict is ErrorVerdict.KNOWN and a is not None
+    assert (a.drift, a.key, a.fix, a.shadowed, a.elsewhere) == (
+        Drift.CALLEE_TOO_OLD, "qwen2", ("transformers>=4.37.0",), "4.37.2", None)
+    assert "the log reports transformers 4.37.2, which has it: the transformers that ran is another release" in " ".join(api_text(a))
+
+
+def test_a_reported_release_that_lacks_it_is_the_one_that_ran(catalog) -> None:
+    # huggingface/transformers#34161: transformers 4.44.2 reported, qwen2_vl added in 4.45.0.
+    (error,) = _errors(catalog, SHADOWED.replace("4.37.2", "4.44.2").replace("'qwen2'", "'qwen2_vl'"))
+    a = error.api
+    assert a is not None and (a.drift, a.installed, a.shadowed) == (Drift.CALLEE_TOO_OLD, "4.44.2", None)
+    assert a.fix == ("transformers>=4.45.0",)
