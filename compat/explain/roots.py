@@ -382,12 +382,16 @@ class ErrorBuilder:
             etype = "ModuleNotFoundError" if m.group(0).startswith("No module") else "ImportError"
             loader = ".so" in m.group(0) and not m.group(0).startswith(("No module", "cannot import"))
             self._add(st, ErrorKind.LINE, etype, m.group(0).strip().rstrip(".,;"), number, text, following if loader else ())
-            if st.last is not None and st.last.first_line == number:
-                st.last.logged = True
         elif (call := BARE_CALL.search(line)) is not None:
             self._add(st, ErrorKind.LINE, "TypeError", call.group(0).rstrip("`"), number, text, ())
         elif (member := BARE_MEMBER.search(line)) is not None:
             self._add(st, ErrorKind.LINE, "AttributeError", f"'{member[1]}' object has no attribute '{member[2]}'", number, text, ())
+        else:
+            return
+        # Read without its type (a title, prose, a logger's line): it stands only where no printed exception does, and
+        # never in place of the traceback that says who raised it.
+        if st.last is not None and st.last.first_line == number:
+            st.last.logged = True
 
     def _exception(self, st: _Stream, number: int, line: str, text: str, following: Sequence[str], before: str = "") -> None:
         if line[:1].isspace():
@@ -444,6 +448,10 @@ class ErrorBuilder:
             key = d.key()
             seen = merged.get(key)
             if seen is None:
+                merged[key] = d
+            elif seen.logged and not d.logged:  # the printed exception, with its frames, over a title's retelling
+                d.count += seen.count
+                d.spans[:0] = seen.spans
                 merged[key] = d
             else:
                 seen.count += 1

@@ -65,3 +65,22 @@ def test_a_bare_member_message_is_asked_of_the_api_timeline() -> None:
 def test_prose_that_only_mentions_an_attribute_is_no_error() -> None:
     result = explain(["the config object has no attribute listing in the docs\n"], MATRIX)
     assert not result.errors
+
+
+def test_a_titles_retelling_never_stands_in_for_the_printed_traceback() -> None:
+    """An issue that tells the error before pasting it: the traceback, which says the user's own code raised it, is
+    the error read; the title's frameless retelling (which alone would leave the environment a suspect) is not."""
+    log = ("Training fails with 'LossTracker' object has no attribute 'history' after the first epoch\n"
+           "Traceback (most recent call last):\n"
+           '  File "/home/user/train.py", line 88, in <module>\n'
+           "    tracker.history.append(loss)\n"
+           "AttributeError: 'LossTracker' object has no attribute 'history'\n")
+    result = explain(log.splitlines(keepends=True), MATRIX)
+    (error,) = result.errors
+    assert error.root.innermost is not None and error.root.innermost.file == "/home/user/train.py"
+    assert error.verdict.value == "not-environment" and error.count == 2
+
+
+def test_a_retold_message_stands_where_nothing_was_printed() -> None:
+    result = explain(["Training fails with 'Accelerator' object has no attribute 'deepspeed_engine_wrapped'\n"], MATRIX)
+    assert [e.root.type for e in result.errors] == ["AttributeError"]
