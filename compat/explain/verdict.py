@@ -59,6 +59,10 @@ class Clue(str, Enum):
     LIBRARY = "library"
     """An error raised inside an installed package's own frames whose type does not speak of data or
     logic (an import, attribute, type or runtime error): the package and what it was combined with."""
+    REGISTRY = "registry"
+    """An installed package's own registry refuses a name the program asks it for (`FunASRNano is not registered`,
+    `Unrecognized configuration class ... for this kind of AutoModel`, `model type ... is not supported`), whatever the
+    exception's type: the release may be older than the model or backend asked of it."""
 
 
 _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
@@ -82,6 +86,10 @@ _API_ANYWHERE = re.compile(r"module '[\w.]+' has no attribute|cannot import name
 arguments a processor or another library passed (token_type_ids, mm_token_type_ids), not the program's data."""
 _API_IN_LIBRARY = re.compile(r"has no attribute '|got an unexpected keyword argument|missing \d+ required positional argument|"
                              r"takes \d+ positional arguments? but \d+ (?:were|was) given")
+_REFUSED_NAME = re.compile(r"\bis not registered\b|\bnot registered in\b|\b[Uu]nrecogni[sz]ed (?:model|configuration class)|"
+                           r"\b(?:model|architecture|model type|model_type)\b[^\n]{0,60}\b(?:is |are )?not (?:yet )?supported\b|"
+                           r"\b[Uu]nsupported (?:model|architecture)\b|\bunknown (?:model|architecture)\b")
+"""A package's registry refusing a name (a model, an architecture, a config class) in its own frames."""
 _NONE_OBJECT = re.compile(r"'NoneType' object")
 _BUILTIN_OBJECT = re.compile(r"'(?:str|int|float|bool|list|dict|tuple|set|bytes)' object")
 
@@ -106,6 +114,8 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
         unplaced = not raised.frames and not _BUILTIN_OBJECT.search(text)
         if _API_ANYWHERE.search(text) or (api and (_raised_in_library(raised) or unplaced)):
             add(Clue.API)
+        if _REFUSED_NAME.search(text) and _raised_in_library(raised):
+            add(Clue.REGISTRY)
     if versions:
         add(Clue.VERSION)
     if _while_importing(chain):

@@ -124,7 +124,7 @@ def test_a_frame_in_a_frameworks_source_checkout_is_the_frameworks(catalog):
     assert package_of("/home/me/trl/train.py") is None  # a folder named like a package is not its checkout
     assert package_of("/home/me/proj/src/mylib/data.py") is None
     (error,) = explain([_CHECKOUT_RUNTIME.encode()], catalog).errors
-    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.LIBRARY in error.clues
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and {Clue.LIBRARY, Clue.REGISTRY} & set(error.clues)  # verl's own frame
 
 
 _EXAMPLE_SCRIPT = """Traceback (most recent call last):
@@ -345,3 +345,24 @@ def test_a_harmless_line_beside_a_run_that_worked_is_a_note_not_a_failure(catalo
     result = explain([failed], catalog)
     assert notice.id not in [m.signature.id for m in result.failures]
     assert [e.root.short_type for e in result.errors] == ["ImportError"]
+
+
+# A package's registry refusing a name in its own frames is no data or logic of the program's, whatever the type: the
+# release may predate the model asked of it (FunASR's AutoModel, transformers' auto classes). Raised in the user's
+# own code, the same words are the program's own check.
+_REGISTRY = """Traceback (most recent call last):
+  File "/home/user/asr/run.py", line 22, in <module>
+    model = AutoModel(model="FunAudioLLM/Fun-ASR-Nano")
+  File "/home/user/env/lib/python3.10/site-packages/funasr/auto/auto_model.py", line 264, in build_model
+    assert model_class is not None, f'{kwargs["model"]} is not registered'
+AssertionError: FunASRNano is not registered
+"""
+
+
+def test_a_packages_registry_refusing_a_name_is_about_the_environment(catalog):
+    (error,) = explain([_REGISTRY.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and "clue: registry" in error.reasons
+    own = _REGISTRY.replace("/home/user/env/lib/python3.10/site-packages/funasr/auto/auto_model.py", "/home/user/asr/models.py")
+    (error,) = explain([own.encode()], catalog).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+    assert Clue.REGISTRY.value == "registry"
