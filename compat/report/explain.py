@@ -164,7 +164,8 @@ def api_text(a: ApiAnswer) -> list[str]:
                    "the fix is for the one that ran it")
     if a.shadowed:
         out.append(f"     the log reports {a.package} {a.shadowed}, which has it: the {a.package} that ran is another release "
-                   "(an older install ahead of it on the path, or a report taken in another environment)")
+                   "(an older install ahead of it on the path, or a report taken in another environment); check which one "
+                   "the failing interpreter imports (its `__version__` and `__file__`) and remove the other")
     if a.caller and a.caller_import is not None:
         who = f"your {a.caller} {a.caller_installed}" if a.caller_installed else a.caller
         out.append(f"     {who} imports it ({a.caller_import.value.replace('_', ' ')})")

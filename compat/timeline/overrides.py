@@ -48,7 +48,7 @@ def answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: 
     bare = _answer_call(q, None, source, None)
     if bare is None or not bare.decided:
         return a
-    return replace(bare, shadowed=a.installed)
+    return replace(bare, shadowed=a.installed, fix=())  # never "install" the release the log says it has
 
 
 def _answer_call(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: Mapping[str, str] | None) -> ApiAnswer | None:

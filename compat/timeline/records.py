@@ -253,7 +253,7 @@ class ApiAnswer:
     shadowed: str | None = None
     """The version the log itself reports for the package when that release contradicts the failure (it has the model
     type a `KeyError` says is missing): the process imported another release, an older install ahead of it on the path,
-    and the answer is the index's alone."""
+    and the answer is the index's alone, with no fix to install (the log says it has the release that would be one)."""
 
     @property
     def decided(self) -> bool:

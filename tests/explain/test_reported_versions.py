@@ -38,10 +38,11 @@ def test_the_reported_release_is_the_installed_one(catalog):
 
 def test_no_floor_the_reported_release_already_passes(catalog):
     # The same error beside a report of a trl that has the call: the log is not of that environment, or another
-    # release runs; the index never tells it to install what it reports.
+    # release runs (`shadowed`); the index says which side the one that ran is on, and never tells it to install what
+    # it reports.
     (error,) = explain([_REPORT.format(trl="0.13.0") + "\n" + _ERROR], catalog).errors
-    assert error.api is not None and error.api.installed == "0.13.0"
-    assert error.api.drift is not Drift.CALLEE_TOO_OLD and not any(f.startswith("trl>=") for f in error.api.fix)
+    assert error.api is not None and (error.api.shadowed, error.api.installed) == ("0.13.0", None)
+    assert error.api.drift is Drift.CALLEE_TOO_OLD and error.api.fix == ()
 
 
 
