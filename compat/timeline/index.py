@@ -194,8 +194,8 @@ class PackageApi:
         return self._shard(stem, shard_of(key, self._shards.get(stem, ()))).get(key)
 
     def keys(self, kind: ApiKind) -> tuple[str, ...]:
-        """Every key of a kind ever present, sorted."""
-        return tuple(sorted(self._table(kind.value)))
+        """Every key of a kind ever present, sorted (once: explain looks keys up by prefix many times)."""
+        return self.derived(("keys", kind), lambda: tuple(sorted(self._table(kind.value))))
 
     def _spans(self, stem: str, key: str) -> tuple[tuple[int, int], ...]:
         spans = self._decoded.get((stem, key))
@@ -395,8 +395,9 @@ def lookup(api: PackageApi, query: str | None) -> ApiLookup:
 def signatures_of(api: PackageApi, callable_key: str) -> tuple[ApiMatch, ...]:
     """The signatures a callable ("transformers:Trainer.compute_loss") had, oldest first."""
     head = f"{callable_key}["
+    keys = api.keys(ApiKind.SIGNATURE)
     found = [ApiMatch(kind=ApiKind.SIGNATURE, key=key, present=api.present(ApiKind.SIGNATURE, key))
-             for key in api.keys(ApiKind.SIGNATURE) if key.startswith(head)]
+             for key in keys[bisect.bisect_left(keys, head):bisect.bisect_left(keys, head + "\U0010ffff")]]
     return tuple(sorted((m for m in found if m.present), key=lambda m: api._index[m.present[0].first]))
 
 

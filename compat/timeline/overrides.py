@@ -92,9 +92,7 @@ def _named_base(q: ApiQuestion, facts: Facts | None, source: ApiSource, stated: 
             if isinstance(api, Unknown) or api.start(ApiKind.SIGNATURE) is None:
                 continue
             key = f"{(api.top_level or import_names(package))[0]}:{cls[start:]}.{method}"
-            keys = api.keys(ApiKind.SIGNATURE)
-            at = bisect.bisect_left(keys, f"{key}[")
-            if at == len(keys) or not keys[at].startswith(f"{key}["):
+            if not signatures_of(api, key):
                 continue
             present = _calling(api, q, key)
             if present:
