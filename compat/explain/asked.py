@@ -18,7 +18,7 @@ from compat.explain.drift import question
 from compat.explain.roots import ErrorDraft, Raised
 from compat.explain.versions import stated_versions
 from compat.model.unknown import Unknown
-from compat.timeline.drift import distribution_of
+from compat.timeline.homes import distribution_of
 from compat.timeline.records import ApiKind, ApiQuestion, ApiWanted, Missing
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ unexpected keyword argument use_seedable_sampler`): the same question, its name 
 _OBJECT = re.compile(r"(?:type object '(\w+)'|'(\w+)' object) has no attribute '(\w+)'")
 _TOO_MANY = re.compile(r"(?:^|[\s(])([\w.]+|<lambda>)\(\) takes (?:from \d+ to )?\d+ positional arguments? but (\d+) (?:were|was) given")
 _SUPER_INIT = re.compile(r"\bsuper\(\s*(?:\w+\s*,\s*self\s*)?\)\.__init__\s*\(")
-_CLASS_CALL = re.compile(r"(?<![\w.])(?:[a-z_]\w*\.)*([A-Z]\w*)\s*\(")
-"""A class called on a line (`SFTTrainer(`, `vllm.AsyncEngineArgs(`), not a method of an instance (`obj.Foo(`)."""
+_CLASS_CALL = re.compile(r"(?<![\w.])((?:[a-z_]\w*\.)*)([A-Z]\w*)\s*\(")
+"""A class called on a line (`SFTTrainer(`, `vllm.AsyncEngineArgs(`), with the module path it is written with."""
 _SITE_FILE = re.compile(r"(?:site|dist)-packages/((?:\w+/)*\w+)(?:/__init__)?\.py$")
 _WRAPPER = re.compile(r"DataParallel|DistributedDataParallel|FullyShardedDataParallel|FSDP[A-Z]?\w*|OptimizedModule|"
                       r"ModuleDict|ModuleList|Sequential|ParameterList|ParameterDict")
@@ -154,11 +154,14 @@ def _callees(bare: str, frames: Sequence[Frame], code: str | None) -> tuple[tupl
     if bare == "__init__" and _SUPER_INIT.search(line):
         module = _module_of(inner.file) if inner is not None and inner.package else None
         return ((bare, module),) if module else ()
-    names = _CLASS_CALL.findall(line) if bare == "__init__" else re.findall(rf"(?<![\w.])([A-Z]\w*)\.{re.escape(bare)}\s*\(", line)
+    pattern = _CLASS_CALL if bare == "__init__" else re.compile(rf"(?<![\w.])((?:[a-z_]\w*\.)*)([A-Z]\w*)\.{re.escape(bare)}\s*\(")
     out: list[tuple[str, str | None]] = []
-    for name in reversed(names):  # an argument's call runs before the call it is passed to
-        if (f"{name}.{bare}", None) not in out:
-            out.append((f"{name}.{bare}", None))
+    for path, name in reversed(pattern.findall(line)):  # an argument's call runs before the call it is passed to
+        # The path as written first (`deepspeed.zero.Init(`: a package's class its top level does not export), then
+        # the class alone (`self.Trainer(`, `np.` or an alias: no package's path).
+        for qual in ([f"{path}{name}.{bare}"] if path else []) + [f"{name}.{bare}"]:
+            if (qual, None) not in out:
+                out.append((qual, None))
     return tuple(out)
 
 

@@ -56,7 +56,8 @@ class Event(str, Enum):
         r"is required for this version of|Could not find a version that satisfies|please use a version that is greater|"
         r"mismatches the version that was used|does not match the version torch|Pytorch binaries were compiled|"
         r"not compatible with the current PyTorch|PyTorch no longer supports this GPU|Triton only supports? |"
-        r"compute capability (?:of at least|below) |xFormers was built for|Detected version |version [<>=]=?[\d.]+[^\n]{0,40} but got "
+        r"compute capability (?:of at least|below) |xFormers was built for|Detected version |version [<>=]=?[\d.]+[^\n]{0,40} but got |"
+        r"incompatible [\w.-]+ version|[Pp]lease (?:upgrade|update) to [\w.-]+ ?>"
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
@@ -300,7 +301,7 @@ class ErrorBuilder:
     def feed(self, event: Event, number: int, text: str, following: Sequence[str] = (), before: str = "") -> None:
         """One structural line (`number` in the log); `following` are the lines after it, for the
         rest of an exception's message; `before` the line above an exception's."""
-        st = self._streams.setdefault(stream(text), _Stream())
+        st = self._stream(stream(text), number)
         line = body(text)
         if event is Event.TRACEBACK:
             st.frames, st.tb_start = [], number
@@ -336,6 +337,18 @@ class ErrorBuilder:
             self._report(*found)
         elif event is Event.IMPORT and not self._inside(st, number):
             self._logged_import(st, number, line, text, following)
+
+    def _stream(self, key: str, number: int) -> _Stream:
+        st = self._streams.get(key)
+        if st is None:
+            st = self._streams[key] = _Stream()
+            bare = self._streams.get("")
+            if key and bare is not None and bare.tb_start is not None and bare.frames and number - bare.frame_line <= _LINK_GAP:
+                # A paste cut inside its first line loses that line's prefix (`File ".../block_optim.py", line 306`
+                # above `[rank2]:     ds_optimizer...`): the traceback it opened is the first prefixed stream's.
+                st.frames, st.tb_start, st.frame_line = bare.frames, bare.tb_start, bare.frame_line
+                bare.frames, bare.tb_start = [], None
+        return st
 
     def _report(self, name: str, version: str) -> None:
         if name in self._conflicting:

@@ -397,8 +397,9 @@ PHRASINGS: tuple[Phrasing, ...] = (
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),
     # vLLM: Please install bitsandbytes>=0.45.0 via `pip install bitsandbytes>=0.45.0` to use bitsandbytes quantizer.
     _p("please-install-requirement", r"[Pp]lease (?:install|upgrade|update)(?: to)? `?(" + _PKG + r") ?((?:[<>]=?|==|~=)\s?" + _VER
-       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})",
-       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED) if m.group(1).lower() not in _NOT_NAMES else iter(())),
+       + r"(?:,\s?(?:[<>!]=?|==)\s?" + _VER + r"){0,3})" + _FOUND,
+       lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group("found"), Change.INSTALLED) if m.group(1).lower() not in _NOT_NAMES
+       else iter(())),
     # transformers: Using the `Trainer` with `PyTorch` requires `accelerate>=0.20.1`: Please run ...
     _p("requires-quoted-requirement", r"requires `(" + _PKG + r")((?:[<>=!~]=?[\w.*+]+,?){1,6})`",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), None, Change.INSTALLED)),

@@ -12,28 +12,20 @@ takes `**kwargs`, or a module the index does not know leaves the answer undecide
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from packaging.utils import canonicalize_name
-
 from compat.model.unknown import Unknown
-from compat.timeline.index import TOP_LEVEL_NAMES, PackageApi, decode_spans, encode_spans, import_names, signatures_of
+from compat.timeline.homes import class_home, distribution_of, owners
+from compat.timeline.index import PackageApi, decode_spans, encode_spans, import_names, signatures_of
 from compat.timeline.links import NATIVE_NAMES, ApiSource, after, newer
 from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, ImportKind, Missing, Span
 
 if TYPE_CHECKING:
     from compat.model.facts import Facts
-
-
-def distribution_of(import_name: str) -> str:
-    """The tracked distribution that installs top-level module `import_name`."""
-    for dist, names in TOP_LEVEL_NAMES.items():
-        if import_name in names:
-            return dist
-    return canonicalize_name(import_name)
 
 
 def installed_version(facts: Facts | None, package: str | None) -> str | None:
@@ -467,25 +459,10 @@ def _locate_cli(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind,
 
 def _locate_member(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
     assert q.module is not None
-    for api, root in _owners(q.module, q.caller, source):
+    for api, root in owners(q.module, q.caller, source):
         key = f"{root}:{q.module}.{q.name}"
         return api, ApiKind.MEMBER, key, api.start(ApiKind.MEMBER) is not None
     return None
-
-
-def _owners(head: str, caller_import: str | None, source: ApiSource) -> Iterator[tuple[PackageApi, str]]:
-    """The indexed packages exposing `head` at their root, the caller's own package last (a package
-    calling its own callable wrongly is a bug, not drift)."""
-    caller = distribution_of(caller_import) if caller_import else None
-    order = [p for p in source.indexed() if p != caller] + ([caller] if caller in source.indexed() else [])
-    for package in order:
-        # Two lookups per package, never a listing of every key (transformers' parameters alone are megabytes).
-        api = source.get(package)
-        if isinstance(api, Unknown):
-            continue
-        root = (api.top_level or import_names(package))[0]
-        if api.present(ApiKind.NAME, f"{root}:{head}"):
-            yield api, root
 
 
 def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
@@ -494,7 +471,16 @@ def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKin
     if "." not in q.module and not qual[:1].isupper():
         return None  # a bare function name: too common a name to find its owner
     head = qual.split(".", 1)[0]
-    for api, root in _owners(head, q.caller, source):
+    homes = owners(head, q.caller, source) if head[:1].isupper() else iter(())
+    if (first := next(homes, None)) is None:
+        found = class_home(qual, q.caller, source)
+        if found is None:
+            return None
+        api, root, qual = found
+        homes = iter(((api, root),))
+    else:
+        homes = itertools.chain((first,), homes)
+    for api, root in homes:
         shaped = q.missing is Missing.POSITIONAL_COUNT or (q.missing is Missing.POSITIONAL and api.start(ApiKind.SIGNATURE) is not None)
         if shaped and signatures_of(api, f"{root}:{qual}"):
             return api, ApiKind.SIGNATURE, f"{root}:{qual}", True

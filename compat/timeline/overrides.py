@@ -17,7 +17,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compat.model.unknown import Unknown
-from compat.timeline.drift import answer, distribution_of, installed_version, works
+from compat.timeline.drift import answer, installed_version, works
+from compat.timeline.homes import distribution_of
 from compat.timeline.index import PackageApi, decode_spans, encode_spans, import_names, signatures_of
 from compat.timeline.links import ApiSource, after, newer
 from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, Missing, Span

@@ -174,6 +174,10 @@ LINES: list[Row] = [
      "{\"message\": \"Please install bitsandbytes>=0.45.0 via `pip install bitsandbytes>=0.45.0` to use bitsandbytes quantizer.\", "
      "\"exc_info\": \"Traceback (most recent call last):",
      "https://github.com/gpustack/gpustack/issues/1079", ("bitsandbytes", ">=0.45.0", None, None)),
+    # with the found side that may follow: torchao 0.17's warning at import, as sglang's documentation notebooks print it
+    ("please-install-requirement",
+     "Skipping import of cpp extensions due to incompatible torch version. Please upgrade to torch >= 2.11.0 (found 2.9.1+cu130).",
+     "https://github.com/pytorch/ao/blob/main/torchao/__init__.py", ("torch", ">=2.11.0", "2.9.1+cu130", None)),
     ("requirement-not-available",
      "ImportError: You have set `use_liger_kernel` to `True` but liger-kernel >= 0.3.0 is not available. Please install it with "
      "`pip install liger-kernel`",

@@ -237,6 +237,7 @@ SIGNATURE_IDS = (
     "zero3-with-device-map",
     # matrix/signatures/builds_2026.toml
     "triton-ptxas-arch-unknown",
+    "triton-llvm-processor-unknown",
     "nvml-driver-library-mismatch",
     "docker-gpu-runtime-not-configured",
     "container-toolkit-driver-libs-missing",

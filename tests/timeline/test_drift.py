@@ -12,7 +12,8 @@ from compat.explain.match import explain
 from compat.explain.roots import Frame, Raised
 from compat.explain.verdict import ErrorVerdict
 from compat.report.explain import api_text, render_json, render_text
-from compat.timeline.drift import answer, distribution_of
+from compat.timeline.drift import answer
+from compat.timeline.homes import distribution_of
 from compat.timeline.links import ApiSource
 from compat.timeline.records import Drift, ImportKind, Missing, Span
 from tests.explain.test_explain import _facts

@@ -1,0 +1,66 @@
+"""A call refused at the boundary between a program (or one package) and an installed package is a question for the API
+timeline even where the callee's class is not at the package's top level: the module path the call is written with
+(`deepspeed.zero.Init(...)`), or a class of a module inside the package (`DeepSpeedZeRoOffload.get_param_coordinator()`,
+compat/timeline/drift.py's `_class_home`). Also: a traceback whose first line lost its rank prefix in the paste, and a
+version statement printed as a warning (no exception) with both sides."""
+
+from __future__ import annotations
+
+from compat.explain.drift import questions
+from compat.explain.match import explain
+from compat.explain.roots import Raised
+from compat.explain.verdict import ErrorVerdict
+from tests.support.matrix import shipped_matrix
+
+MATRIX = shipped_matrix()
+
+_INIT_CALL = (
+    "Traceback (most recent call last):\n"
+    '  File "/work/project/pretrain.py", line 39, in model_provider\n'
+    "    with deepspeed.zero.Init(sequence_data_parallel_group=mpu.get_sequence_data_parallel_group(),\n"
+    "TypeError: __init__() got an unexpected keyword argument 'sequence_data_parallel_group'\n"
+)
+
+
+def test_the_path_a_class_is_called_with_is_asked_first() -> None:
+    raised = Raised(type="TypeError", message="__init__() got an unexpected keyword argument 'x'", frames=(), line=2,
+                    code="with deepspeed.zero.Init(x=group):")
+    assert [q.module for q in questions(raised)] == ["deepspeed.zero.Init.__init__", "Init.__init__"]
+
+
+def test_a_package_class_called_from_the_users_code_by_its_path_is_answered() -> None:
+    (error,) = explain([_INIT_CALL], MATRIX).errors
+    assert error.api is not None and error.api.key == "deepspeed.runtime.zero:Init(sequence_data_parallel_group)", error.api
+    assert error.api.fix == ("deepspeed>=0.10.2",)
+    assert error.verdict is ErrorVerdict.KNOWN
+
+
+def test_a_class_inside_a_package_named_by_another_packages_call_is_answered() -> None:
+    text = ('  File "/env/lib/python3.10/site-packages/badam/block_optim.py", line 306, in _reset_ds_optimizer\n'
+            "[rank2]:     ds_optimizer.parameter_offload.get_param_coordinator(training=True)._invalidate_trace()\n"
+            "[rank2]: TypeError: DeepSpeedZeRoOffload.get_param_coordinator() got an unexpected keyword argument 'training'\n")
+    errors = [e for e in explain([text], MATRIX).errors if not e.wrapper]
+    assert len(errors) == 1, errors  # the unprefixed first line is the same rank's traceback
+    (error,) = errors
+    assert error.root.raiser is not None and error.root.raiser.package == "badam"
+    assert error.api is not None and error.api.key == "deepspeed.runtime.engine:DeepSpeedZeRoOffload.get_param_coordinator(training)"
+    assert error.api.fix == ("deepspeed>=0.6.6,<0.15.4",) and error.verdict is ErrorVerdict.KNOWN
+
+
+def test_a_class_no_package_names_asks_nothing() -> None:
+    # The program's own class, named like no indexed package: no package's modules are searched for it.
+    text = ('  File "/home/me/train.py", line 12, in main\n'
+            "    net = MyResNet(num_classes=10, T=4)\n"
+            "TypeError: MyResNet.__init__() got an unexpected keyword argument 'T'\n")
+    (error,) = explain([text], MATRIX).errors
+    assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_a_version_statement_printed_as_a_warning_is_the_error() -> None:
+    # torchao 0.17's warning at import (pytorch/ao torchao/__init__.py), as sglang's documentation notebooks print it.
+    text = ("    Skipping import of cpp extensions due to incompatible torch version. Please upgrade to torch >= 2.11.0 "
+            "(found 2.9.1+cu130).\n")
+    (error,) = explain([text], MATRIX).errors
+    (stated,) = error.versions
+    assert (stated.subject, stated.wanted, stated.found) == ("torch", ">=2.11.0", "2.9.1+cu130")
+    assert error.verdict is ErrorVerdict.KNOWN
