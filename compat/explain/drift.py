@@ -162,6 +162,9 @@ def _callees(bare: str, frames: Sequence[Frame], code: str | None) -> tuple[tupl
         for qual in ([f"{path}{name}.{bare}"] if path else []) + [f"{name}.{bare}"]:
             if (qual, None) not in out:
                 out.append((qual, None))
+    if not out and bare != "__init__" and bare.isidentifier():
+        # A module's function called by its path (`deepspeed.initialize(`, `peft.get_peft_model(`).
+        out = [(f"{path}{bare}", None) for path in dict.fromkeys(re.findall(rf"(?<![\w.])((?:[a-z_]\w*\.)+){re.escape(bare)}\s*\(", line))]
     return tuple(out)
 
 

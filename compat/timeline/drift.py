@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from compat.model.unknown import Unknown
-from compat.timeline.homes import class_home, distribution_of, owners
+from compat.timeline.homes import callee_home, distribution_of, owners
 from compat.timeline.index import PackageApi, decode_spans, encode_spans, import_names, signatures_of
 from compat.timeline.links import NATIVE_NAMES, ApiSource, after, newer
 from compat.timeline.records import ApiAnswer, ApiKind, ApiQuestion, Drift, ImportKind, Missing, Span
@@ -468,12 +468,12 @@ def _locate_member(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKi
 def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
     assert q.module is not None
     qual = q.module.removesuffix(".__init__")
-    if "." not in q.module and not qual[:1].isupper():
-        return None  # a bare function name: too common a name to find its owner
     head = qual.split(".", 1)[0]
+    # A capitalised head is a class a package may export at its top level; a function named alone is looked for there
+    # only where its name is distinctive (callee_home), as a common one (`collate_fn`) is as often the program's own.
     homes = owners(head, q.caller, source) if head[:1].isupper() else iter(())
     if (first := next(homes, None)) is None:
-        found = class_home(qual, q.caller, source)
+        found = callee_home(qual, q.caller, source)
         if found is None:
             return None
         api, root, qual = found

@@ -1,10 +1,11 @@
 """Where a name lives in the API index: the distribution an import name belongs to, the indexed packages that export a
-name at their top level, and the module of a package that holds a class written by its path or by its name alone."""
+name at their top level, and the module of a package that holds a callable written by its path or by its name alone."""
 
 from __future__ import annotations
 
 import bisect
 import functools
+import re
 from collections.abc import Iterator
 
 from packaging.utils import canonicalize_name
@@ -38,47 +39,62 @@ def owners(head: str, caller_import: str | None, source: ApiSource) -> Iterator[
             yield api, root
 
 
-def class_home(qual: str, caller: str | None, source: ApiSource) -> tuple[PackageApi, str, str] | None:
-    """(index, module, qualname in it) of a callable whose class no indexed package exposes at its top level: one
-    written by its module path (`deepspeed.zero.Init(...)` on the call's line), or a class of a module inside a
-    package (`DeepSpeedZeRoOffload.get_param_coordinator()`). Only the packages the question points at are read: the
-    one the path starts with, else the caller's and those whose name the class carries (DeepSpeed...). The module
-    chosen is the first that has the callable in any release: a class re-exported by several modules is one class."""
+def callee_home(qual: str, caller: str | None, source: ApiSource) -> tuple[PackageApi, str, str] | None:
+    """(index, module, qualname in it) of a callable no indexed package exposes at its top level: one written with its
+    module path (`deepspeed.zero.Init(...)`, `peft.tuners.lora.model.get_peft_model(...)` on the call's line), a class
+    of a module inside a package (`DeepSpeedZeRoOffload.get_param_coordinator()`), or a function named alone whose name
+    is distinctive (three words or more: `prepare_model_for_kbit_training`). Only the packages the question points at
+    are read: the one the path starts with; for a class named alone the caller's and those whose name the class
+    carries (DeepSpeed...); for a function named alone every indexed package, and it must be in exactly one. The
+    module chosen has the callable in some release, nearest the path written: a name re-exported by several modules is
+    one callable."""
     parts = qual.split(".")
     at = next((i for i, part in enumerate(parts) if part[:1].isupper()), None)
-    if at is None:
-        return None
-    cls, rest = parts[at], ".".join(parts[at:])
-    if at:
+    if len(parts) > 1 and (at is None or at > 0):  # a module path: the package it starts with
         package = distribution_of(parts[0])
         packages = [package] if package in source.indexed() else []
-        written = ".".join(parts[:at])
-    else:
+        at = len(parts) - 1 if at is None else at
+    elif at == 0:  # a class named alone
         hinted = [distribution_of(caller)] if caller else []
-        hinted += [p for p in source.indexed() if any(n.replace("_", "") in cls.lower() for n in import_names(p) if len(n) > 3)]
+        hinted += [p for p in source.indexed() if any(n.replace("_", "") in parts[0].lower() for n in import_names(p) if len(n) > 3)]
         packages = [p for p in dict.fromkeys(hinted) if p in source.indexed()]
-        written = ""
+    elif _DISTINCTIVE.fullmatch(qual):  # a function named alone: the one package whose index has its parameters
+        packages = [p for p in source.indexed() if not isinstance(api := source.get(p), Unknown)
+                    and any(_has_params(api, f"{m}:{qual}(") for m in _homes_of(api).get(qual, ()))]
+        if len(packages) != 1:  # another package's import of it has none of its own
+            return None
+        at = 0
+    else:
+        return None
+    name, rest, written = parts[at], ".".join(parts[at:]), ".".join(parts[:at])
     for package in packages:
         api = source.get(package)
         if isinstance(api, Unknown):
             continue
-        modules = api.derived("class-homes", functools.partial(_class_homes, api)).get(cls, ())
         # The module nearest the path written (`deepspeed.zero` -> deepspeed.runtime.zero, not deepspeed.linear): most
         # parts shared, then the shortest (the package's own re-export before the file that defines it).
         near = set(written.split("."))
-        for module in sorted(modules, key=lambda m: (-len(near.intersection(m.split("."))), m.count("."), m)):
+        for module in sorted(_homes_of(api).get(name, ()), key=lambda m: (-len(near.intersection(m.split("."))), m.count("."), m)):
             if signatures_of(api, f"{module}:{rest}") or _has_params(api, f"{module}:{rest}("):
                 return api, module, rest
     return None
 
 
-def _class_homes(api: PackageApi) -> dict[str, tuple[str, ...]]:
-    """Each class name of the index (capitalised) with the modules that define or re-export it in any release."""
+_DISTINCTIVE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
+"""A function name of three words or more (`apply_rotary_pos_emb`, `prepare_model_for_kbit_training`): a program's own
+`format_reward` or `collate_fn` is not looked for in the packages."""
+
+
+def _homes_of(api: PackageApi) -> dict[str, tuple[str, ...]]:
+    return api.derived("homes", functools.partial(_homes, api))
+
+
+def _homes(api: PackageApi) -> dict[str, tuple[str, ...]]:
+    """Each name of the index with the modules that define or re-export it in any release."""
     homes: dict[str, list[str]] = {}
     for key in api.keys(ApiKind.NAME):
         module, _, name = key.partition(":")
-        if name[:1].isupper():
-            homes.setdefault(name, []).append(module)
+        homes.setdefault(name, []).append(module)
     return {name: tuple(modules) for name, modules in homes.items()}
 
 

@@ -64,3 +64,32 @@ def test_a_version_statement_printed_as_a_warning_is_the_error() -> None:
     (stated,) = error.versions
     assert (stated.subject, stated.wanted, stated.found) == ("torch", ">=2.11.0", "2.9.1+cu130")
     assert error.verdict is ErrorVerdict.KNOWN
+
+
+def _call(code: str, message: str) -> str:
+    return f'Traceback (most recent call last):\n  File "/home/me/train.py", line 40, in main\n    {code}\nTypeError: {message}\n'
+
+
+def test_a_distinctive_function_named_alone_is_the_one_package_that_has_it() -> None:
+    text = _call("model = get_peft_model(model, config, autocast_adapter_dtype=False)",
+                 "get_peft_model() got an unexpected keyword argument 'autocast_adapter_dtype'")
+    (error,) = explain([text], MATRIX).errors
+    assert error.api is not None and error.api.key == "peft:get_peft_model(autocast_adapter_dtype)", error.api
+    assert error.api.fix == ("peft>=0.12.0",) and error.verdict is ErrorVerdict.KNOWN
+
+
+def test_a_function_called_by_its_module_path_is_that_packages() -> None:
+    text = _call("engine, *_ = deepspeed.initialize(model=model, mesh_param=(2, 4))",
+                 "initialize() got an unexpected keyword argument 'mesh_param'")
+    (error,) = explain([text], MATRIX).errors
+    assert error.api is not None and error.api.key == "deepspeed:initialize(mesh_param)", error.api
+    assert error.api.fix == ("deepspeed>=0.15.0",)
+
+
+def test_a_common_or_shared_function_name_asks_nothing() -> None:
+    # `collate_fn` is a program's own as often as a package's; prepare_model_for_kbit_training is both peft's and trl's.
+    for code, message in [("batch = collate_fn(items, pad=True)", "collate_fn() got an unexpected keyword argument 'pad'"),
+                          ("model = prepare_model_for_kbit_training(model, gradient_checkpointing_kwargs={})",
+                           "prepare_model_for_kbit_training() got an unexpected keyword argument 'gradient_checkpointing_kwargs'")]:
+        (error,) = explain([_call(code, message)], MATRIX).errors
+        assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT, (code, error.api)
