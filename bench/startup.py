@@ -31,13 +31,14 @@ FORBIDDEN = (
 them): the resolver, the fleet, smoke and curation code, pydantic (typer's coercion of other types), rich
 (progress bars of big logs), the TOML parser (a compiled matrix is read back without it) and the network."""
 
-IMPORT_BUDGET = 232
+IMPORT_BUDGET = 233
 """Modules (standard library included) `compat explain --no-env` imports; 298 when a budget of 320 was set, 268
 when it was lowered to 290 (2026-11-27: the lock, conflict and pattern-parser modules and tempfile left the path);
 264 once a process registered only the command it runs; 266 when it was lowered to 270 (2026-11-28); 265 when it
 was lowered to 265 (2026-11-28 06:00 UTC: the facts and config models left the path); 229 when it was lowered to
 235 (2026-11-28 12:40 UTC: plain `compat explain` arguments are read without typer); 231 when it was lowered to
-this (2026-11-28 15:10 UTC: difflib is imported only to suggest a near name). What costs now is less
+232 (2026-11-28 15:10 UTC: difflib is imported only to suggest a near name); 233 when it was raised to this
+(2026-11-28 20:05 UTC: the API timeline's drift module, past 600 lines, split in two: compat.timeline.homes, no other import). What costs now is less
 the number of modules than what they do at import: frozen dataclasses (about 1 ms each) and regexes."""
 
 LOG = """\
