@@ -275,9 +275,10 @@ def rank(read: ReadLog, matrix: Matrix, facts: Facts | None = None, *, environme
     signatures, acc, drafts = read.signatures, read.acc, read.drafts
     env_note = environment or ("environment facts given" if facts is not None else "no environment facts: ranked by the log alone")
     matches = [m for m in (_rank(signatures[si], a, facts, matrix) for si, a in acc.items()) if _evidenced(m)]
-    # At an equal score an entry that asked for its library's frames and found them is the narrower guess.
+    # At an equal score an entry that asked for its library's frames and found them is the narrower guess, and so is,
+    # on the same first line, one whose conditions name what it is about (vLLM's options) against one of any program.
     matches.sort(key=lambda m: (m.signature.wrapper, -m.score, not m.signature.frames, m.lines[0].number if m.lines else 0,
-                                m.signature.id))
+                                m.signature.when == When(), m.signature.id))
     by_id = {sig.id: si for si, sig in enumerate(signatures)}
     order = {m.signature.id: i for i, m in enumerate(matches)}
     source = api if api is not None else ApiSource(getattr(matrix, "roots", None))

@@ -113,6 +113,8 @@ SIGNATURE_IDS = (
     "missing-requirement",
     "mkl-ijit-symbol-missing",
     "model-attribute-read-through-parallel-wrapper",
+    "launcher-local-rank-argument-refused",
+    "argparse-unrecognized-arguments",
     "more-processes-than-gpus",
     "multi-gpu-without-launcher",
     "nccl-backend-without-gpus",
