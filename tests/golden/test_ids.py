@@ -114,6 +114,7 @@ SIGNATURE_IDS = (
     "mkl-ijit-symbol-missing",
     "model-attribute-read-through-parallel-wrapper",
     "launcher-local-rank-argument-refused",
+    "cuda-launch-out-of-resources",
     "argparse-unrecognized-arguments",
     "more-processes-than-gpus",
     "multi-gpu-without-launcher",
