@@ -90,6 +90,8 @@ def question(raised: Raised, frames: Sequence[Frame] = (), usage: str | None = N
     return None
 
 
+_STRUCT_KEYWORD = re.compile(r"Unexpected keyword argument '(\w+)'$")
+"""msgspec's refusal of a field a Struct does not declare (vLLM's SamplingParams since 0.5.5)."""
 _CALL_WORDINGS = ((_KEYWORD, Missing.KEYWORD), (_POSITIONAL, Missing.POSITIONAL), (_TOO_MANY, Missing.POSITIONAL_COUNT))
 _CALLED = frozenset(missing for _, missing in _CALL_WORDINGS)
 
@@ -114,6 +116,10 @@ def _called(raised: Raised, frames: Sequence[Frame], caller: str | None) -> tupl
     ones), several when the message names no class (`__init__() got an unexpected keyword argument 'x'`, as Pythons
     before 3.10 print it): one per callee the call site's source line can be calling (`_callees`)."""
     text = raised.message
+    if m := _STRUCT_KEYWORD.match(text):
+        # msgspec's wording, which names no callable: a Struct's construction on the call site's line.
+        return tuple(ApiQuestion(missing=Missing.KEYWORD, name=m.group(1), module=module, caller=caller, base_of=base_of)
+                     for module, base_of in _callees("__init__", frames, raised.code))
     for pattern, missing in _CALL_WORDINGS:
         if m := pattern.search(text):
             callees = _callees(m.group(1), frames, raised.code) if "." not in m.group(1) else ()

@@ -20,7 +20,7 @@ from itertools import pairwise
 
 from compat.explain.roots import ErrorKind, Frame, Raised
 from compat.explain.stated import StatedVersion
-from compat.timeline.records import ApiAnswer, Drift
+from compat.timeline.records import ApiAnswer, Drift, Missing
 
 
 class ErrorVerdict(str, Enum):
@@ -251,6 +251,8 @@ def decide(
                f"package" if drift.home_of else
                f"no {drift.package} release ever had it and your own code asks for it: the program's own name")
         return ErrorVerdict.NOT_ENVIRONMENT, (why,)
+    if (boundary := _call_into_package(drift)) is not None:
+        return ErrorVerdict.UNKNOWN_ENVIRONMENT, (boundary,)
     kernel = _kernel_assert_reason(chain[0], found)
     if kernel is not None:
         return ErrorVerdict.NOT_ENVIRONMENT, (kernel,)
@@ -260,6 +262,19 @@ def decide(
     if reason is None:  # calling it the user's bug needs evidence; without any, the environment stays a suspect
         return ErrorVerdict.UNKNOWN_ENVIRONMENT, ("no frame of your code raised it and its type is not one of data or logic",)
     return ErrorVerdict.NOT_ENVIRONMENT, (reason,)
+
+
+_CALLS = frozenset({Missing.KEYWORD, Missing.POSITIONAL, Missing.POSITIONAL_COUNT})
+
+
+def _call_into_package(drift: ApiAnswer | None) -> str | None:
+    """Why a call the timeline placed in a package but could not decide is the environment's suspect: releases of the
+    callee take the argument by name, so which release the program runs against decides, wherever the call is written
+    (the call's line is the program's own: Python raises a refused call there, before the callee runs)."""
+    if drift is None or drift.drift is not Drift.UNDECIDED or not drift.present or drift.question.missing not in _CALLS:
+        return None
+    spans = ", ".join(f"{s.first} - {s.last}" if s.first != s.last else s.first for s in drift.present)
+    return f"the call goes into {drift.package}'s {drift.key} ({spans} take it): the release the program runs against decides"
 
 
 def _names_a_side(v: StatedVersion) -> bool:

@@ -137,6 +137,8 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
     present, installed = base.present, base.installed
     if base.reason is not None:
         return base
+    if kind is ApiKind.PARAM and base.removed_in is not None and (blind := _params_unread(api, key, base.removed_in)):
+        return replace(base, reason=blind)
     if not present:
         if kind is ApiKind.NAME and api.package in NATIVE_NAMES:
             # A name some releases define in Python is decided by them; one none does may live in the C extension.
@@ -160,6 +162,17 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
     elif base.removed_in is None and base.added_in is None:
         return replace(base, reason=f"every indexed {api.package} release has it")
     return None
+
+
+def _params_unread(api: PackageApi, key: str, release: str) -> str | None:
+    """Why a parameter's last release says nothing, when it says nothing: from `release` on the callable takes
+    **kwargs, or its `__init__` is built where the index does not read it (vLLM 0.5.5 made SamplingParams a msgspec
+    Struct; a base from another package): the index stores "**" for both, and an absent parameter is conclusive only
+    where "**" is absent too."""
+    head = key[: key.index("(") + 1]
+    if api.has(ApiKind.PARAM, f"{head}**)", release) is not True:
+        return None
+    return f"from {release} on {head[:-1]} takes **kwargs or is built in a way the index does not read"
 
 
 _TYPO_RATIO = 0.9

@@ -93,3 +93,21 @@ def test_a_common_or_shared_function_name_asks_nothing() -> None:
                            "prepare_model_for_kbit_training() got an unexpected keyword argument 'gradient_checkpointing_kwargs'")]:
         (error,) = explain([_call(code, message)], MATRIX).errors
         assert error.api is None and error.verdict is ErrorVerdict.NOT_ENVIRONMENT, (code, error.api)
+
+
+def test_a_parameter_gone_where_the_callable_takes_any_keyword_is_not_a_removal() -> None:
+    # vLLM 0.5.5 made SamplingParams a msgspec Struct: the index stores "**" for it from then on, so a field last read
+    # in 0.5.4 was not removed in 0.5.5 as far as the index knows; the call's verdict stays the environment's suspect.
+    text = _call("sampling_params = SamplingParams(**params_dict)",
+                 "__init__() got an unexpected keyword argument 'use_beam_search'")
+    (error,) = explain([text], MATRIX).errors
+    assert error.api is not None and error.api.key == "vllm:SamplingParams(use_beam_search)"
+    assert not error.api.decided and error.api.fix == () and "**kwargs" in (error.api.reason or "")
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+    assert any("the call goes into vllm's" in r for r in error.reasons), error.reasons
+
+
+def test_msgspecs_wording_asks_about_the_struct_built_on_the_line() -> None:
+    raised = Raised(type="TypeError", message="Unexpected keyword argument 'use_beam_search'", frames=(), line=2,
+                    code="sampling_params = SamplingParams(**params_dict)")
+    assert [(q.module, q.name) for q in questions(raised)] == [("SamplingParams.__init__", "use_beam_search")]
