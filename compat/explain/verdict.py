@@ -191,6 +191,8 @@ def not_environment_reason(chain: tuple[Raised, ...]) -> str | None:
         return f"{root.short_type} is an error of the program's data or logic"
     if frame is None and root.short_type == "TypeError" and _VALUE_TYPE.search(root.message):
         return "a TypeError about the values an operation got (a comparison, an index, arithmetic on None or a str) is the data's"
+    if frame is None and root.short_type == "RuntimeError" and _SHAPES.search(root.message):
+        return "a RuntimeError about the shapes of the tensors an operation got, printed with no frame, is the data's or the model's"
     return _frameless_placement_reason(root)
 
 
@@ -201,6 +203,15 @@ _VALUE_TYPE = re.compile(r"not supported between instances of|string indices mus
 frame printed, nothing places them in a package, and they speak of the program's data (`'>' not supported between
 instances of 'int' and 'NoneType'`, a None iterated or indexed: elb3k/vtn#2's corrupted data, apryor6/flask_api_example#1's
 and clvrai/SSGAN-Tensorflow#26's own code). Raised in a package's frame they stay a suspect of the environment."""
+
+
+_SHAPES = re.compile(r"^(?:shape mismatch: value tensor of shape|mat1 and mat2 shapes cannot be multiplied|The size of tensor a \(\d+\) "
+                     r"must match the size of tensor b|shape '\[[\d, -]*\]' is invalid for input of size)")
+"""torch's reports of the shapes one operation was given (an indexing assignment, a matmul, a broadcast, a view): with no
+frame printed nothing places them in a package, and they speak of the batch, the labels or the model's configured sizes
+(an index assignment of more values than positions, a classifier's input size, a view of the wrong length).
+Raised in a package's frame (a modeling file's rotary embedding against a checkpoint of another release) they stay a
+suspect of the environment."""
 
 
 def timeline_decides(drift: ApiAnswer, chain: tuple[Raised, ...]) -> bool:

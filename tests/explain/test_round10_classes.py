@@ -145,3 +145,22 @@ def test_a_none_iterated_in_a_packages_frame_stays_a_suspect() -> None:
             'line 900, in _generate\n    for k in self.args.generation_kwargs:\nTypeError: \'NoneType\' object is not iterable\n')
     (error,) = explain([text], NO_CATALOG).errors
     assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (30812x12 and 128x64)",  # talbenha/cell-tracker-gnn#8 (images of another size than the config's)
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4608x2048 and 4096x1024)",  # fartashf/vsepp#49 (the model's sizes)
+    "RuntimeError: shape '[-1, 2, 64]' is invalid for input of size 100",
+])
+def test_a_frameless_shape_mismatch_is_the_datas(line: str) -> None:
+    (error,) = explain([line + "\n"], NO_CATALOG).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT, error.reasons
+    assert "shapes" in error.reasons[0]
+
+
+def test_a_shape_mismatch_in_a_packages_frame_stays_a_suspect() -> None:
+    text = ('Traceback (most recent call last):\n  File "/venv/lib/python3.11/site-packages/transformers/models/llama/'
+            'modeling_llama.py", line 160, in apply_rotary_pos_emb\n    q_embed = (q * cos) + (rotate_half(q) * sin)\n'
+            "RuntimeError: The size of tensor a (128) must match the size of tensor b (64) at non-singleton dimension 3\n")
+    (error,) = explain([text], NO_CATALOG).errors
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
