@@ -495,6 +495,9 @@ SIGNATURE_IDS = (
     "kernel-shared-memory-over-gpu-limit",
     "cuda13-cub-functor-removed",
     "cuda13-device-prop-field-removed",
+    "cuda13-mem-location-argument-changed",
+    "setuptools-pep639-license-mismatch",
+    "setuptools-needs-newer-packaging",
 )
 
 CHECK_IDS = (
