@@ -493,11 +493,12 @@ SIGNATURE_IDS = (
     "torch-library-namespace-registered-twice",
     "deepspeed-grad-hook-count-needs-newer-torch",
     "kernel-shared-memory-over-gpu-limit",
-    "cuda13-cub-functor-removed",
+    "cuda13-cccl-name-removed",
     "cuda13-device-prop-field-removed",
     "cuda13-mem-location-argument-changed",
     "setuptools-pep639-license-mismatch",
     "setuptools-needs-newer-packaging",
+    "datasets4-trust-remote-code-removed",
 )
 
 CHECK_IDS = (
