@@ -499,6 +499,8 @@ SIGNATURE_IDS = (
     "setuptools-pep639-license-mismatch",
     "setuptools-needs-newer-packaging",
     "datasets4-trust-remote-code-removed",
+    "pyo3-python-newer-than-supported",
+    "cmake4-old-minimum-version",
 )
 
 CHECK_IDS = (
