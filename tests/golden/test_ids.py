@@ -501,6 +501,8 @@ SIGNATURE_IDS = (
     "datasets4-trust-remote-code-removed",
     "pyo3-python-newer-than-supported",
     "cmake4-old-minimum-version",
+    "numpy2-descr-field-removed",
+    "python313-private-c-api-removed",
 )
 
 CHECK_IDS = (
