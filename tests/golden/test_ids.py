@@ -503,6 +503,7 @@ SIGNATURE_IDS = (
     "cmake4-old-minimum-version",
     "numpy2-descr-field-removed",
     "python313-private-c-api-removed",
+    "python312-py-unicode-api-removed",
 )
 
 CHECK_IDS = (
