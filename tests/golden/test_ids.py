@@ -504,6 +504,7 @@ SIGNATURE_IDS = (
     "numpy2-descr-field-removed",
     "python313-private-c-api-removed",
     "python312-py-unicode-api-removed",
+    "cutlass-kernel-init-error-internal",
 )
 
 CHECK_IDS = (
