@@ -492,6 +492,22 @@ SIGNATURE_IDS = (
     "accelerate-state-without-distributed-type", "safetensors-device-unknown-to-release", "yaml-file-syntax-error",
     "peft-bitsandbytes-matmullt-state-mismatch", "transformers-auto-register-needs-config-class",
     "gguf-runtime-unknown-architecture", "vllm-model-version-newer-than-release",
+    # round 17 (issue 23): matrix/signatures/round17_newest.toml
+    "torch-library-namespace-registered-twice",
+    "deepspeed-grad-hook-count-needs-newer-torch",
+    "kernel-shared-memory-over-gpu-limit",
+    "cuda13-cccl-name-removed",
+    "cuda13-device-prop-field-removed",
+    "cuda13-mem-location-argument-changed",
+    "setuptools-pep639-license-mismatch",
+    "setuptools-needs-newer-packaging",
+    "datasets4-trust-remote-code-removed",
+    "pyo3-python-newer-than-supported",
+    "cmake4-old-minimum-version",
+    "numpy2-descr-field-removed",
+    "python313-private-c-api-removed",
+    "python312-py-unicode-api-removed",
+    "cutlass-kernel-init-error-internal",
 )
 
 CHECK_IDS = (
