@@ -508,6 +508,7 @@ SIGNATURE_IDS = (
     "python313-private-c-api-removed",
     "python312-py-unicode-api-removed",
     "cutlass-kernel-init-error-internal",
+    "transformers-per-layer-config-attribute-read-globally",
 )
 
 CHECK_IDS = (
