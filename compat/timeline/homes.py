@@ -43,7 +43,7 @@ def callee_home(qual: str, caller: str | None, source: ApiSource) -> tuple[Packa
     """(index, module, qualname in it) of a callable no indexed package exposes at its top level: one written with its
     module path (`deepspeed.zero.Init(...)`, `peft.tuners.lora.model.get_peft_model(...)` on the call's line), a class
     of a module inside a package (`DeepSpeedZeRoOffload.get_param_coordinator()`), or a function named alone whose name
-    is distinctive (three words or more: `prepare_model_for_kbit_training`). Only the packages the question points at
+    is distinctive (three words or more: `get_peft_model`). Only the packages the question points at
     are read: the one the path starts with; for a class named alone the caller's and those whose name the class
     carries (DeepSpeed...); for a function named alone every indexed package, and it must be in exactly one. The
     module chosen has the callable in some release, nearest the path written: a name re-exported by several modules is
@@ -81,7 +81,7 @@ def callee_home(qual: str, caller: str | None, source: ApiSource) -> tuple[Packa
 
 
 _DISTINCTIVE = re.compile(r"_?[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}")
-"""A function name of three words or more (`apply_rotary_pos_emb`, `prepare_model_for_kbit_training`): a program's own
+"""A function name of three words or more (`apply_rotary_pos_emb`, `get_peft_model`): a program's own
 `format_reward` or `collate_fn` is not looked for in the packages."""
 
 
