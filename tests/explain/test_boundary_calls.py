@@ -16,7 +16,7 @@ MATRIX = shipped_matrix()
 
 _INIT_CALL = (
     "Traceback (most recent call last):\n"
-    '  File "/work/project/pretrain.py", line 39, in model_provider\n'
+    '  File "/home/me/project/pretrain.py", line 39, in model_provider\n'
     "    with deepspeed.zero.Init(sequence_data_parallel_group=mpu.get_sequence_data_parallel_group(),\n"
     "TypeError: __init__() got an unexpected keyword argument 'sequence_data_parallel_group'\n"
 )
