@@ -57,7 +57,7 @@ class Event(str, Enum):
         r"mismatches the version that was used|does not match the version torch|Pytorch binaries were compiled|"
         r"not compatible with the current PyTorch|PyTorch no longer supports this GPU|Triton only supports? |"
         r"compute capability (?:of at least|below) |xFormers was built for|Detected version |version [<>=]=?[\d.]+[^\n]{0,40} but got |"
-        r"incompatible [\w.-]+ version|[Pp]lease (?:upgrade|update) to [\w.-]+ ?>"
+        r"[<>]=? ?\d[\w.+-]{0,30} \(found v?\d"
     )
     CHOICE = r"error: argument [^:\n]*: invalid choice: '"
     """An argparse program refusing a subcommand or option value (`trl: error: argument command: invalid choice`)."""
