@@ -12,7 +12,6 @@ takes `**kwargs`, or a module the index does not know leaves the answer undecide
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -484,25 +483,19 @@ def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKin
     head = qual.split(".", 1)[0]
     # A capitalised head is a class a package may export at its top level; a function named alone is looked for there
     # only where its name is distinctive (callee_home), as a common one (`collate_fn`) is as often the program's own.
-    homes = owners(head, q.caller, source) if head[:1].isupper() else iter(())
-    if (first := next(homes, None)) is None:
-        found = callee_home(qual, q.caller, source)
-        if found is None:
-            return None
-        api, root, qual = found
-        homes = iter(((api, root),))
-    else:
-        homes = itertools.chain((first,), homes)
-    for api, root in homes:
-        shaped = q.missing is Missing.POSITIONAL_COUNT or (q.missing is Missing.POSITIONAL and api.start(ApiKind.SIGNATURE) is not None)
-        if shaped and signatures_of(api, f"{root}:{qual}"):
-            return api, ApiKind.SIGNATURE, f"{root}:{qual}", True
-        if q.missing is Missing.POSITIONAL_COUNT:
-            return None
-        key = f"{root}:{qual}({q.name})"
-        # A parameter no release has may still be taken by **kwargs or missed: never "no release has it".
-        return api, ApiKind.PARAM, key, bool(api.present(ApiKind.PARAM, key))
-    return None
+    first = next(owners(head, q.caller, source), None) if head[:1].isupper() else None
+    found = (first[0], first[1], qual) if first is not None else callee_home(qual, q.caller, source)
+    if found is None:
+        return None
+    api, root, qual = found
+    shaped = q.missing is Missing.POSITIONAL_COUNT or (q.missing is Missing.POSITIONAL and api.start(ApiKind.SIGNATURE) is not None)
+    if shaped and signatures_of(api, f"{root}:{qual}"):
+        return api, ApiKind.SIGNATURE, f"{root}:{qual}", True
+    if q.missing is Missing.POSITIONAL_COUNT:
+        return None
+    key = f"{root}:{qual}({q.name})"
+    # A parameter no release has may still be taken by **kwargs or missed: never "no release has it".
+    return api, ApiKind.PARAM, key, bool(api.present(ApiKind.PARAM, key))
 
 
 def _caller_side(
