@@ -22,7 +22,7 @@ def _doctor(tmp_path: Path, requirements: Path, *, toolchain: bool, host: bool =
     bin_dir.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COMPAT_", "NCCL_", "CUDA_"))}
     env["PATH"] = f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin"
-    env["COMPAT_NO_CACHE"] = "1"
+    env["COMPAT_CACHE_DIR"] = os.environ["COMPAT_CACHE_DIR"]  # the run's private cache: a cold child parses the whole matrix
     if toolchain:
         for name, text in (("nvcc", NVCC), ("gcc", GCC)):
             tool = bin_dir / name

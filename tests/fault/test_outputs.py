@@ -81,14 +81,14 @@ def test_o_follows_a_symlink_and_keeps_the_target_mode(tmp_path):
 def test_a_full_stdout_is_one_line_and_exit_2_not_120():
     with open("/dev/full", "wb") as full:
         result = subprocess.run([sys.executable, "-m", "compat", *LOCK], stdout=full, stderr=subprocess.PIPE,
-                                env={**os.environ, "PYTHONPATH": str(REPO), "COMPAT_NO_CACHE": "1"}, timeout=60)
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
     assert result.returncode == 2
     assert one_line_error(result) == "compat: error: cannot write the output: No space left on device"
 
 
 def test_a_reader_that_leaves_ends_compat_quietly():
     with subprocess.Popen([sys.executable, "-m", "compat", *LOCK], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "COMPAT_NO_CACHE": "1"}) as child:
+                          env={**os.environ, "PYTHONPATH": str(REPO)}) as child:
         assert child.stdout is not None and child.stderr is not None
         child.stdout.close()  # `| head -0`
         err = child.stderr.read()

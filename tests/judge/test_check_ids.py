@@ -12,7 +12,7 @@ import pytest
 from compat.judge import checks
 from compat.judge.checks._util import fields
 from compat.judge.diagnose import catalog_findings, diagnose
-from compat.maintain.validate import _check_placeholders, _Collector, validate_matrix
+from compat.maintain.validate import _check_placeholders, _Collector
 from compat.model.facts import (
     Distribution,
     Facts,
@@ -27,7 +27,7 @@ from compat.model.findings import Fix, Severity, Status
 from compat.model.unknown import Unknown
 from tests.support.facts import facts, interpreter, launch_by, torch_build
 from tests.support.fixtures import ids
-from tests.support.matrix import shipped_matrix
+from tests.support.matrix import shipped_matrix, shipped_validation
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MATRIX = shipped_matrix()  # one per test process (tests/support/matrix.py)
@@ -82,7 +82,7 @@ def test_each_cuda_check_id_has_its_catalog_entry_and_fills_no_field(fid):
 
 
 def test_the_shipped_catalog_fills_only_declared_fields():
-    problems = validate_matrix(audit_patterns=False).problems
+    problems = shipped_validation().problems
     assert [p for p in problems if "field" in p or "braces" in p] == []
 
 

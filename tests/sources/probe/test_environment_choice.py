@@ -91,7 +91,7 @@ def _doctor(python: Path, *args: str, env: dict[str, str]) -> tuple[int, dict]:
 
 def _clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONUSERBASE")}
-    env["COMPAT_NO_CACHE"] = "1"
+    env["COMPAT_CACHE_DIR"] = os.environ["COMPAT_CACHE_DIR"]  # the run's private cache: a cold child parses the whole matrix
     return {**env, **extra}
 
 
