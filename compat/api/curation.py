@@ -99,6 +99,8 @@ def matrix_api(request: ApiRequest) -> ApiLookup | ApiImports:
         req = Requirement(request.package)
     except InvalidRequirement as exc:
         raise UsageError(f"not a package or package==version: {request.package!r}") from exc
+    if request.name is not None and not request.name.strip():
+        raise UsageError("NAME is empty: give a name, a Class.member or a Class.method(parameter), e.g. 'Trainer.compute_loss'")
     pins = [s.version for s in req.specifier if s.operator in ("==", "===")]
     if len(req.specifier) != len(pins):
         raise UsageError(f"{request.package}: give a package or package==version")

@@ -150,6 +150,14 @@ def test_a_package_name_no_file_can_have_is_a_one_line_error(args):
     assert re.search(r"no releases recorded|not a package name", one_line_error(result))
 
 
+@pytest.mark.parametrize("name", ["", "   ", "\t"])
+def test_an_empty_api_name_is_a_one_line_error_not_an_answer(name):
+    # it answered "transformers:  [name]: in no indexed release" with exit 0, as if a name had been looked up
+    result = compat_main("matrix", "api", "transformers", name)
+    assert result.returncode == 2, result.stdout[-300:]
+    assert one_line_error(result).startswith("compat: error: NAME is empty")
+
+
 def test_a_name_that_is_no_project_name_has_no_matrix_file(tmp_path):
     from compat.matrix.releases import ReleaseIndex, file_stem
 
