@@ -102,8 +102,21 @@ def questions(raised: Raised) -> tuple[ApiQuestion, ...]:
     nothing."""
     if (q := question(raised)) is not None:
         return _called(raised, raised.frames, q.caller) if q.missing in _CALLED else (q,)
+    if m := _CLASS_LOOKUP.search(raised.message):
+        # transformers looked the class a checkpoint's config names up among its own: the release that has it decides,
+        # one no release has (remote code, a typo in tokenizer_config.json) asks nothing
+        return (ApiQuestion(missing=Missing.IMPORT_NAME, name=m.group(1) or m.group(2), module="transformers",
+                            caller=None, known_only=True),)
     return tuple(ApiQuestion(missing=Missing.MODEL_TYPE, name=name, module="transformers", caller=None, known_only=True)
                  for name in _refused_names(raised))
+
+
+_CLASS_LOOKUP = re.compile(r"\bTokenizer class (\w+) does not exist or is not currently imported|"
+                           r"\bCould not find (\w+) neither in <module 'transformers[\w.]*'")
+"""transformers' lookups of a class a checkpoint names (tokenizer_config.json's `tokenizer_class`, a processor's
+`*_class`) among the classes it has: `Tokenizer class TokenizersBackend does not exist or is not currently imported`
+(a checkpoint saved by transformers 5 read by 4.x), `Could not find Qwen2_5_VLVideoProcessor neither in <module
+'transformers.models.qwen2_5_vl' ...>`."""
 
 
 def _caller(frames: Sequence[Frame]) -> str | None:

@@ -425,6 +425,8 @@ def _locate(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str
             # A submodule (`module 'torch' has no attribute 'compiler'`) is a file of the wheel, which the index reads
             # even where the package's names live in a C extension it cannot read.
             return api, ApiKind.MODULE, sub, True
+        if q.known_only and not api.present(ApiKind.NAME, f"{q.module}:{q.name}"):
+            return None  # a class a registry refused, asked on its shape: the program's own or a remote code's
         return api, ApiKind.NAME, f"{q.module}:{q.name}", bool(api.present(ApiKind.MODULE, q.module))
     if q.missing is Missing.MODEL_TYPE:
         return _locate_model_type(q, source)
