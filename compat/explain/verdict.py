@@ -69,8 +69,9 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
     (Clue.BINARY, re.compile(r"undefined symbol|cannot open shared object file|GLIBC(?:XX)?_[\d.]+' not found|wrong ELF class|"
                              r"invalid ELF header|DLL load failed|\.so(?:\.\d+)*: cannot|image not found|incompatible architecture|"
                              r"binary incompatibility")),
-    (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name |"
-                             r"does not exist or is not currently imported|Could not find \w+ neither in ")),
+    (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name ")),
+    # transformers looking up the class a checkpoint's config names: a registry, whoever printed it
+    (Clue.REGISTRY, re.compile(r"does not exist or is not currently imported|Could not find \w+ neither in ")),
     (Clue.CUDA, re.compile(r"CUDA error|CUDA driver|cudaError|CUDA_ERROR|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image|"
                            r"NVIDIA driver|NVML|nvrtc|CUDA runtime|Found no NVIDIA driver|CUDA initialization|cudaGetDevice")),
     (Clue.NCCL, re.compile(r"NCCL|ProcessGroupNCCL|Watchdog caught|DistBackendError|c10d")),

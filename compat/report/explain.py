@@ -220,6 +220,9 @@ _CLUE_WORDS = {
                "compare the versions of the packages in the frames with what the calling code was written for"),
     Clue.LIBRARY: ("raised inside an installed package's own code",
                    "compare the versions of the packages in the frames with the versions their callers support"),
+    Clue.REGISTRY: ("an installed package does not know the model, class or backend it was asked for",
+                    "find the release of that package which first supports it and upgrade; a class of the model's own "
+                    "code needs trust_remote_code=True and its files beside the weights"),
 }
 _MAX_ERRORS_SHOWN = 10
 

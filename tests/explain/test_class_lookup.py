@@ -58,3 +58,15 @@ def test_the_processor_lookup_is_asked_of_the_class_it_names() -> None:
         "'/env/lib/python3.10/site-packages/transformers/models/qwen2_5_vl/__init__.py'> nor in <module 'transformers'"))
     (q,) = questions(raised)
     assert (q.missing, q.name, q.module, q.known_only) == (Missing.IMPORT_NAME, "Qwen2_5_VLVideoProcessor", "transformers", True)
+
+
+def test_every_clue_is_said_in_words_in_each_format_that_says_clues() -> None:
+    # Clue.REGISTRY had no words: the text and GitHub annotations of any unknown-environment error with it was exit 3
+    from compat.explain.verdict import Clue
+    from compat.report.explain import _CLUE_WORDS, render_github, render_text
+
+    assert set(_CLUE_WORDS) == set(Clue)
+    result = explain(["ValueError: Tokenizer class QWenTokenizer does not exist or is not currently imported.\n"], MATRIX)
+    assert [e.clues for e in result.errors] == [(Clue.REGISTRY,)]
+    for render in (render_text, render_github):
+        assert "does not know the model, class or backend" in render(result)
