@@ -9,7 +9,7 @@ import pytest
 
 from compat.explain.match import explain
 from compat.explain.verdict import Clue, ErrorVerdict
-from compat.report.explain import render_json, render_text
+from compat.report.explain import render_github, render_json, render_markdown, render_text
 from tests.support.paths import LOGS
 
 # The kinds of error that speak of a library and what it was combined with (issue 23: never
@@ -29,6 +29,9 @@ def test_an_error_raised_inside_a_package_is_never_not_environment(log, catalog)
         if frame is not None and frame.package is not None and e.root.short_type in LIBRARY_KINDS:
             assert e.verdict is not ErrorVerdict.NOT_ENVIRONMENT, (log.name, e.root.type, e.root.message[:120])
         assert e.reasons, (log.name, e.verdict)  # every verdict says what it rests on
+    # Every format renders every verdict: a clue without words made the text of an error with it exit 3.
+    for render in (render_text, render_markdown, render_github, render_json):
+        assert render(result)
 
 
 def test_every_usage_signature_is_known_usage_on_its_own_log(catalog):
