@@ -130,6 +130,7 @@ SIGNATURE_IDS = (
     "nccl-p2p-hang-pcie",
     "nccl-peer-access-not-supported",
     "nccl-remote-error",
+    "nccl-shm-attach-missing-segment",
     "nccl-shm-too-small",
     "nccl-socket-ifname",
     "nccl-unhandled-cuda-error",
