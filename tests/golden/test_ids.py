@@ -216,6 +216,7 @@ SIGNATURE_IDS = (
     "unsloth-no-gpu-detected",
     "verl-vllm-version-unsupported",
     "vllm-architecture-not-supported",
+    "vllm-attention-backend-head-size",
     "vllm-bf16-needs-sm80",
     "vllm-c-ext-torch-mismatch",
     "vllm-engine-core-init-failed",
