@@ -205,8 +205,8 @@ class ApiQuestion:
     that the callee refuses: the module of that frame ("transformers.trainer"). The callee is then an override of the
     package's method, and the call is the shape the package's own release gives it (compat/timeline/overrides.py)."""
     known_only: bool = False
-    """Asked on the shape of the name alone (a KeyError printed with no frame): answered only where the index knows
-    the name, so a data key asks nothing and gets no answer."""
+    """Asked on the shape of the name alone (a KeyError printed with no frame, a class a registry refused): answered
+    only where the index knows the name, so a data key or a remote code's class asks nothing and gets no answer."""
 
 
 @dataclass(frozen=True, kw_only=True)
