@@ -49,7 +49,7 @@ class Event(str, Enum):
     NCCL = r"NCCL WARN |Watchdog caught collective|NCCL error"
     VERSION = (
         r"GLIBC(?:XX)?_[\d.]+' not found|compiled using NumPy|ersion mismatch|has CUDA Version=|"
-        r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver on your system is too old|"
+        r"(?:built|compiled) (?:for|against|with) |, but (?:found|you have) |driver (?:on your system )?(?:is )?too old|"
         r"requires a different Python|Requires-Python |VersionConflict: |depends on [\w.-]+[<>=!~]|Unsupported \.version |"
         r"known to be compatible|cannot open shared object file|maximum required version by CUDA|unsupported GNU version|"
         r"only supported on CUDA |not (?:yet )?supported (?:for torch\.compile|on Python )|Downgrade the [\w.-]+ package|"

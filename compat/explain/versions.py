@@ -112,9 +112,9 @@ def _cudnn(number: str) -> str:
 
 
 def _cuda_int(number: str) -> str:
-    """A CUDA version as an integer: 11040 -> 11.4 (the driver API), 1201 -> 12.1 (xFormers' build record)."""
+    """A CUDA version as the driver API writes it, 1000 * major + 10 * minor: 11040 -> 11.4, 9000 -> 9.0."""
     n = int(number)
-    return f"{n // 1000}.{n % 1000 // 10}" if n >= 10_000 else f"{n // 100}.{n % 100}"
+    return f"{n // 1000}.{n % 1000 // 10}"
 
 
 def _sm(arch: str) -> str:
@@ -161,7 +161,7 @@ GATES: dict[str, tuple[str, ...]] = {
     'requires-but-found': ('require',),
     'two-cuda-builds': (' has CUDA',),
     'ray-version-mismatch': ('cluster was started with:',),
-    'driver-too-old': ('driver on your system is too old (found version ',),
+    'driver-too-old': ('too old (found version ',),
     'built-for': ('built', 'compiled'),
     'extension-cuda-mismatch': (') mismatches the version that was used to compile',),
     'installed-cuda-does-not-match': (' does not match the version torch was compiled with ',),
@@ -308,8 +308,8 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("ray-version-mismatch", r"cluster was started with:\s{1,8}Ray: (?P<ray>" + _VER + r")(?:\s{1,8}Ray location: [^\n]{1,300})?"
        r"(?:\s{1,8}Python: (?P<py>" + _VER + r"))?.{0,2000}?was started with:\s{1,8}Ray: (?P<have_ray>" + _VER + r")"
        r"(?:\s{1,8}Ray location: [^\n]{1,300})?(?:\s{1,8}Python: (?P<have_py>" + _VER + r"))?", _ray, re.S),
-    # The NVIDIA driver on your system is too old (found version 11040)
-    _p("driver-too-old", r"driver on your system is too old \(found version (\d{1,9})\)",
+    # The NVIDIA driver on your system is too old (found version 11040); NVIDIA driver too old (found version 12080)
+    _p("driver-too-old", r"driver (?:on your system )?(?:is )?too old \(found version (\d{1,9})\)",
        lambda m: _one("nvidia-driver", "", _cuda_int(m.group(1)), Change.HOST)),
     # built for torch 2.4.0, you have 2.5.1 / compiled against torch 2.4 but ... torch 2.5
     _p("built-for", r"(?:built|compiled) (?:for|against|with|using) (" + _PKG + r") (?:version )?(" + _VER + r")[,;]?\s"

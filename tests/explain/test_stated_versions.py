@@ -257,6 +257,9 @@ SECOND_LINES: list[Row] = [
      "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11000). Please update your GPU "
      "driver by downloading and installing a new version",
      "https://github.com/IEIT-Yuan/Yuan-2.0/issues/65", ("nvidia-driver", "", "11.0", None)),
+    ("driver-too-old",
+     "error info: NVIDIA driver on your system is too old (found version 6000)....",
+     "https://github.com/pytorch/pytorch/issues/920", ("nvidia-driver", "", "6.0", None)),
     ("extension-cuda-mismatch",
      "RuntimeError:\n    The detected CUDA version (12.2) mismatches the version that was used to compile\n    PyTorch (11.3). "
      "Please make sure to use the same CUDA versions.",
