@@ -164,6 +164,7 @@ GATES: dict[str, tuple[str, ...]] = {
     'driver-too-old': ('too old (found version ',),
     'built-for': ('built', 'compiled'),
     'extension-cuda-mismatch': (') mismatches the version that was used to compile',),
+    'deepspeed-ops-built-for': (' version mismatch! DeepSpeed ops were compiled',),
     'installed-cuda-does-not-match': (' does not match the version torch was compiled with ',),
     'binaries-compiled-with-cuda': ('Pytorch binaries were compiled with Cuda ',),
     'arch-not-in-build': (' is not compatible with the current PyTorch installation',),
@@ -315,6 +316,12 @@ PHRASINGS: tuple[Phrasing, ...] = (
     _p("built-for", r"(?:built|compiled) (?:for|against|with|using) (" + _PKG + r") (?:version )?(" + _VER + r")[,;]?\s"
        r"(?:[^.\n]{0,300}?\b(?:you have|found|installed|have|running|but|is)\b)[^\d\n]{0,40}?(" + _VER + r")(?:[\s,.;)]|$)",
        lambda m: _one(_name(m.group(1)), _spec(m.group(2)), m.group(3), Change.ARTEFACT)),
+    # DeepSpeed's prebuilt ops (op_builder/builder.py, 0.8.1 on): PyTorch version mismatch! DeepSpeed ops were compiled and
+    # installed with a different version than what is being used at runtime. ... Install torch version=2.1, Runtime torch
+    # version=2.2 (the CUDA and HIP twins name those instead)
+    _p("deepspeed-ops-built-for", r"(?:PyTorch|CUDA|HIP) version mismatch! DeepSpeed ops were compiled[^\n]{0,300}?\s{1,8}"
+       r"[^\n]{0,200}?Install (torch|CUDA|HIP) version=(" + _VER + r"), Runtime (?:torch|CUDA|HIP) version=(" + _VER + r")",
+       lambda m: _one(_name(m.group(1)), _minor_series(m.group(2)), m.group(3), Change.ARTEFACT, "deepspeed")),
     # torch.utils.cpp_extension: The detected CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.4).
     _p("extension-cuda-mismatch", r"detected CUDA version \((" + _VER + r")\) mismatches the version that was used to compile\s{1,8}"
        r"PyTorch \((" + _VER + r")\)", lambda m: _one("cuda-toolkit", _minor_series(m.group(2)), m.group(1), Change.TOOLKIT, "torch")),

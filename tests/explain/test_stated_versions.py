@@ -52,6 +52,11 @@ LINES: list[Row] = [
      "RuntimeError:\n      The detected CUDA version (11.8) mismatches the version that was used to compile\n"
      "      PyTorch (12.4). Please make sure to use the same CUDA versions.",
      "https://github.com/icip-cas/AutoAlign/issues/25", ("cuda-toolkit", "==12.4.*", "11.8", "torch")),
+    ("deepspeed-ops-built-for",
+     "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different version than what is "
+     "being used at runtime.\nPlease re-install DeepSpeed or switch torch versions. Install torch version=2.1, Runtime torch "
+     "version=2.2",
+     "https://github.com/erew123/alltalk_tts/issues/111", ("torch", "==2.1.*", "2.2", "deepspeed")),
     ("installed-cuda-does-not-match",
      "Exception: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp "
      "extensions without a matching cuda version.",
@@ -365,6 +370,11 @@ SECOND_LINES: list[Row] = [
     ("works-on-bound",
      "            print(\"%s only works with PyTorch >= 1.2. Skipping the test. ...\" % o, flush=True)",
      "https://github.com/fidelity/textwiser/blob/main/tests/test_word.py", ("torch", ">=1.2", None, None)),
+    ("deepspeed-ops-built-for",
+     "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different version than what is "
+     "being used at runtime. Please re-install DeepSpeed or switch torch versions. Install torch version=2.2, Runtime torch "
+     "version=2.1",
+     "https://github.com/daswer123/xtts-webui/issues/111", ("torch", "==2.2.*", "2.1", "deepspeed")),
 ]
 
 
