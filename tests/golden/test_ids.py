@@ -10,6 +10,7 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
+    "transformers-compressed-tensors-run-compressed-refused",
     "transformers-rotary-embedding-needs-position-ids",
     "transformers-generate-needs-supports-cache-class",
     "transformers-extract-past-from-model-output-removed",
