@@ -140,6 +140,9 @@ def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
         return f"api: {yours} {verb} {what} ({when}; present in {_ranges(a)})"
     if a.installed:
         return f"api: {yours} does not have {what} yet (added in {a.added_in or a.present[0].first}; present in {_ranges(a)})"
+    if a.removed_in is None and len(a.present) > 1:
+        return (f"api: {a.package} has {what} only in {_ranges(a)} (added in {a.added_in or a.present[0].first}, gone "
+                f"between those runs of releases): the release that ran is outside them")
     if a.removed_in is None:
         added = a.added_in or a.present[0].first
         return f"api: {a.package} releases before {added} do not have {what} (added in {added}; present in {_ranges(a)})"

@@ -364,6 +364,9 @@ def _callee_too_old(api: PackageApi, source: ApiSource, base: ApiAnswer) -> ApiA
     # Not knowing the installed release, a name that came and went bounds it on both sides: the fix is the range.
     upper = after(api, span.last) if span is not present[-1] else base.removed_in if installed is None else None
     fix = [f"{api.package}>={span.first}" + (f",<{upper}" if upper else "")]
+    if installed is None and span is not present[-1]:
+        # It came back later: the newest run of releases that have it is the other way out.
+        fix.append(f"{api.package}>={present[-1].first}" + (f",<{base.removed_in}" if base.removed_in else ""))
     caller_import = None
     if base.kind in (ApiKind.NAME, ApiKind.MODULE) and base.caller is not None:
         caller_import, since = _caller_since(source, base.caller, base.caller_installed, api.package, base.question)

@@ -16,7 +16,6 @@ SIGNATURE_IDS = (
     "transformers-extract-past-from-model-output-removed",
     "transformers-causal-mask-helpers-removed",
     "transformers-attention-module-attributes-removed",
-    "vllm-transformers-allowed-layer-types-missing",
     "deepspeed-ops-built-for-another-torch", "transformers-argparser-dict-or-path-refused",
     "transformers-argparser-lr-scheduler-kwargs-refused", "deepspeed-zero3-plain-dict-parameters",
     "extension-built-for-another-torch", "shared-library-not-found", "import-name-missing-from-installed-package",

@@ -275,3 +275,21 @@ def test_a_torch_name_is_undecided_not_a_typo(catalog):
     result = _run(catalog, API_LOGS / "torch-float8-attribute.log", None, ApiSource())
     answers = [e.api for e in result.errors if e.api is not None]
     assert answers and all(a.drift is Drift.UNDECIDED and "C extension" in (a.reason or "") for a in answers)
+
+
+def test_a_name_that_came_back_offers_both_runs_of_releases(catalog):
+    # transformers 5.0-5.3 split ALLOWED_LAYER_TYPES in two and 5.4.0 defined it again (vllm-project/vllm#31181): without
+    # the installed release, either run of releases that has it is a way out, and the sentence says there are two.
+    log = API_LOGS / "vllm-allowed-layer-types.log"
+    alone = explain([log.read_bytes()], catalog, None, api=ApiSource())
+    a = alone.errors[0].api
+    assert a is not None and alone.errors[0].verdict is ErrorVerdict.KNOWN and a.drift is Drift.CALLEE_TOO_OLD
+    assert [(s.first, s.last) for s in a.present[:1]] == [("4.53.0", "4.57.6")] and a.present[1].first == "5.4.0"
+    assert a.fix == ("transformers>=4.53.0,<5.0.0", "transformers>=5.4.0")
+    text = render_text(alone)
+    assert "api: transformers has `transformers.configuration_utils:ALLOWED_LAYER_TYPES` only in 4.53.0 - 4.57.6, 5.4.0 - " in text
+    assert "fix: install transformers>=4.53.0,<5.0.0, or transformers>=5.4.0" in text
+    # The installed release picks the run: a 5.2 is one upgrade from the next.
+    on_5_2 = explain([log.read_bytes()], catalog, _facts({"transformers": "5.2.0"}), api=ApiSource())
+    a = on_5_2.errors[0].api
+    assert a is not None and a.fix == ("transformers>=5.4.0",)
