@@ -10,6 +10,8 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
+    "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
+    "transformers-mxfp4-dequantized-to-bf16", "hub-huggingface-cli-removed", "vllm-mm-item-above-max-num-batched-tokens",
     "transformers-compressed-tensors-run-compressed-refused",
     "transformers-rotary-embedding-needs-position-ids",
     "transformers-generate-needs-supports-cache-class",
