@@ -19,6 +19,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--update-golden"):
         golden.request_update()
+    _build_each_command_once()
+
+
+def _build_each_command_once() -> None:
+    """typer turns an application into a click command on every call and every CliRunner.invoke (reading each
+    command function's signature and options): about 20 ms for compat's, 10 s of CPU over the suite's in-process
+    runs. A process keeps the command built for each application and for each state of the one setting typer
+    reads when it builds one (its test switch for shell detection); click parses every invocation afresh."""
+    import weakref
+
+    import typer.main
+    import typer.testing
+
+    build = typer.main.get_command
+    built: weakref.WeakKeyDictionary[typer.Typer, dict[str | None, object]] = weakref.WeakKeyDictionary()
+
+    def get_command(app: typer.Typer):
+        per_app = built.setdefault(app, {})
+        switch = os.environ.get("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
+        if switch not in per_app:
+            per_app[switch] = build(app)
+        return per_app[switch]
+
+    typer.main.get_command = get_command  # type: ignore[assignment]
+    typer.testing._get_command = get_command  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-randomly has shuffled them

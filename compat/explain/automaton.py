@@ -54,9 +54,9 @@ REMEMBERED = 32
 
 class _Remembered:
     """A `BlobStore` in this process's memory, for a scanner given no store (a library caller without compat's cache,
-    a process explaining many logs): each automaton is compiled once per process (a second or more for the catalog;
-    loading a serialised one costs milliseconds). Only compiled automata go in: their names cover all they are
-    built from."""
+    a process explaining many logs), and behind a store that lacks an entry (a process that reads logs with several
+    cache directories): each automaton is compiled once per process (a second or more for the catalog; loading a
+    serialised one costs milliseconds). Only compiled automata go in: their names cover all they are built from."""
 
     _kept: ClassVar[OrderedDict[str, bytes]] = OrderedDict()
     _lock: ClassVar[threading.Lock] = threading.Lock()
@@ -155,7 +155,10 @@ class HyperscanScanner(EngineBase):
                     raise
                 self._tolerant = None  # too big for this build of Hyperscan: strip colours instead
                 return None
-            self._automata.put(name, hs.dumpb(db))
+            blob = hs.dumpb(db)
+            self._automata.put(name, blob)
+            if self._store is not None:
+                _Remembered().put(name, blob)
         self._dbs[(without, coloured)] = db
         return db
 
@@ -193,6 +196,12 @@ class HyperscanScanner(EngineBase):
 
     def _load(self, name: str) -> Any:
         data = self._automata.get(name)
+        if not data and self._store is not None:
+            # Compiled earlier in this process for another store (another cache directory): the name covers all an
+            # automaton is built from, so it is the same automaton, and the store gets it as if compiled here.
+            data = _Remembered().get(name)
+            if data:
+                self._store.put(name, data)
         if not data:
             return None
         hs = self._hs
