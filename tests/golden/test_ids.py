@@ -10,6 +10,9 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
+    "transformer-engine-torch-extension-missing", "transformer-engine-build-cuda-toolkit-too-old",
+    "transformer-engine-flash-attn-outside-supported-range", "vllm-ray-compiled-graph-channel-timeout",
+    "tcpstore-clients-never-joined",
     "transformers-compressed-tensors-run-compressed-refused",
     "transformers-rotary-embedding-needs-position-ids",
     "transformers-generate-needs-supports-cache-class",
