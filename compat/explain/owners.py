@@ -34,6 +34,14 @@ gives its own code (unlike `datasets/` or `models/`, which are left out)."""
 _RELATIVE = re.compile(r"^(?:\.[/\\])?([A-Za-z_]\w*)[/\\](?!" + _NOT_THE_PACKAGE + r")")
 
 
+CALLED_BY_PATH = RELATIVE_PACKAGES | {
+    "apex", "awq", "auto_gptq", "causal_conv1d", "datasets", "diffusers", "einops", "lightning", "mamba_ssm", "optimum",
+    "pytorch_lightning", "safetensors", "sentencepiece", "timm", "tokenizers", "torchaudio", "transformer_engine",
+}
+"""Import names of installed packages that a call's written path starts with (`xformers.ops.memory_efficient_attention(`,
+`datasets.load_dataset(`): names no program gives a module or variable of its own, so the callee is that package's."""
+
+
 GENERATED = {"unsloth_compiled_cache": "unsloth", "transformers_modules": "transformers_modules"}
 """Folders of code a package writes and runs for the user, by who wrote it: unsloth compiles its patched trainers and
 models into `unsloth_compiled_cache/`; transformers copies a model's own code (`trust_remote_code`) into

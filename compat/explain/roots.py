@@ -559,6 +559,8 @@ def _code(following: Sequence[str], frame_text: str) -> str | None:
         if m is not None:
             return m.group(1).strip()[:200]
     line = body(following[0]).strip()
+    if not line and len(following) > 1 and stream(following[1]) == stream(frame_text) and body(following[1])[:1].isspace():
+        line = body(following[1]).strip()  # a paste that doubled its line breaks: the indented line after the blank one
     if not line or _NOT_CONTINUED.match(line) or _EXC_AT_START.match(line) or line.startswith(("File ", "Traceback")):
         return None
     return line[:200]

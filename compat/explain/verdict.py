@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import Enum
 from itertools import pairwise
 
+from compat.explain.drift import questions
+from compat.explain.owners import CALLED_BY_PATH
 from compat.explain.roots import ErrorKind, Frame, Raised
 from compat.explain.stated import StatedVersion
 from compat.timeline.records import ApiAnswer, Drift, Missing
@@ -59,6 +61,9 @@ class Clue(str, Enum):
     LIBRARY = "library"
     """An error raised inside an installed package's own frames whose type does not speak of data or
     logic (an import, attribute, type or runtime error): the package and what it was combined with."""
+    MISSING = "missing"
+    """The message says a package, library or backend the code needs is not installed (`PEFT backend is required for
+    this method`, `Ray is not installed`, `please install FlashInfer`), whatever the exception's type."""
     REGISTRY = "registry"
     """An installed package's own registry refuses a name the program asks it for (`FunASRNano is not registered`,
     `Unrecognized configuration class ... for this kind of AutoModel`, `model type ... is not supported`), whatever the
@@ -70,6 +75,9 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
                              r"invalid ELF header|DLL load failed|\.so(?:\.\d+)*: cannot|image not found|incompatible architecture|"
                              r"binary incompatibility")),
     (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name ")),
+    (Clue.MISSING, re.compile(r"\b(?:backend|library|package) (?:is|are) required\b|\b(?:is|are) not installed\b|"
+                              r"\b[Pp]lease install \w|\brequires? the [\w.-]+ (?:library|package|backend)\b|"
+                              r"\bNo [\w.-]+ installation (?:was )?found")),
     # transformers looking up the class a checkpoint's config names: a registry, whoever printed it
     (Clue.REGISTRY, re.compile(r"does not exist or is not currently imported|Could not find \w+ neither in ")),
     (Clue.CUDA, re.compile(r"CUDA error|CUDA driver|cudaError|CUDA_ERROR|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image|"
@@ -265,6 +273,8 @@ def decide(
         return ErrorVerdict.NOT_ENVIRONMENT, (why,)
     if (boundary := _call_into_package(drift)) is not None:
         return ErrorVerdict.UNKNOWN_ENVIRONMENT, (boundary,)
+    if drift is None and (written := _call_written_into_package(chain[0])) is not None:
+        return ErrorVerdict.UNKNOWN_ENVIRONMENT, (written,)
     kernel = _kernel_assert_reason(chain[0], found)
     if kernel is not None:
         return ErrorVerdict.NOT_ENVIRONMENT, (kernel,)
@@ -287,6 +297,18 @@ def _call_into_package(drift: ApiAnswer | None) -> str | None:
         return None
     spans = ", ".join(f"{s.first} - {s.last}" if s.first != s.last else s.first for s in drift.present)
     return f"the call goes into {drift.package}'s {drift.key} ({spans} take it): the release the program runs against decides"
+
+
+def _call_written_into_package(root: Raised) -> str | None:
+    """Why a refused call written by a package's path (`xformers.ops.memory_efficient_attention(q, k, v, attn_bias=...)`)
+    is the environment's suspect where the API index holds none of that package's releases: a keyword or an argument
+    count that one release takes and another refuses is what drift looks like, and nothing here tells it from a slip."""
+    raiser = root.raiser
+    for q in questions(root):
+        top = (q.module or "").partition(".")[0]
+        if q.missing in _CALLS and "." in (q.module or "") and top in CALLED_BY_PATH and (raiser is None or raiser.package != top):
+            return f"the call goes into {top} ({q.module}), which the API index cannot place: the {top} release the program runs against decides"
+    return None
 
 
 def _names_a_side(v: StatedVersion) -> bool:

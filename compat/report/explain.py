@@ -223,6 +223,10 @@ _CLUE_WORDS = {
                "compare the versions of the packages in the frames with what the calling code was written for"),
     Clue.LIBRARY: ("raised inside an installed package's own code",
                    "compare the versions of the packages in the frames with the versions their callers support"),
+    Clue.MISSING: ("the message says a package, library or backend the code needs is not installed (or too old for it "
+                   "to be found)",
+                   "install the package it names, in the release the failing package requires (`pip show` the failing "
+                   "package for its requirements); `compat doctor` lists installed packages whose requirements are broken"),
     Clue.REGISTRY: ("an installed package does not know the model, class or backend it was asked for",
                     "find the release of that package which first supports it and upgrade; a class of the model's own "
                     "code needs trust_remote_code=True and its files beside the weights"),

@@ -4,6 +4,7 @@ each with the reasons it rests on."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -369,3 +370,42 @@ def test_a_packages_registry_refusing_a_name_is_about_the_environment(catalog):
     (error,) = explain([own.encode()], catalog).errors
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
     assert Clue.REGISTRY.value == "registry"
+
+
+@pytest.mark.parametrize("line", [
+    # huggingface/diffusers#9670: diffusers' LoRA methods where peft is not importable (a ValueError, no version named).
+    b"ValueError: PEFT backend is required for this method.\n",
+    # lqtrung1998/mwp_ReFT#36's title: accelerate's gate for DeepSpeed.
+    b"ImportError: DeepSpeed is not installed => run `pip3 install deepspeed` or build it from source.\n",
+])
+def test_a_message_that_says_a_package_is_missing_is_about_the_environment(catalog, line):
+    # Without the catalog's entry for diffusers' message, the words alone say the environment lacks a package.
+    unnamed = SimpleNamespace(signatures=tuple(s for s in catalog.signatures if s.id != "diffusers-peft-backend-unavailable"))
+    (error,) = explain([line], unnamed).errors
+    assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT and Clue.MISSING in error.clues, error.reasons
+
+
+def test_diffusers_peft_backend_is_named(catalog):
+    (error,) = explain([b"Could not load lora: PEFT backend is required for this method.\n"], catalog).errors
+    assert error.verdict is ErrorVerdict.KNOWN and error.signatures == ("diffusers-peft-backend-unavailable",)
+
+
+# GongyeLiu/StyleCrafter#12's error, raised where the program's own attention module calls xformers by its path (the
+# paste doubled its line breaks, as threestudio-project/threestudio's issues print it).
+_XFORMERS_CALL = (b'  File "/work/StyleCrafter/lvdm/modules/attention.py", line 258, in forward\n\n'
+                  b"    out = xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None, op=self.attention_op)\n\n"
+                  b"TypeError: memory_efficient_attention() got an unexpected keyword argument 'attn_bias'\n")
+
+
+def test_a_refused_call_written_into_a_package_is_the_environments_suspect(catalog):
+    (error,) = explain([_XFORMERS_CALL], catalog).errors
+    assert error.root.innermost is not None and error.root.innermost.code is not None  # read across the blank line
+    assert error.root.innermost.code.startswith("out = xformers.ops.memory_efficient_attention(")
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT
+    assert "the call goes into xformers (xformers.ops.memory_efficient_attention)" in error.reasons[0]
+
+
+def test_a_refused_call_into_the_programs_own_object_stays_the_programs(catalog):
+    own = _XFORMERS_CALL.replace(b"xformers.ops.memory_efficient_attention(", b"self.attention.memory_efficient_attention(")
+    (error,) = explain([own], catalog).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "your own code" in error.reasons[0]
