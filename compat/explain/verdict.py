@@ -301,7 +301,7 @@ def _call_into_package(drift: ApiAnswer | None) -> str | None:
 
 def _call_written_into_package(root: Raised) -> str | None:
     """Why a refused call written by a package's path (`xformers.ops.memory_efficient_attention(q, k, v, attn_bias=...)`)
-    is the environment's suspect where the API index holds none of that package's releases: a keyword or an argument
+    is the environment's suspect where the API index gives no answer for the callee: a keyword or an argument
     count that one release takes and another refuses is what drift looks like, and nothing here tells it from a slip."""
     raiser = root.raiser
     for q in questions(root):
