@@ -30,7 +30,30 @@ _IMPORT_KEY = re.compile(rf"^{_MODULE} {_MODULE} ({_IDENT}|\*) (top_level|guarde
 
 
 def check_api_dir(directory: Path, label: str) -> list[str]:
-    """Every problem of one package's API directory, as "file: key: message"."""
+    """Every problem of one package's API directory, as "file: key: message". A process that validates the same files
+    again (a validation beside a load, `compat matrix validate` after an overlay's, the suite) checks them once: the
+    answer is kept under the name, size and modification time of every file in the directory."""
+    stamp = _stamp(directory)
+    key = (str(directory), label, stamp)
+    if stamp is not None and key in _CHECKED:
+        return list(_CHECKED[key])
+    problems = _problems(directory, label)
+    if stamp is not None:
+        _CHECKED[key] = tuple(problems)
+    return problems
+
+
+_CHECKED: dict[tuple[str, str, tuple[tuple[str, int, int], ...] | None], tuple[str, ...]] = {}
+
+
+def _stamp(directory: Path) -> tuple[tuple[str, int, int], ...] | None:
+    try:
+        return tuple((p.name, (st := p.stat()).st_size, st.st_mtime_ns) for p in sorted(directory.iterdir()))
+    except OSError:
+        return None
+
+
+def _problems(directory: Path, label: str) -> list[str]:
     problems: list[str] = []
     try:
         meta = _read_meta(directory / "releases.json", f"{label}/releases.json")
