@@ -307,7 +307,8 @@ def _call_written_into_package(root: Raised) -> str | None:
     for q in questions(root):
         top = (q.module or "").partition(".")[0]
         if q.missing in _CALLS and "." in (q.module or "") and top in CALLED_BY_PATH and (raiser is None or raiser.package != top):
-            return f"the call goes into {top} ({q.module}), which the API index cannot place: the {top} release the program runs against decides"
+            return (f"the call goes into {top} ({q.module}), which the API index cannot place: the {top} release the "
+                    "program runs against decides")
     return None
 
 
