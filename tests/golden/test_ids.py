@@ -15,6 +15,8 @@ SIGNATURE_IDS = (
     "transformer-engine-torch-extension-missing", "transformer-engine-build-cuda-toolkit-too-old",
     "transformer-engine-flash-attn-outside-supported-range", "vllm-ray-compiled-graph-channel-timeout",
     "tcpstore-clients-never-joined",
+    "trl-config-max-prompt-length-removed", "transformers-training-args-warmup-ratio-removed",
+    "vllm-compile-cache-corrupted-artifact", "kernels-hub-no-build-variant",
     "transformers-compressed-tensors-run-compressed-refused",
     "transformers-rotary-embedding-needs-position-ids",
     "transformers-generate-needs-supports-cache-class",
