@@ -35,11 +35,12 @@ _RELATIVE = re.compile(r"^(?:\.[/\\])?([A-Za-z_]\w*)[/\\](?!" + _NOT_THE_PACKAGE
 
 
 CALLED_BY_PATH = RELATIVE_PACKAGES | {
-    "apex", "awq", "auto_gptq", "causal_conv1d", "datasets", "diffusers", "einops", "lightning", "mamba_ssm", "optimum",
+    "apex", "awq", "auto_gptq", "causal_conv1d", "diffusers", "einops", "lightning", "mamba_ssm", "optimum",
     "pytorch_lightning", "safetensors", "sentencepiece", "timm", "tokenizers", "torchaudio", "transformer_engine",
 }
 """Import names of installed packages that a call's written path starts with (`xformers.ops.memory_efficient_attention(`,
-`datasets.load_dataset(`): names no program gives a module or variable of its own, so the callee is that package's."""
+`diffusers.DiffusionPipeline.from_pretrained(`): names no program gives a module or variable of its own, so the callee is
+that package's (not `datasets`, a folder name programs give their own code, as `RELATIVE_PACKAGES` says)."""
 
 
 GENERATED = {"unsloth_compiled_cache": "unsloth", "transformers_modules": "transformers_modules"}

@@ -63,7 +63,8 @@ class Clue(str, Enum):
     logic (an import, attribute, type or runtime error): the package and what it was combined with."""
     MISSING = "missing"
     """The message says a package, library or backend the code needs is not installed (`PEFT backend is required for
-    this method`, `Ray is not installed`, `please install FlashInfer`), whatever the exception's type."""
+    this method`, `Ray is not installed`, `please install FlashInfer`), whatever the exception's type, where a package
+    raised it or no frame shows who did."""
     REGISTRY = "registry"
     """An installed package's own registry refuses a name the program asks it for (`FunASRNano is not registered`,
     `Unrecognized configuration class ... for this kind of AutoModel`, `model type ... is not supported`), whatever the
@@ -75,9 +76,6 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
                              r"invalid ELF header|DLL load failed|\.so(?:\.\d+)*: cannot|image not found|incompatible architecture|"
                              r"binary incompatibility")),
     (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name ")),
-    (Clue.MISSING, re.compile(r"\b(?:backend|library|package) (?:is|are) required\b|\b(?:is|are) not installed\b|"
-                              r"\b[Pp]lease install \w|\brequires? the [\w.-]+ (?:library|package|backend)\b|"
-                              r"\bNo [\w.-]+ installation (?:was )?found")),
     # transformers looking up the class a checkpoint's config names: a registry, whoever printed it
     (Clue.REGISTRY, re.compile(r"does not exist or is not currently imported|Could not find \w+ neither in ")),
     (Clue.CUDA, re.compile(r"CUDA error|CUDA driver|cudaError|CUDA_ERROR|CUBLAS_STATUS|CUDNN_STATUS|cuDNN error|no kernel image|"
@@ -99,6 +97,10 @@ _REFUSED_NAME = re.compile(r"\bis not registered\b|\bnot registered in\b|\b[Uu]n
                            r"\b(?:model|architecture|model type|model_type)\b[^\n]{0,60}\b(?:is |are )?not (?:yet )?supported\b|"
                            r"\b[Uu]nsupported (?:model|architecture)\b|\bunknown (?:model|architecture)\b")
 """A package's registry refusing a name (a model, an architecture, a config class) in its own frames."""
+_MISSING = re.compile(r"\b(?:backend|library|package) (?:is|are) required\b|\b(?:is|are) not installed\b|"
+                      r"\b[Pp]lease install \w|\brequires? the [\w.-]+ (?:library|package|backend)\b|"
+                      r"\bNo [\w.-]+ installation (?:was )?found")
+"""A package, library or backend said to be missing: raised by a package, or printed with no frame to place it."""
 _NONE_OBJECT = re.compile(r"'NoneType' object")
 _BUILTIN_OBJECT = re.compile(r"'(?:str|int|float|bool|list|dict|tuple|set|bytes)' object")
 
@@ -125,6 +127,8 @@ def clues(kind: ErrorKind, chain: tuple[Raised, ...], versions: tuple[StatedVers
             add(Clue.API)
         if _REFUSED_NAME.search(text) and _raised_in_library(raised):
             add(Clue.REGISTRY)
+        if _MISSING.search(text) and (raised.raiser is None or raised.raiser.package is not None):
+            add(Clue.MISSING)  # the program's own `raise ValueError("Please install the dataset ...")` speaks of its data
     if versions:
         add(Clue.VERSION)
     if _while_importing(chain):

@@ -409,3 +409,22 @@ def test_a_refused_call_into_the_programs_own_object_stays_the_programs(catalog)
     own = _XFORMERS_CALL.replace(b"xformers.ops.memory_efficient_attention(", b"self.attention.memory_efficient_attention(")
     (error,) = explain([own], catalog).errors
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and "your own code" in error.reasons[0]
+
+
+def test_the_programs_own_please_install_is_its_own(catalog):
+    # The program's own check of its data reads like a missing package; raised in its own frame, it is the program's.
+    log = (b'  File "/home/u/proj/train.py", line 12, in main\n'
+           b"    raise ValueError('Please install the dataset under ./data first')\n"
+           b"ValueError: Please install the dataset under ./data first\n")
+    (error,) = explain([log], catalog).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT and Clue.MISSING not in error.clues
+
+
+def test_a_call_into_a_folder_programs_name_datasets_stays_the_programs(catalog):
+    # facebookresearch/detr's `datasets/` is the program's own package: a refused call into it is not drift.
+    own = _XFORMERS_CALL.replace(b"out = xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None, op=self.attention_op)",
+                                 b"dataset_train = datasets.build_dataset(image_set='train', argz=args)")
+    own = own.replace(b"memory_efficient_attention() got an unexpected keyword argument 'attn_bias'",
+                      b"build_dataset() got an unexpected keyword argument 'argz'")
+    (error,) = explain([own], catalog).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT, error.reasons
