@@ -392,7 +392,7 @@ def test_diffusers_peft_backend_is_named(catalog):
 
 # GongyeLiu/StyleCrafter#12's error, raised where the program's own attention module calls xformers by its path (the
 # paste doubled its line breaks, as threestudio-project/threestudio's issues print it).
-_XFORMERS_CALL = (b'  File "/work/StyleCrafter/lvdm/modules/attention.py", line 258, in forward\n\n'
+_XFORMERS_CALL = (b'  File "/home/u/StyleCrafter/lvdm/modules/attention.py", line 258, in forward\n\n'
                   b"    out = xformers.ops.memory_efficient_attention(q, k, v, attn_bias=None, op=self.attention_op)\n\n"
                   b"TypeError: memory_efficient_attention() got an unexpected keyword argument 'attn_bias'\n")
 
