@@ -309,8 +309,8 @@ def _call_written_into_package(root: Raised) -> str | None:
     count that one release takes and another refuses is what drift looks like, and nothing here tells it from a slip."""
     raiser = root.raiser
     for q in questions(root):
-        top = (q.module or "").partition(".")[0]
-        if q.missing in _CALLS and "." in (q.module or "") and top in CALLED_BY_PATH and (raiser is None or raiser.package != top):
+        top, dot, _ = (q.module or "").partition(".")
+        if q.missing in _CALLS and dot and top in CALLED_BY_PATH and (raiser is None or raiser.package != top):
             return (f"the call goes into {top} ({q.module}), which the API index cannot place: the {top} release the "
                     "program runs against decides")
     return None

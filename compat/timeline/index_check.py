@@ -34,16 +34,15 @@ def check_api_dir(directory: Path, label: str) -> list[str]:
     again (a validation beside a load, `compat matrix validate` after an overlay's, the suite) checks them once: the
     answer is kept under the name, size and modification time of every file in the directory."""
     stamp = _stamp(directory)
+    if stamp is None:
+        return _problems(directory, label)
     key = (str(directory), label, stamp)
-    if stamp is not None and key in _CHECKED:
-        return list(_CHECKED[key])
-    problems = _problems(directory, label)
-    if stamp is not None:
-        _CHECKED[key] = tuple(problems)
-    return problems
+    if key not in _CHECKED:
+        _CHECKED[key] = tuple(_problems(directory, label))
+    return list(_CHECKED[key])
 
 
-_CHECKED: dict[tuple[str, str, tuple[tuple[str, int, int], ...] | None], tuple[str, ...]] = {}
+_CHECKED: dict[tuple[str, str, tuple[tuple[str, int, int], ...]], tuple[str, ...]] = {}
 
 
 def _stamp(directory: Path) -> tuple[tuple[str, int, int], ...] | None:
