@@ -151,6 +151,8 @@ def _settled(api: PackageApi, base: ApiAnswer, kind: ApiKind, key: str, callable
             return replace(base, reason=f"no {api.package} release since {since} has it, and older ones are not read for {kind.value}s")
         return replace(base, drift=Drift.NEVER, typo_of=_typo_of(api, kind, key))
     if base.question.missing is Missing.POSITIONAL and kind is ApiKind.PARAM:
+        if installed is not None and _has(api, kind, key, present, installed) is False:
+            return replace(base, drift=Drift.INSTALLED_HAS)  # a release without the parameter cannot require it
         return _positional(api, base, present)
     if installed is not None:
         has = _has(api, kind, key, present, installed)
@@ -482,6 +484,10 @@ def _locate_member(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKi
     return None
 
 
+_NAMED = frozenset({Missing.KEYWORD, Missing.POSITIONAL})
+"""The call wordings that name the parameter they disagree on."""
+
+
 def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKind, str, bool] | None:
     assert q.module is not None
     qual = q.module.removesuffix(".__init__")
@@ -489,7 +495,7 @@ def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKin
     # A capitalised head is a class a package may export at its top level; a function named alone is looked for there
     # only where its name is distinctive (callee_home), as a common one (`collate_fn`) is as often the program's own.
     first = next(owners(head, q.caller, source), None) if head[:1].isupper() else None
-    found = (first[0], first[1], qual) if first is not None else callee_home(qual, q.caller, source)
+    found = (first[0], first[1], qual) if first is not None else callee_home(qual, q.caller, source, q.name if q.missing in _NAMED else None)
     if found is None:
         return None
     api, root, qual = found

@@ -39,7 +39,7 @@ def owners(head: str, caller_import: str | None, source: ApiSource) -> Iterator[
             yield api, root
 
 
-def callee_home(qual: str, caller: str | None, source: ApiSource) -> tuple[PackageApi, str, str] | None:
+def callee_home(qual: str, caller: str | None, source: ApiSource, param: str | None = None) -> tuple[PackageApi, str, str] | None:
     """(index, module, qualname in it) of a callable no indexed package exposes at its top level: one written with its
     module path (`deepspeed.zero.Init(...)`, `peft.tuners.lora.model.get_peft_model(...)` on the call's line), a class
     of a module inside a package (`DeepSpeedZeRoOffload.get_param_coordinator()`), or a function named alone whose name
@@ -47,7 +47,9 @@ def callee_home(qual: str, caller: str | None, source: ApiSource) -> tuple[Packa
     are read: the one the path starts with; for a class named alone the caller's and those whose name the class
     carries (DeepSpeed...); for a function named alone every indexed package, and it must be in exactly one. The
     module chosen has the callable in some release, nearest the path written: a name re-exported by several modules is
-    one callable."""
+    one callable. A class's method named alone that no hint places (`LlamaAttention.forward() got an unexpected keyword
+    argument 'position_embeddings'`, pasted without frames) is looked for in every indexed package by its parameter
+    `param` (`_class_alone`)."""
     parts = qual.split(".")
     at = next((i for i, part in enumerate(parts) if part[:1].isupper()), None)
     if len(parts) > 1 and (at is None or at > 0):  # a module path: the package it starts with
@@ -67,6 +69,8 @@ def callee_home(qual: str, caller: str | None, source: ApiSource) -> tuple[Packa
     else:
         return None
     name, rest, written = parts[at], ".".join(parts[at:]), ".".join(parts[:at])
+    if at == 0 and len(parts) > 1 and param is not None and not packages:
+        return _class_alone(name, rest, param, source)
     for package in packages:
         api = source.get(package)
         if isinstance(api, Unknown):
@@ -102,3 +106,23 @@ def _has_params(api: PackageApi, head: str) -> bool:
     keys = api.keys(ApiKind.PARAM)
     i = bisect.bisect_left(keys, head)
     return i < len(keys) and keys[i].startswith(head)
+
+
+def _class_alone(name: str, rest: str, param: str, source: ApiSource) -> tuple[PackageApi, str, str] | None:
+    """(index, module, qualname) of a class's method that takes `param` in some release of exactly one indexed package:
+    one name may be several packages' classes (transformers' and vLLM's LlamaAttention), and the parameter a call
+    disagrees on is what tells them apart. Within the package, the module where the parameter came first: the file that
+    defines the class, not a later file that imports it (transformers' modular_*.py)."""
+    found: list[tuple[PackageApi, str]] = []
+    for package in source.indexed():
+        api = source.get(package)
+        if isinstance(api, Unknown):
+            continue
+        dated = [(api.releases.index(spans[0].first), module) for module in _homes_of(api).get(name, ())
+                 if (spans := api.present(ApiKind.PARAM, f"{module}:{rest}({param})"))]
+        if dated:
+            found.append((api, min(dated)[1]))
+    if len(found) != 1:
+        return None
+    api, module = found[0]
+    return api, module, rest

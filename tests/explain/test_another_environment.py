@@ -12,12 +12,18 @@ from compat.explain.match import explain
 from compat.explain.verdict import ErrorVerdict
 from compat.report.explain import api_text, render_text
 from compat.timeline.links import ApiSource
-from compat.timeline.records import Drift
+from compat.timeline.index import load_api
+from compat.timeline.records import ApiKind, Drift, Missing
 from tests.explain.test_explain import _facts
 from tests.explain.test_stated_versions import LINES
 from tests.support.paths import LOGS
 
 API_LOGS = sorted((LOGS / "api").glob("*.log"))
+
+
+def _before(package: str, release: str) -> str:
+    releases = load_api(package).releases
+    return releases[releases.index(release) - 1]
 
 
 def _errors(catalog, text: str, facts=None):
@@ -32,7 +38,10 @@ def test_an_installed_release_that_has_what_the_log_lacks_leaves_the_logs_answer
         pytest.skip("the log alone does not name a side too old or too new")
     a = alone[0].api
     assert a is not None
-    has_it = a.present[-1].last  # a release of the callee that has what the log says is missing
+    # A release of the callee that has what the log says is missing; for a required argument the log's call does not
+    # pass, one from before the parameter, which cannot require it.
+    required = a.question.missing is Missing.POSITIONAL and a.kind is ApiKind.PARAM
+    has_it = _before(a.package, a.present[0].first) if required else a.present[-1].last
     here = [e for e in _errors(catalog, text, _facts({a.package: has_it})) if e.first_line == alone[0].first_line]
     assert here and here[0].verdict is ErrorVerdict.KNOWN
     assert here[0].api == dataclasses.replace(a, elsewhere=has_it)

@@ -15,7 +15,7 @@ from compat.report.explain import api_text, render_json, render_text
 from compat.timeline.drift import answer
 from compat.timeline.homes import distribution_of
 from compat.timeline.links import ApiSource
-from compat.timeline.records import Drift, ImportKind, Missing, Span
+from compat.timeline.records import ApiQuestion, Drift, ImportKind, Missing, Span
 from tests.explain.test_explain import _facts
 from tests.support.paths import LOGS
 from tests.timeline.api_fixture import write_index
@@ -293,3 +293,33 @@ def test_a_name_that_came_back_offers_both_runs_of_releases(catalog):
     on_5_2 = explain([log.read_bytes()], catalog, _facts({"transformers": "5.2.0"}), api=ApiSource())
     a = on_5_2.errors[0].api
     assert a is not None and a.fix == ("transformers>=5.4.0",)
+
+
+def test_a_class_method_named_alone_is_placed_by_its_parameter(catalog):
+    # Pasted with no frame and no package in its name (modelscope/ms-swift#3338 and nunchux-ai/deepcompressor#114 for
+    # the first line, FlagOpen/FlagEmbedding#1384 for the second): the class is a module's of transformers, which
+    # made position_embeddings a parameter of the attention layers in 4.43 and of the decoder layers in 4.48.
+    lines = (API_LOGS / "class-method-named-alone.log").read_bytes().splitlines(keepends=True)
+    placed = []
+    for line in lines:
+        (error,) = explain([line], catalog, None, api=ApiSource()).errors
+        a = error.api
+        assert a is not None and error.verdict is ErrorVerdict.KNOWN
+        placed.append((a.key, a.fix))
+    assert placed == [
+        ("transformers.models.llama.modeling_llama:LlamaAttention.forward(position_embeddings)", ("transformers<4.43.0",)),
+        ("transformers.models.gemma2.modeling_gemma2:Gemma2DecoderLayer.forward(position_embeddings)", ("transformers<4.48.0",)),
+    ]
+    text = render_text(explain([lines[1]], catalog, None, api=ApiSource()))
+    assert ("api: transformers releases from 4.48.0 require `transformers.models.gemma2.modeling_gemma2:Gemma2DecoderLayer.forward"
+            "(position_embeddings)` (added in 4.48.0; present in 4.48.0 - ") in text
+    assert "the calling code was written for releases before it" in text
+
+
+@pytest.mark.parametrize(("param", "package"), [("positions", "vllm"), ("position_embeddings", "transformers"), ("nope", None)])
+def test_a_class_two_packages_define_is_told_apart_by_the_parameter(param, package):
+    # transformers and vLLM each define a LlamaAttention: vLLM's forward takes `positions`, transformers' (4.43 on)
+    # `position_embeddings`; a parameter neither has places nothing.
+    q = ApiQuestion(missing=Missing.KEYWORD, name=param, module="LlamaAttention.forward", caller=None)
+    a = answer(q, None, ApiSource())
+    assert (a.package if a is not None else None) == package
