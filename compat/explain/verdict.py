@@ -65,6 +65,10 @@ class Clue(str, Enum):
     """The message says a package, library or backend the code needs is not installed (`PEFT backend is required for
     this method`, `Ray is not installed`, `please install FlashInfer`), whatever the exception's type, where a package
     raised it or no frame shows who did."""
+    NATIVE = "native"
+    """The message is a C++ standard library's exception that a compiled extension let through (`IndexError: map::at`
+    from Triton's compiler, `std::bad_alloc`, `vector::_M_range_check`): the extension's own code failed, whatever Python
+    type the binding gave it, not a check of the program's data."""
     REGISTRY = "registry"
     """An installed package's own registry refuses a name the program asks it for (`FunASRNano is not registered`,
     `Unrecognized configuration class ... for this kind of AutoModel`, `model type ... is not supported`), whatever the
@@ -75,6 +79,9 @@ _CLUES: tuple[tuple[Clue, re.Pattern[str]], ...] = (
     (Clue.BINARY, re.compile(r"undefined symbol|cannot open shared object file|GLIBC(?:XX)?_[\d.]+' not found|wrong ELF class|"
                              r"invalid ELF header|DLL load failed|\.so(?:\.\d+)*: cannot|image not found|incompatible architecture|"
                              r"binary incompatibility")),
+    (Clue.NATIVE, re.compile(r"\b(?:unordered_map|map|vector|deque|array|basic_string|string)::(?:at|_M_range_check|_M_construct|substr)\b|"
+                             r"\bstd::(?:bad_alloc|out_of_range|length_error|bad_variant_access|bad_optional_access|bad_function_call|"
+                             r"bad_array_new_length|system_error|future_error)\b")),
     (Clue.IMPORT, re.compile(r"^(?:ImportError|ModuleNotFoundError)\b|No module named |cannot import name ")),
     # transformers looking up the class a checkpoint's config names: a registry, whoever printed it
     (Clue.REGISTRY, re.compile(r"does not exist or is not currently imported|Could not find \w+ neither in ")),

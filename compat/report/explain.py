@@ -233,6 +233,9 @@ _CLUE_WORDS = {
                    "to be found)",
                    "install the package it names, in the release the failing package requires (`pip show` the failing "
                    "package for its requirements); `compat doctor` lists installed packages whose requirements are broken"),
+    Clue.NATIVE: ("a compiled extension's C++ code failed (its standard library's exception, passed on as a Python error)",
+                  "compare the release of the package whose frames raised it with the GPU, CUDA and torch it runs on; try the "
+                  "release its dependants pin"),
     Clue.REGISTRY: ("an installed package does not know the model, class or backend it was asked for",
                     "find the release of that package which first supports it and upgrade; a class of the model's own "
                     "code needs trust_remote_code=True and its files beside the weights"),

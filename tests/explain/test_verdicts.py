@@ -428,3 +428,27 @@ def test_a_call_into_a_folder_programs_name_datasets_stays_the_programs(catalog)
                       b"build_dataset() got an unexpected keyword argument 'argz'")
     (error,) = explain([own], catalog).errors
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT, error.reasons
+
+
+# goombalab/hydra#10 (Triton's compiler on Colab, an IPython traceback) and triton-lang/triton#155 (every kernel on the
+# reporter's machine), as pasted: a C++ std::map lookup that failed inside Triton, which pybind11 passes on as an
+# IndexError. Not the program's data: the compiler's own code failed.
+_NATIVE = (
+    b"/usr/local/lib/python3.10/dist-packages/triton/compiler/backends/cuda.py in make_llir(src, metadata, options, capability)\n"
+    b"    171             add_external_libs(src, names, paths)\n"
+    b"    172         # TritonGPU -> LLVM-IR\n"
+    b"--> 173         ret = translate_triton_gpu_to_llvmir(src, capability, tma_infos, runtime.TARGET.NVVM)\n"
+    b"\n"
+    b"IndexError: map::at\n",
+    b"IndexError: map::at\n",
+)
+
+
+@pytest.mark.parametrize("log", _NATIVE)
+def test_a_cpp_exception_passed_on_as_a_python_error_is_never_the_programs_data(catalog, log):
+    unnamed = SimpleNamespace(signatures=tuple(s for s in catalog.signatures if "map::at" not in " ".join(s.patterns)))
+    (error,) = explain([log], unnamed).errors
+    assert error.verdict is ErrorVerdict.UNKNOWN_ENVIRONMENT and Clue.NATIVE in error.clues, error.reasons
+    # The same type with a message of the program's own values stays the data's.
+    (error,) = explain([b"IndexError: list index out of range\n"], unnamed).errors
+    assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
