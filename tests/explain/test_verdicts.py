@@ -452,3 +452,9 @@ def test_a_cpp_exception_passed_on_as_a_python_error_is_never_the_programs_data(
     # The same type with a message of the program's own values stays the data's.
     (error,) = explain([b"IndexError: list index out of range\n"], unnamed).errors
     assert error.verdict is ErrorVerdict.NOT_ENVIRONMENT
+
+
+def test_the_docs_list_every_clue_the_json_can_carry():
+    docs = (LOGS.parents[2] / "docs" / "explain.md").read_text(encoding="utf-8")
+    listed = docs.split('"clues":', 1)[1].split("]", 1)[0]
+    assert sorted(listed.replace("\n", " ").strip(" [").replace('"', "").split(" | ")) == sorted(c.value for c in Clue)
