@@ -20,7 +20,7 @@ def ids(result):
 
 
 @pytest.mark.parametrize("name", ["dataset-keyerror", "user-nameerror", "garbage", "empty", "near-miss-2026b",
-                                  "near-miss-classes-2026"])
+                                  "near-miss-classes-2026", "near-miss-round22"])
 def test_errors_that_are_not_environment_problems_match_nothing(catalog, name):
     result = explain([(LOGS / "negative" / f"{name}.log").read_bytes()], catalog)
     assert result.matches == () and not result.known

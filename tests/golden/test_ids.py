@@ -11,6 +11,7 @@ from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
     "openai-server-model-name-not-served", "argparse-required-argument-missing",
+    "package-needs-newer-python", "installed-package-file-missing", "triton-compiler-internal-error",
     "diffusers-peft-backend-unavailable", "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
     "transformers-mxfp4-dequantized-to-bf16", "hub-huggingface-cli-removed", "vllm-mm-item-above-max-num-batched-tokens",
     "transformer-engine-torch-extension-missing", "transformer-engine-build-cuda-toolkit-too-old",
