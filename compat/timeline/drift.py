@@ -495,7 +495,8 @@ def _locate_param(q: ApiQuestion, source: ApiSource) -> tuple[PackageApi, ApiKin
     # A capitalised head is a class a package may export at its top level; a function named alone is looked for there
     # only where its name is distinctive (callee_home), as a common one (`collate_fn`) is as often the program's own.
     first = next(owners(head, q.caller, source), None) if head[:1].isupper() else None
-    found = (first[0], first[1], qual) if first is not None else callee_home(qual, q.caller, source, q.name if q.missing in _NAMED else None)
+    param = q.name if q.missing in _NAMED else None
+    found = (first[0], first[1], qual) if first is not None else callee_home(qual, q.caller, source, param)
     if found is None:
         return None
     api, root, qual = found

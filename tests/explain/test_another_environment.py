@@ -11,8 +11,8 @@ import pytest
 from compat.explain.match import explain
 from compat.explain.verdict import ErrorVerdict
 from compat.report.explain import api_text, render_text
-from compat.timeline.links import ApiSource
 from compat.timeline.index import load_api
+from compat.timeline.links import ApiSource
 from compat.timeline.records import ApiKind, Drift, Missing
 from tests.explain.test_explain import _facts
 from tests.explain.test_stated_versions import LINES
