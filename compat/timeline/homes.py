@@ -47,7 +47,7 @@ def callee_home(qual: str, caller: str | None, source: ApiSource, param: str | N
     are read: the one the path starts with; for a class named alone the caller's and those whose name the class
     carries (DeepSpeed...); for a function named alone every indexed package, and it must be in exactly one. The
     module chosen has the callable in some release, nearest the path written: a name re-exported by several modules is
-    one callable. A class's method named alone that no hint places (`LlamaAttention.forward() got an unexpected keyword
+    one callable. A class's method named alone that the hinted packages do not hold (`LlamaAttention.forward() got an unexpected keyword
     argument 'position_embeddings'`, pasted without frames) is looked for in every indexed package by its parameter
     `param` (`_class_alone`)."""
     parts = qual.split(".")
@@ -69,8 +69,6 @@ def callee_home(qual: str, caller: str | None, source: ApiSource, param: str | N
     else:
         return None
     name, rest, written = parts[at], ".".join(parts[at:]), ".".join(parts[:at])
-    if at == 0 and len(parts) > 1 and param is not None and not packages:
-        return _class_alone(name, rest, param, source)
     for package in packages:
         api = source.get(package)
         if isinstance(api, Unknown):
@@ -81,6 +79,8 @@ def callee_home(qual: str, caller: str | None, source: ApiSource, param: str | N
         for module in sorted(_homes_of(api).get(name, ()), key=lambda m: (-len(near.intersection(m.split("."))), m.count("."), m)):
             if signatures_of(api, f"{module}:{rest}") or _has_params(api, f"{module}:{rest}("):
                 return api, module, rest
+    if at == 0 and len(parts) > 1 and param is not None:
+        return _class_alone(name, rest, param, source)
     return None
 
 
