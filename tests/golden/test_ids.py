@@ -10,7 +10,7 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
-    "openai-server-model-name-not-served", "argparse-required-argument-missing",
+    "openai-server-model-name-not-served", "argparse-required-argument-missing", "trl-padding-free-without-packing-max-length",
     "package-needs-newer-python", "installed-package-file-missing", "triton-compiler-internal-error",
     "diffusers-peft-backend-unavailable", "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
     "transformers-mxfp4-dequantized-to-bf16", "hub-huggingface-cli-removed", "vllm-mm-item-above-max-num-batched-tokens",
