@@ -10,6 +10,8 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
+    "nvcc-too-old-for-build-option", "cuda-compiler-toolkit-headers-mismatch", "flashinfer-sampling-cub-too-old-toolkit",
+    "nvshmem-transport-init-failed",
     "openai-server-model-name-not-served", "argparse-required-argument-missing",
     "package-needs-newer-python", "installed-package-file-missing", "triton-compiler-internal-error",
     "diffusers-peft-backend-unavailable", "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
