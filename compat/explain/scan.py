@@ -116,18 +116,9 @@ class Scanner(EngineBase):
         skip = {k for k, c in enumerate(budget) if c <= 0}
         if not plain:
             buf = strip_ansi(buf)
+        always = [k for k in self._always if k not in skip]
         lines: dict[int, tuple[int, int, int]] = {}
-        keys: set[tuple[int, int]] = set()
-        if self._always:
-            always = [k for k in self._always if k not in skip]
-            start = 0
-            n = len(buf)
-            while start < n and always:
-                end = buf.find(b"\n", start)
-                end = n if end < 0 else end
-                lines[start] = (start, min(end, start + MAX_LINE), end)
-                keys.update((start, k) for k in always)
-                start = end + 1
+        tried_at: dict[int, set[int]] = {}
         positions = sorted({m.start() for pre in self._pre for m in pre.finditer(buf)})
         done_until = -1
         for pos in positions:
@@ -142,17 +133,42 @@ class Scanner(EngineBase):
                     tried.update(k for k in ks if k not in skip)
             if not tried:
                 continue
-            if start not in lines:
-                lines[start] = (lo, hi, end)
-            keys.update((start, k) for k in tried)
+            lines[start] = (lo, hi, end)
+            tried_at[start] = tried
+        if always:
+            found = self._every_line(buf, always, tried_at, line_base)
+            newlines = buf.count(b"\n")
+        else:
+            before, newlines = numbered(buf, lines, 0, len(buf))
+            number = {start: line_base + n for start, n in before.items()}
+            found = confirm(self._compiled, buf, lines, ((start, k) for start, ks in tried_at.items() for k in ks), number)
         hits = []
-        before, newlines = numbered(buf, lines, 0, len(buf))
-        number = {start: line_base + n for start, n in before.items()}
-        for hit in confirm(self._compiled, buf, lines, keys, number):
+        for hit in found:
             if budget[hit.key] > 0:
                 budget[hit.key] -= 1
                 hits.append(hit)
         return hits, newlines + unfinished(buf)
+
+    def _every_line(self, buf: bytes, always: list[int], tried_at: dict[int, set[int]], line_base: int) -> list[Hit]:
+        """The hits of the patterns without a literal (`always`, which run on every line) and of those the anchors
+        chose for a line (`tried_at`), in the order `confirm` gives: by line, then key. Each line is decoded once and
+        walked in order: a set of (line, key) candidates for every line and pattern cost more to build and sort than
+        the searches (6 of 10 s for the catalog on 3,000 lines)."""
+        search = [rx.search for rx in self._compiled]
+        hits: list[Hit] = []
+        n = len(buf)
+        start = 0
+        number = line_base
+        while start < n:
+            end = buf.find(b"\n", start)
+            end = n if end < 0 else end
+            extra = tried_at.get(start)
+            keys = always if not extra else sorted(extra.union(always))
+            text = buf[start:min(end, start + MAX_LINE)].decode("utf-8", "replace")
+            hits.extend([Hit(key=k, line_number=number, text=text, end=end) for k in keys if search[k](text)])
+            number += 1
+            start = end + 1
+        return hits
 
 
 def make_scanner(

@@ -5,6 +5,7 @@ change what matches, and both engines must find the same lines."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -30,8 +31,19 @@ from compat.matrix.signatures import load_signature_dir
 
 COMPAT = Path(__file__).resolve().parents[2] / "compat"
 LOGS = Path(__file__).resolve().parent.parent / "data" / "logs"
-SIGS = load_signature_dir(shipped_matrix_dir() / "signatures", label="matrix/signatures")
-PATTERNS = sorted({p for s in SIGS for p in (*s.patterns, *s.context)})
+
+
+# Loaded by the tests that use them, once per process, not at collection (every process that collects would pay
+# for it, about a second); likewise the recorded lines and the pure-Python engine's hits on them, which three
+# tests compare against.
+@functools.cache
+def _signatures() -> tuple:
+    return tuple(load_signature_dir(shipped_matrix_dir() / "signatures", label="matrix/signatures"))
+
+
+@functools.cache
+def _patterns() -> list[str]:
+    return sorted({p for s in _signatures() for p in (*s.patterns, *s.context)})
 
 
 def test_no_module_uses_the_private_regex_parser():
@@ -92,38 +104,55 @@ def test_what_re_rejects_is_not_read(pattern):
         parse_pattern(pattern)
 
 
-def _lines() -> list[str]:
+@functools.cache
+def _recorded_lines() -> tuple[str, ...]:
     lines: list[str] = []
     for log in sorted(LOGS.glob("*.log")):
         lines.extend(log.read_text(encoding="utf-8", errors="replace").splitlines())
-    return lines
+    return tuple(lines)
+
+
+def _lines() -> list[str]:
+    return list(_recorded_lines())
 
 
 def _hits(scanner: Scanner, lines: list[str]) -> list[tuple[int, int]]:
     return [(h.line_number, h.key) for h in scanner.scan_block("\n".join(lines) + "\n")]
 
 
+@functools.cache
+def _python_scanner() -> Scanner:
+    return Scanner(_patterns())
+
+
+@functools.cache
+def _python_hits() -> tuple[tuple[int, int], ...]:
+    """What the pure-Python engine with its prefilter finds on the recorded lines (what the tests below compare to)."""
+    return tuple(_hits(_python_scanner(), _lines()))
+
+
 def test_the_prefilter_never_changes_what_matches():
     lines = _lines()
-    scanner = Scanner(PATTERNS)
-    assert scanner.unfiltered == ()
-    compiled = [re.compile(p, re.ASCII) for p in PATTERNS]
+    patterns = _patterns()
+    assert _python_scanner().unfiltered == ()
+    compiled = [re.compile(p, re.ASCII) for p in patterns]
     brute = [(n, k) for n, line in enumerate(lines, 1) for k, rx in enumerate(compiled) if rx.search(line)]
-    assert len({k for _, k in brute}) > len(PATTERNS) // 2  # the recorded logs exercise most patterns
-    assert _hits(scanner, lines) == brute
+    assert len({k for _, k in brute}) > len(patterns) // 2  # the recorded logs exercise most patterns
+    assert list(_python_hits()) == brute
 
 
 def test_without_a_reader_every_pattern_runs_on_every_line_with_the_same_result(monkeypatch):
     """The fallback: had the reader failed (a new syntax, a new Python), nothing is lost."""
     lines = _lines()
-    expected = _hits(Scanner(PATTERNS), lines)
+    patterns = _patterns()
+    expected = list(_python_hits())
 
     def unreadable(pattern: str) -> object:
         raise PatternSyntaxError("as if this Python's syntax were unknown")
 
     monkeypatch.setattr(literal_text, "parse_pattern", unreadable)
-    fallback = Scanner(PATTERNS)
-    assert fallback.unfiltered == tuple(PATTERNS)
+    fallback = Scanner(patterns)
+    assert fallback.unfiltered == tuple(patterns)
     assert _hits(fallback, lines) == expected
 
 
@@ -154,7 +183,7 @@ def test_what_an_automaton_runs_passes(pattern):
 
 
 def test_every_shipped_pattern_runs_on_an_automaton():
-    assert [(s.id, p) for s in SIGS for p in (*s.patterns, *s.context) if engine_problems(p)] == []
+    assert [(s.id, p) for s in _signatures() for p in (*s.patterns, *s.context) if engine_problems(p)] == []
 
 
 def test_both_engines_find_the_same_lines():
@@ -162,6 +191,6 @@ def test_both_engines_find_the_same_lines():
     from compat.explain.scan import Engine, make_scanner
 
     lines = _lines()
-    fast = make_scanner(PATTERNS, Engine.HYPERSCAN)
+    fast = make_scanner(_patterns(), Engine.HYPERSCAN)
     assert fast.engine is Engine.HYPERSCAN
-    assert _hits(fast, lines) == _hits(Scanner(PATTERNS), lines)
+    assert _hits(fast, lines) == list(_python_hits())
