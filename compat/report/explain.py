@@ -134,12 +134,11 @@ def _api_sentence(a: ApiAnswer, what: str, yours: str | None) -> str:
         return f"api: {yours} has {what} (in {_ranges(a)}): the log comes from another environment"
     if a.drift is Drift.UNDECIDED:
         return f"api: the API index cannot decide {what}: {a.reason}"
-    if a.drift is Drift.CALLEE_TOO_NEW and a.removed_in is None and a.question.missing is Missing.POSITIONAL:
+    if a.drift is Drift.CALLEE_TOO_NEW and a.removed_in is None and a.kind is ApiKind.PARAM and a.question.missing is Missing.POSITIONAL:
         # a parameter the caller does not pass: the releases that added it are the ones its code predates
         added = a.added_in or a.present[0].first
         who = f"{yours} requires" if a.installed else f"{a.package} releases from {added} require"
-        return (f"api: {who} {what.replace('a `', '`', 1)} (added in {added}; present in {_ranges(a)}): the calling code "
-                "was written for releases before it")
+        return f"api: {who} {what} (added in {added}; present in {_ranges(a)}): the calling code was written for releases before it"
     if a.drift is Drift.CALLEE_TOO_NEW:
         when = f"removed in {a.removed_in}" if a.removed_in else f"added in {a.added_in}"
         verb = "no longer has" if a.installed else "dropped"
