@@ -13,6 +13,8 @@ SIGNATURE_IDS = (
     "openai-server-model-name-not-served", "argparse-required-argument-missing", "trl-padding-free-without-packing-max-length",
     "nvcc-too-old-for-build-option", "cuda-compiler-toolkit-headers-mismatch", "flashinfer-sampling-cub-too-old-toolkit",
     "nvshmem-transport-init-failed",
+    "build-compiler-killed-out-of-memory", "ptxas-instruction-not-on-build-target", "kernel-extension-called-with-other-release-arguments",
+    "deepspeed-op-prerequisites-missing",
     "package-needs-newer-python", "installed-package-file-missing", "triton-compiler-internal-error",
     "diffusers-peft-backend-unavailable", "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
     "transformers-mxfp4-dequantized-to-bf16", "hub-huggingface-cli-removed", "vllm-mm-item-above-max-num-batched-tokens",
