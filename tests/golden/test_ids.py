@@ -13,6 +13,8 @@ SIGNATURE_IDS = (
     "openai-server-model-name-not-served", "argparse-required-argument-missing", "trl-padding-free-without-packing-max-length",
     "nvcc-too-old-for-build-option", "cuda-compiler-toolkit-headers-mismatch", "flashinfer-sampling-cub-too-old-toolkit",
     "nvshmem-transport-init-failed",
+    "vllm-max-num-seqs-above-mamba-cache-blocks", "vllm-mm-prompt-placeholders-missing", "hf-fast-tokenizer-already-borrowed",
+    "vllm-current-config-not-set",
     "package-needs-newer-python", "installed-package-file-missing", "triton-compiler-internal-error",
     "diffusers-peft-backend-unavailable", "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
     "transformers-mxfp4-dequantized-to-bf16", "hub-huggingface-cli-removed", "vllm-mm-item-above-max-num-batched-tokens",
