@@ -10,6 +10,7 @@ from compat.judge.checks import OWNED_IDS
 from compat.matrix import load_matrix
 
 SIGNATURE_IDS = (
+    "transformers-v5-tied-weights-legacy-model-code", "transformers-generation-config-invalid-on-save", "torchaudio-io-needs-torchcodec",
     "openai-server-model-name-not-served", "argparse-required-argument-missing", "trl-padding-free-without-packing-max-length",
     "nvcc-too-old-for-build-option", "cuda-compiler-toolkit-headers-mismatch", "flashinfer-sampling-cub-too-old-toolkit",
     "nvshmem-transport-init-failed",
