@@ -14,6 +14,7 @@ SIGNATURE_IDS = (
     "openai-server-model-name-not-served", "argparse-required-argument-missing", "trl-padding-free-without-packing-max-length",
     "nvcc-too-old-for-build-option", "cuda-compiler-toolkit-headers-mismatch", "flashinfer-sampling-cub-too-old-toolkit",
     "nvshmem-transport-init-failed",
+    "transformers-v5-config-lacks-token-attribute",
     "build-compiler-killed-out-of-memory", "ptxas-instruction-not-on-build-target", "kernel-extension-called-with-other-release-arguments",
     "deepspeed-op-prerequisites-missing",
     "ddp-unused-parameters-without-find-unused",
