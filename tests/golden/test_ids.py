@@ -539,6 +539,12 @@ SIGNATURE_IDS = (
     "python312-py-unicode-api-removed",
     "cutlass-kernel-init-error-internal",
     "transformers-per-layer-config-attribute-read-globally",
+    # round 23 by frequency (issue 23): matrix/signatures/round23_freqB.toml
+    "fp16-model-running-on-cpu",
+    "bnb-quantized-model-offloaded-to-cpu",
+    "torch-load-checkpoint-gpu-index-missing",
+    "cuda-allocator-feature-not-supported",
+    "sampling-probabilities-nan-inf",
 )
 
 CHECK_IDS = (
