@@ -378,3 +378,12 @@ def test_a_colab_frame_without_its_link_is_read(catalog) -> None:
     assert error.verdict is not ErrorVerdict.NOT_ENVIRONMENT
     # Prose naming a file is no frame: the path must start the line.
     assert not explain([b"see /home/me/train.py in main(x) for the error\nValueError: x\n"], catalog).errors[0].root.frames
+
+
+def test_a_bare_exception_ends_its_traceback(run):
+    # `raise Exception(...)` in DeepSpeed's loss scaler (lines from deepspeedai/DeepSpeedExamples#419): the exception line
+    # names no subclass, and the traceback still ends there, not "without its exception line".
+    (error,) = run("bare-exception.log").errors
+    assert (error.root.type, error.first_line) == ("Exception", 1)
+    assert error.root.message.startswith("Current loss scale already at minimum")
+    assert error.root.innermost is not None and error.root.innermost.package == "deepspeed"
