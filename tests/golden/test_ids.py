@@ -15,6 +15,8 @@ SIGNATURE_IDS = (
     "nvcc-too-old-for-build-option", "cuda-compiler-toolkit-headers-mismatch", "flashinfer-sampling-cub-too-old-toolkit",
     "nvshmem-transport-init-failed",
     "transformers-v5-config-lacks-token-attribute",
+    "vllm-sampling-params-removed-keyword", "vllm-engine-internals-moved", "nccl-net-id-missing-after-nic-fusion",
+    "ib-queue-pair-connect-failed",
     "build-compiler-killed-out-of-memory", "ptxas-instruction-not-on-build-target", "kernel-extension-called-with-other-release-arguments",
     "deepspeed-op-prerequisites-missing",
     "ddp-unused-parameters-without-find-unused",
