@@ -95,10 +95,37 @@ def make_log(path: Path, mb: int, seed: int = 0) -> int:
     return written
 
 
+_BRACKET = re.compile(r"\[(\^?\]?(?:\\.|[^\]\\])*)\]")
+_IN_BRACKET = {"w": "[:alnum:]_", "d": "0-9", "s": "[:space:]", "n": ""}
+
+
+def _bracket(m: re.Match[str]) -> str:
+    """A bracket expression in POSIX terms: classes for `\\w`, `\\d`, `\\s`, a literal `-` last (no backslash escapes
+    inside POSIX brackets), no newline (grep reads lines)."""
+    body, out, dash = m.group(1), [], False
+    negated = body.startswith("^")
+    i = 1 if negated else 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            c = body[i + 1]
+            if c == "-":
+                dash = True
+            else:
+                out.append(_IN_BRACKET.get(c, c))
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    inner = "".join(out) + ("-" if dash else "")
+    if not inner:
+        return "." if negated else "[[:space:]]"
+    return "[" + ("^" if negated else "") + inner + "]"
+
+
 def to_ere(pattern: str) -> str:
     """An approximately equivalent POSIX ERE for GNU grep (for the speed comparison only)."""
     p = pattern.replace("(?:", "(")
-    p = p.replace(r"[\w.\-]", "[[:alnum:]_.-]").replace(r"[\d.]", "[0-9.]").replace(r"[\w.]", "[[:alnum:]_.]")
+    p = _BRACKET.sub(_bracket, p)
     p = p.replace(r"\d", "[0-9]")
     p = re.sub(r"\\([^A-Za-z0-9])", lambda m: m.group(1) if m.group(1) in "'`\"-" else "\\" + m.group(1), p)
     return p
