@@ -549,6 +549,10 @@ SIGNATURE_IDS = (
     "torch-load-checkpoint-gpu-index-missing",
     "cuda-allocator-feature-not-supported",
     "sampling-probabilities-nan-inf",
+    "torch-extension-build-no-gpu-arch-list",
+    "mkl-threading-layer-libgomp-conflict",
+    "host-compiler-too-old-for-torch-build",
+    "sdist-build-no-packaging-module",
 )
 
 CHECK_IDS = (
