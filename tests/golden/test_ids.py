@@ -27,6 +27,8 @@ SIGNATURE_IDS = (
     "vllm-max-num-seqs-above-mamba-cache-blocks", "vllm-mm-prompt-placeholders-missing", "hf-fast-tokenizer-already-borrowed",
     "vllm-current-config-not-set",
     "bnb-quantized-model-does-not-fit-gpu", "trainer-quantized-model-without-adapters", "torch-half-op-on-cpu",
+    "trainer-resume-checkpoint-not-valid", "zero3-saved-empty-weights", "trainer-model-returned-no-loss",
+    "safetensors-save-shared-tensors", "trl-completion-collator-template-not-found",
     "hub-download-size-mismatch", "transformers-bin-checkpoint-unreadable",
     "package-needs-newer-python", "installed-package-file-missing", "triton-compiler-internal-error",
     "diffusers-peft-backend-unavailable", "python313-removed-stdlib-module", "setuptools-setup-cfg-dash-separated-key", "build-needs-wheel-package",
