@@ -201,8 +201,9 @@ class ErrorDraft:
         return (self.root.type, masked(self.root.message.split("\n", 1)[0]))
 
 
-# A bare `Exception` too (`raise Exception(...)`: DeepSpeed's loss scaler, many projects); not a bare `Error:` or
-# `Failure:`, which non-Python lines start with.
+# A bare `Exception` too (`raise Exception(...)`: DeepSpeed's loss scaler, many projects) where a line starts with it; not
+# a bare `Error:` or `Failure:`, which non-Python lines start with, nor a bare `Exception:` inside a line (`_exc_inside`),
+# which loggers' prose holds.
 _EXC_AT_START = re.compile(r"((?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception))(?::\s?(.*))?$")
 
 
@@ -213,7 +214,7 @@ def _exc_inside() -> re.Pattern[str]:
     (Chinese and Japanese put no space before a quoted error). Compiled when first asked for: that class of every letter outside
     ASCII costs milliseconds of start-up, and most logs have no line that asks."""
     return re.compile(r"(?:^|(?<=[\s:\]\)>|\[(`\"'\u0080-\U0010ffff]))"
-                      r"((?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)): (.*)$")
+                      r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure)): (.*)$")
 
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in (.+))?|File ((?:[/~]|[A-Za-z]:\\)[^\s:"]+\.py):(\d+)(?:, in ([\w.<>]+))?|'
